@@ -1,0 +1,317 @@
+// The C ABI (slimcuda.h) over the C++ components. Every entry point is noexcept in effect:
+// exceptions (std::bad_alloc from the standard library) become error codes here.
+#include <cuda_runtime_api.h>
+
+#include <exception>
+#include <new>
+#include <optional>
+
+#include "csrc/cuda/cuda_error.h"
+#include "csrc/cuda/device.h"
+#include "csrc/kernels/kernels.h"
+#include "slimcuda/caller_stream.h"
+#include "slimcuda/device_allocator.h"
+#include "slimcuda/error.h"
+#include "slimcuda/last_error.h"
+#include "slimcuda/slimcuda.h"
+
+namespace slimcuda {
+namespace {
+
+static_assert(SLIMCUDA_OK == static_cast<int>(Error::Ok));
+static_assert(SLIMCUDA_ERROR_INTERNAL == static_cast<int>(Error::Internal));
+static_assert(SLIMCUDA_ERROR_INVALID_STATE == static_cast<int>(Error::InvalidState));
+static_assert(SLIMCUDA_ERROR_NOT_SUPPORTED == static_cast<int>(Error::NotSupported));
+static_assert(SLIMCUDA_ERROR_NOT_IMPLEMENTED == static_cast<int>(Error::NotImplemented));
+static_assert(SLIMCUDA_ERROR_INVALID_ARGUMENT == static_cast<int>(Error::InvalidArgument));
+static_assert(SLIMCUDA_ERROR_INVALID_TYPE == static_cast<int>(Error::InvalidType));
+static_assert(SLIMCUDA_ERROR_NOT_FOUND == static_cast<int>(Error::NotFound));
+static_assert(SLIMCUDA_ERROR_MEMORY_ALLOCATION_FAILED == static_cast<int>(Error::MemoryAllocationFailed));
+static_assert(SLIMCUDA_ERROR_ACCESS_FAILED == static_cast<int>(Error::AccessFailed));
+static_assert(SLIMCUDA_ERROR_INVALID_PROGRAM == static_cast<int>(Error::InvalidProgram));
+static_assert(SLIMCUDA_ERROR_OUT_OF_RESOURCES == static_cast<int>(Error::OutOfResources));
+static_assert(sizeof(void*) == sizeof(cudaStream_t));
+
+// Runs `body` (returning Error) and converts escaping exceptions; the C ABI never throws.
+template <typename Body>
+int32_t entry(const char* function, Body&& body) noexcept {
+  try {
+    return static_cast<int32_t>(body());
+  } catch (const std::bad_alloc&) {
+    return static_cast<int32_t>(set_last_error(Error::MemoryAllocationFailed, function, "out of host memory"));
+  } catch (const std::exception& e) {
+    return static_cast<int32_t>(set_last_error(Error::Internal, function, "unexpected exception: %s", e.what()));
+  } catch (...) {
+    return static_cast<int32_t>(set_last_error(Error::Internal, function, "unexpected exception"));
+  }
+}
+
+// C indices are int32; the C++ API's DeviceIndex is int8.
+Error to_device_index(int32_t index, DeviceIndex* out, const char* function) noexcept {
+  if (index < -1 || index > 127) {
+    return set_last_error(Error::InvalidArgument, function, "device index %d out of range", index);
+  }
+  *out = static_cast<DeviceIndex>(index);
+  return Error::Ok;
+}
+
+DeviceAllocator& cuda_allocator() noexcept { return *get_device_allocator(DeviceType::CUDA); }
+
+// Per-thread stack of the selections that slimcuda_caller_stream_push replaced.
+struct PushedSelections {
+  static constexpr int kMaxDepth = 64;
+  std::optional<cudaStream_t> saved[kMaxDepth];
+  int depth = 0;
+};
+thread_local PushedSelections tls_pushed;
+
+// Checks that `ptr` is device memory of `device`, so a bad pointer is an
+// InvalidArgument instead of a fault that poisons the CUDA context.
+Error check_device_buffer(const void* ptr, const char* name, int device, const char* function) noexcept {
+  if (ptr == nullptr) return set_last_error(Error::InvalidArgument, function, "null %s", name);
+  cudaPointerAttributes attr{};
+  const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return set_last_error(Error::InvalidArgument, function, "%s is not CUDA memory: %s", name, cudaGetErrorString(err));
+  }
+  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) {
+    return set_last_error(Error::InvalidArgument, function, "%s is not device memory", name);
+  }
+  if (attr.device != device) {
+    return set_last_error(Error::InvalidArgument, function, "%s is memory of device %d, not %d", name, attr.device,
+                          device);
+  }
+  return Error::Ok;
+}
+
+// Where a kernel entry point enqueues: the caller stream if selected, else the legacy
+// default stream; resolves and checks the device either way.
+Error kernel_stream(int32_t device_index, cudaStream_t* stream, int* device, const char* function) noexcept {
+  DeviceIndex index = 0;
+  SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
+  *stream = getCallerStream().value_or(nullptr);
+  return cuda::resolve_device_for_stream(index, *stream, device);
+}
+
+// Runs `body` with `stream` selected as the caller stream for this call only.
+template <typename Body>
+int32_t with_stream(void* stream, Body&& body) noexcept {
+  CallerStreamGuard guard(static_cast<cudaStream_t>(stream));
+  return body();
+}
+
+}  // namespace
+}  // namespace slimcuda
+
+using namespace slimcuda;  // NOLINT: the C entry points below are thin shells
+
+extern "C" {
+
+const char* slimcuda_last_error_message(void) { return last_error_message(); }
+
+const char* slimcuda_error_name(int32_t code) { return error_name(static_cast<Error>(code)); }
+
+int32_t slimcuda_device_count(int32_t* count) {
+  return entry(__func__, [&] {
+    SLIMCUDA_CHECK_OR_RETURN(count != nullptr, Error::InvalidArgument, "null count");
+    *count = cuda::device_count();
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_caller_stream_push(void* stream) {
+  return entry(__func__, [&] {
+    PushedSelections& p = tls_pushed;
+    SLIMCUDA_CHECK_OR_RETURN(p.depth < PushedSelections::kMaxDepth, Error::OutOfResources,
+                             "more than %d nested pushes on this thread", PushedSelections::kMaxDepth);
+    p.saved[p.depth++] = detail::exchange_caller_stream(static_cast<cudaStream_t>(stream));
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_caller_stream_pop(void) {
+  return entry(__func__, [&] {
+    PushedSelections& p = tls_pushed;
+    SLIMCUDA_CHECK_OR_RETURN(p.depth > 0, Error::InvalidState, "nothing pushed on this thread");
+    detail::exchange_caller_stream(p.saved[--p.depth]);
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set) {
+  return entry(__func__, [&] {
+    SLIMCUDA_CHECK_OR_RETURN(stream != nullptr && is_set != nullptr, Error::InvalidArgument, "null %s",
+                             stream == nullptr ? "stream" : "is_set");
+    const std::optional<cudaStream_t> s = getCallerStream();
+    *stream = s.value_or(nullptr);
+    *is_set = s.has_value() ? 1 : 0;
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** stream) {
+  return entry(__func__, [&] {
+    SLIMCUDA_CHECK_OR_RETURN(stream != nullptr, Error::InvalidArgument, "null stream");
+    SLIMCUDA_CHECK_OR_RETURN(flags == SLIMCUDA_STREAM_DEFAULT || flags == SLIMCUDA_STREAM_NON_BLOCKING,
+                             Error::InvalidArgument, "unknown stream flags %d", flags);
+    DeviceIndex index = 0;
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, __func__));
+    int device = -1;
+    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(index, &device));
+    cuda::DeviceGuard guard(device);
+    SLIMCUDA_RETURN_IF_ERROR(guard.error());
+    cudaStream_t s = nullptr;
+    SLIMCUDA_CUDA_TRY(cudaStreamCreateWithFlags(
+        &s, flags == SLIMCUDA_STREAM_NON_BLOCKING ? cudaStreamNonBlocking : cudaStreamDefault));
+    *stream = s;
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_stream_destroy(void* stream) {
+  return entry(__func__, [&] {
+    SLIMCUDA_CHECK_OR_RETURN(stream != nullptr, Error::InvalidArgument,
+                             "null is the legacy default stream, which cannot be destroyed");
+    SLIMCUDA_CUDA_TRY(cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_stream_synchronize(void* stream) {
+  return entry(__func__, [&] {
+    if (cuda::device_count() == 0) {
+      return set_last_error(Error::NotSupported, __func__, "no CUDA device (no GPU or no driver)");
+    }
+    SLIMCUDA_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_stream_device(void* stream, int32_t* device_index) {
+  return entry(__func__, [&] {
+    SLIMCUDA_CHECK_OR_RETURN(device_index != nullptr, Error::InvalidArgument, "null device_index");
+    if (cuda::device_count() == 0) {
+      return set_last_error(Error::NotSupported, __func__, "no CUDA device (no GPU or no driver)");
+    }
+    int device = -1;
+    SLIMCUDA_RETURN_IF_ERROR(cuda::stream_device(static_cast<cudaStream_t>(stream), &device));
+    *device_index = device;
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignment, void** out) {
+  return entry(__func__, [&] {
+    SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
+    *out = nullptr;
+    DeviceIndex index = 0;
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, __func__));
+    Result<void*> r = cuda_allocator().allocate(nbytes, index, alignment);
+    if (!r.ok()) return r.error();
+    *out = r.value();
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_device_free(void* ptr, int32_t device_index) {
+  return entry(__func__, [&] {
+    DeviceIndex index = 0;
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, __func__));
+    if (ptr == nullptr) return Error::Ok;
+    int device = -1;
+    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(index, &device));
+    // A pointer that is not this device's memory is refused before cudaFree sees it.
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(ptr, "ptr", device, __func__));
+    cuda_allocator().deallocate(ptr, index);
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_copy_host_to_device(void* dst, const void* src, size_t nbytes, int32_t device_index) {
+  return entry(__func__, [&] {
+    SLIMCUDA_CHECK_OR_RETURN(dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
+                             dst == nullptr ? "dst" : "src");
+    DeviceIndex index = 0;
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, __func__));
+    return cuda_allocator().copy_host_to_device(dst, src, nbytes, index);
+  });
+}
+
+int32_t slimcuda_copy_device_to_host(void* dst, const void* src, size_t nbytes, int32_t device_index) {
+  return entry(__func__, [&] {
+    SLIMCUDA_CHECK_OR_RETURN(dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
+                             dst == nullptr ? "dst" : "src");
+    DeviceIndex index = 0;
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, __func__));
+    return cuda_allocator().copy_device_to_host(dst, src, nbytes, index);
+  });
+}
+
+int32_t slimcuda_copy_host_to_device_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
+                                        void* stream) {
+  return with_stream(stream, [&] { return slimcuda_copy_host_to_device(dst, src, nbytes, device_index); });
+}
+
+int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
+                                        void* stream) {
+  return with_stream(stream, [&] { return slimcuda_copy_device_to_host(dst, src, nbytes, device_index); });
+}
+
+int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index) {
+  return entry(__func__, [&] {
+    SLIMCUDA_CHECK_OR_RETURN(dst != nullptr, Error::InvalidArgument, "null dst");
+    cudaStream_t stream = nullptr;
+    int device = -1;
+    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, __func__));
+    if (n == 0) return Error::Ok;
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(dst, "dst", device, __func__));
+    cuda::DeviceGuard guard(device);
+    SLIMCUDA_RETURN_IF_ERROR(guard.error());
+    return kernels::fill_f32(static_cast<float*>(dst), n, value, stream);
+  });
+}
+
+int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a, int32_t device_index) {
+  return entry(__func__, [&] {
+    SLIMCUDA_CHECK_OR_RETURN(y != nullptr && x != nullptr, Error::InvalidArgument, "null %s", y == nullptr ? "y" : "x");
+    cudaStream_t stream = nullptr;
+    int device = -1;
+    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, __func__));
+    if (n == 0) return Error::Ok;
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(y, "y", device, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(x, "x", device, __func__));
+    cuda::DeviceGuard guard(device);
+    SLIMCUDA_RETURN_IF_ERROR(guard.error());
+    return kernels::axpy_f32(static_cast<float*>(y), static_cast<const float*>(x), n, a, stream);
+  });
+}
+
+int32_t slimcuda_spin(int64_t microseconds, int32_t device_index) {
+  return entry(__func__, [&] {
+    SLIMCUDA_CHECK_OR_RETURN(microseconds >= 0 && microseconds <= 10'000'000, Error::InvalidArgument,
+                             "spin of %lld us is outside 0..10,000,000", static_cast<long long>(microseconds));
+    cudaStream_t stream = nullptr;
+    int device = -1;
+    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, __func__));
+    cuda::DeviceGuard guard(device);
+    SLIMCUDA_RETURN_IF_ERROR(guard.error());
+    return kernels::spin(microseconds, stream);
+  });
+}
+
+int32_t slimcuda_fill_f32_on(void* dst, size_t n, float value, int32_t device_index, void* stream) {
+  return with_stream(stream, [&] { return slimcuda_fill_f32(dst, n, value, device_index); });
+}
+
+int32_t slimcuda_axpy_f32_on(void* y, const void* x, size_t n, float a, int32_t device_index, void* stream) {
+  return with_stream(stream, [&] { return slimcuda_axpy_f32(y, x, n, a, device_index); });
+}
+
+int32_t slimcuda_spin_on(int64_t microseconds, int32_t device_index, void* stream) {
+  return with_stream(stream, [&] { return slimcuda_spin(microseconds, device_index); });
+}
+
+int32_t slimcuda_noop(void) { return SLIMCUDA_OK; }
+
+}  // extern "C"

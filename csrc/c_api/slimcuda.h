@@ -1,0 +1,124 @@
+/* slimcuda.h — the C ABI of libslimcuda.so (everything except the aoti_torch_* shims).
+ *
+ * Pure C (cgo compiles it as C). Every function returns an slimcuda error code as int32_t
+ * (SLIMCUDA_OK = 0) unless noted; outputs come back through trailing pointers. No function
+ * aborts or throws on bad input. After a failed call, slimcuda_last_error_message() holds
+ * this thread's description of it; successful calls leave that text alone (like errno).
+ *
+ * Streams are CUDA runtime streams (cudaStream_t) passed as void*. NULL names the legacy
+ * default stream, which is a real stream, never "no stream".
+ */
+#ifndef SLIMCUDA_SLIMCUDA_H_
+#define SLIMCUDA_SLIMCUDA_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes: ABI-stable, grouped 0x0* system, 0x1* logic, 0x2* resource. */
+enum {
+  SLIMCUDA_OK = 0,
+  SLIMCUDA_ERROR_INTERNAL = 0x01,
+  SLIMCUDA_ERROR_INVALID_STATE = 0x02,
+  SLIMCUDA_ERROR_NOT_SUPPORTED = 0x10,
+  SLIMCUDA_ERROR_NOT_IMPLEMENTED = 0x11,
+  SLIMCUDA_ERROR_INVALID_ARGUMENT = 0x12,
+  SLIMCUDA_ERROR_INVALID_TYPE = 0x13,
+  SLIMCUDA_ERROR_NOT_FOUND = 0x20,
+  SLIMCUDA_ERROR_MEMORY_ALLOCATION_FAILED = 0x21,
+  SLIMCUDA_ERROR_ACCESS_FAILED = 0x22,
+  SLIMCUDA_ERROR_INVALID_PROGRAM = 0x23,
+  SLIMCUDA_ERROR_OUT_OF_RESOURCES = 0x25
+};
+
+/* This thread's message for its most recent failed call ("" if none). Never NULL; valid
+ * until this thread's next slimcuda call. */
+const char* slimcuda_last_error_message(void);
+
+/* The error code's name ("InvalidArgument"); "Unknown" for codes not listed above. */
+const char* slimcuda_error_name(int32_t code);
+
+/* ---- Devices ---------------------------------------------------------------------------
+ * Device index -1 means "the current device" of the calling thread. */
+
+/* Number of CUDA devices. Without a GPU or a driver: *count = 0 and SLIMCUDA_OK (the
+ * reason is in slimcuda_last_error_message()). */
+int32_t slimcuda_device_count(int32_t* count);
+
+/* ---- Caller stream ---------------------------------------------------------------------
+ * One selection per OS thread, shared with the C++ CallerStreamGuard: push selects
+ * `stream` (NULL = the legacy default stream, a real selection) and remembers the previous
+ * selection; pop restores it (SLIMCUDA_ERROR_INVALID_STATE when this thread pushed
+ * nothing). Pushes and pops must pair up LIFO on one thread. */
+int32_t slimcuda_caller_stream_push(void* stream);
+int32_t slimcuda_caller_stream_pop(void);
+/* *is_set = 0: no selection (*stream = NULL); 1: *stream is selected (maybe NULL). */
+int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set);
+
+/* ---- Streams (for callers without their own CUDA runtime, such as Go) ----------------- */
+enum {
+  SLIMCUDA_STREAM_DEFAULT = 0,     /* synchronizes with the legacy default stream */
+  SLIMCUDA_STREAM_NON_BLOCKING = 1 /* does not (cudaStreamNonBlocking) */
+};
+/* Creates a stream on device_index (-1 = current). Free with slimcuda_stream_destroy. */
+int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** stream);
+/* Destroys a stream from slimcuda_stream_create (NULL is rejected: it is not ours). */
+int32_t slimcuda_stream_destroy(void* stream);
+/* Blocks until all work enqueued on `stream` (NULL = legacy default stream) is done. */
+int32_t slimcuda_stream_synchronize(void* stream);
+/* The device a stream belongs to (NULL: the current device). */
+int32_t slimcuda_stream_device(void* stream, int32_t* device_index);
+
+/* ---- Device memory ----------------------------------------------------------------------
+ * alignment: 0 = the allocator's natural alignment (256 bytes for CUDA), otherwise a power
+ * of two (else INVALID_ARGUMENT). nbytes = 0 succeeds with *out = NULL and allocates
+ * nothing. Out of memory: MEMORY_ALLOCATION_FAILED. No GPU or driver: NOT_SUPPORTED.
+ * Free with slimcuda_device_free on the same device index; freeing NULL is a no-op. */
+int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignment, void** out);
+int32_t slimcuda_device_free(void* ptr, int32_t device_index);
+
+/* Blocking copies. Checks, in order: dst or src NULL -> INVALID_ARGUMENT (even for 0
+ * bytes); device_index < -1 -> INVALID_ARGUMENT; no GPU/driver -> NOT_SUPPORTED; index not
+ * an existing device -> INVALID_ARGUMENT; nbytes = 0 -> OK with nothing enqueued. With a
+ * caller stream selected on this thread, the copy is enqueued on it (after the work already
+ * there), and the call waits for exactly that copy before returning; the stream's device
+ * must equal the index (-1 = current device), else INVALID_ARGUMENT. With no selection, a
+ * synchronous copy. Either way `src`/`dst` host memory may be reused once the call returns. */
+int32_t slimcuda_copy_host_to_device(void* dst, const void* src, size_t nbytes, int32_t device_index);
+int32_t slimcuda_copy_device_to_host(void* dst, const void* src, size_t nbytes, int32_t device_index);
+
+/* The same copies with `stream` selected for the duration of the call only (NULL = legacy
+ * default stream). For callers, like Go, whose threads change between calls. */
+int32_t slimcuda_copy_host_to_device_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
+                                        void* stream);
+int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
+                                        void* stream);
+
+/* ---- Kernels ---------------------------------------------------------------------------
+ * Asynchronous: enqueued on the caller stream when one is selected, else on the legacy
+ * default stream; the call returns once the launch is enqueued. */
+
+/* dst[i] = value for i < n, float32 device memory on device_index. */
+int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index);
+/* y[i] = a * x[i] + y[i] for i < n, float32 device memory on device_index. */
+int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a, int32_t device_index);
+/* Keeps the stream busy for about `microseconds` (0..10,000,000): lets tests and benchmarks
+ * prove what waits for what. */
+int32_t slimcuda_spin(int64_t microseconds, int32_t device_index);
+
+/* Same three with `stream` selected for the call only. */
+int32_t slimcuda_fill_f32_on(void* dst, size_t n, float value, int32_t device_index, void* stream);
+int32_t slimcuda_axpy_f32_on(void* y, const void* x, size_t n, float a, int32_t device_index, void* stream);
+int32_t slimcuda_spin_on(int64_t microseconds, int32_t device_index, void* stream);
+
+/* A call that does nothing and succeeds: measures the cost of crossing the ABI (cgo). */
+int32_t slimcuda_noop(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SLIMCUDA_SLIMCUDA_H_ */

@@ -1,0 +1,30 @@
+#include "slimcuda/last_error.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace slimcuda {
+namespace {
+
+// A fixed buffer per thread: recording an error must not allocate (it may report an
+// allocation failure) and must not throw.
+constexpr int kMessageCapacity = 1024;
+thread_local char tls_message[kMessageCapacity] = {0};
+
+}  // namespace
+
+Error set_last_error(Error error, const char* function, const char* format, ...) noexcept {
+  int used = std::snprintf(tls_message, kMessageCapacity, "%s: ", function ? function : "slimcuda");
+  if (used < 0 || used >= kMessageCapacity) used = 0;
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(tls_message + used, kMessageCapacity - used, format, args);
+  va_end(args);
+  return error;
+}
+
+const char* last_error_message() noexcept { return tls_message; }
+
+void clear_last_error() noexcept { tls_message[0] = '\0'; }
+
+}  // namespace slimcuda

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "slimcuda/error.h"
+
+namespace slimcuda {
+
+/// Records this thread's last-error text as "<function>: <message>" and returns `error`, so
+/// a failing path reads `return set_last_error(Error::InvalidArgument, __func__, "...")`.
+/// printf-style formatting; never throws (a failed allocation keeps a truncated message).
+Error set_last_error(Error error, const char* function, const char* format, ...) noexcept
+    __attribute__((format(printf, 3, 4)));
+
+/// This thread's text for its last failed call; "" when none. Valid until the thread's
+/// next set_last_error.
+[[nodiscard]] const char* last_error_message() noexcept;
+
+/// Empties this thread's last-error text.
+void clear_last_error() noexcept;
+
+}  // namespace slimcuda
+
+/// Returns `error` with a message naming the calling function when `cond` is false.
+#define SLIMCUDA_CHECK_OR_RETURN(cond, error, ...)                    \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      return ::slimcuda::set_last_error((error), __func__, __VA_ARGS__); \
+    }                                                                 \
+  } while (0)
+
+/// Propagates a non-Ok Error from `expr`.
+#define SLIMCUDA_RETURN_IF_ERROR(expr)                         \
+  do {                                                         \
+    const ::slimcuda::Error slimcuda_err_ = (expr);            \
+    if (slimcuda_err_ != ::slimcuda::Error::Ok) return slimcuda_err_; \
+  } while (0)

@@ -1,0 +1,71 @@
+#include "csrc/cuda/device.h"
+
+#include "csrc/cuda/cuda_error.h"
+
+namespace slimcuda::cuda {
+
+int device_count() noexcept {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    set_last_error(Error::NotSupported, __func__, "no usable CUDA device: %s: %s", cudaGetErrorName(err),
+                   cudaGetErrorString(err));
+    return 0;
+  }
+  return count;
+}
+
+Error resolve_device(int index, int* resolved) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(index >= -1, Error::InvalidArgument, "device index %d < -1", index);
+  const int count = device_count();
+  if (count == 0) {
+    // device_count() left the CUDA reason in the message; keep it visible.
+    return set_last_error(Error::NotSupported, __func__, "no CUDA device (no GPU or no driver)");
+  }
+  SLIMCUDA_CHECK_OR_RETURN(index < count, Error::InvalidArgument, "device index %d: only %d CUDA device(s)", index,
+                           count);
+  if (index == -1) {
+    SLIMCUDA_CUDA_TRY(cudaGetDevice(&index));
+  }
+  *resolved = index;
+  return Error::Ok;
+}
+
+Error stream_device(cudaStream_t stream, int* device) noexcept {
+  if (stream == nullptr) {
+    SLIMCUDA_CUDA_TRY(cudaGetDevice(device));
+    return Error::Ok;
+  }
+  SLIMCUDA_CUDA_TRY(cudaStreamGetDevice(stream, device));
+  return Error::Ok;
+}
+
+Error resolve_device_for_stream(int index, cudaStream_t stream, int* resolved) noexcept {
+  SLIMCUDA_RETURN_IF_ERROR(resolve_device(index, resolved));
+  int owner = -1;
+  SLIMCUDA_RETURN_IF_ERROR(stream_device(stream, &owner));
+  SLIMCUDA_CHECK_OR_RETURN(owner == *resolved, Error::InvalidArgument,
+                           "caller stream belongs to device %d, the call names device %d", owner, *resolved);
+  return Error::Ok;
+}
+
+DeviceGuard::DeviceGuard(int device) noexcept {
+  cudaError_t err = cudaGetDevice(&previous_);
+  if (err == cudaSuccess && previous_ != device) {
+    err = cudaSetDevice(device);
+    switched_ = (err == cudaSuccess);
+  }
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    error_ = set_last_error(Error::Internal, __func__, "selecting device %d: %s: %s", device, cudaGetErrorName(err),
+                            cudaGetErrorString(err));
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  // Restoring can only fail while the runtime unloads at exit; nothing useful to do then.
+  if (switched_ && cudaSetDevice(previous_) != cudaSuccess) (void)cudaGetLastError();
+}
+
+}  // namespace slimcuda::cuda

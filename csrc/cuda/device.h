@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "slimcuda/error.h"
+#include "slimcuda/types.h"
+
+namespace slimcuda::cuda {
+
+/// Number of usable CUDA devices; 0 when there is no GPU or no driver (the CUDA reason
+/// is then recorded as this thread's last-error message). Never fails.
+[[nodiscard]] int device_count() noexcept;
+
+/// Checks a device index and resolves -1 to the current device, in the contract's order:
+/// index < -1 -> InvalidArgument; no GPU/driver -> NotSupported; index >= count ->
+/// InvalidArgument.
+[[nodiscard]] Error resolve_device(int index, int* resolved) noexcept;
+
+/// The device `stream` belongs to (the current device for the legacy default stream).
+[[nodiscard]] Error stream_device(cudaStream_t stream, int* device) noexcept;
+
+/// Resolves `index` and, when `stream` is a caller stream, checks that it lives on that
+/// device (InvalidArgument otherwise): work is never enqueued on another GPU's stream.
+[[nodiscard]] Error resolve_device_for_stream(int index, cudaStream_t stream, int* resolved) noexcept;
+
+/// Makes `device` current for the scope if it is not already, and restores the previous
+/// device on destruction. Construction failures are reported by ok()/error().
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) noexcept;
+  ~DeviceGuard();
+
+  // A guard restores exactly one saved device; copies or moves would restore it twice.
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+  DeviceGuard(DeviceGuard&&) = delete;
+  DeviceGuard& operator=(DeviceGuard&&) = delete;
+
+  [[nodiscard]] Error error() const noexcept { return error_; }
+
+ private:
+  int previous_ = -1;
+  bool switched_ = false;
+  Error error_ = Error::Ok;
+};
+
+}  // namespace slimcuda::cuda

@@ -1,0 +1,72 @@
+#include "csrc/kernels/kernels.h"
+
+#include <algorithm>
+
+#include "csrc/cuda/cuda_error.h"
+
+namespace slimcuda::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+// Enough blocks to fill an H200 several times over; the grid-stride loops cover the rest.
+constexpr size_t kMaxBlocks = 65535;
+
+unsigned int blocks_for(size_t n) {
+  return static_cast<unsigned int>(std::min(kMaxBlocks, (n + kThreads - 1) / kThreads));
+}
+
+Error check_launch(const char* kernel) noexcept {
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) {
+    return set_last_error(Error::Internal, kernel, "launch failed: %s: %s", cudaGetErrorName(err),
+                          cudaGetErrorString(err));
+  }
+  return Error::Ok;
+}
+
+}  // namespace
+
+__global__ void fill_f32_kernel(float* dst, size_t n, float value) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
+    dst[i] = value;
+  }
+}
+
+__global__ void axpy_f32_kernel(float* y, const float* x, size_t n, float a) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
+    y[i] = a * x[i] + y[i];
+  }
+}
+
+__device__ uint64_t global_timer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin_kernel(uint64_t nanoseconds) {
+  const uint64_t start = global_timer_ns();
+  while (global_timer_ns() - start < nanoseconds) {
+    __nanosleep(1000);
+  }
+}
+
+Error fill_f32(float* dst, size_t n, float value, cudaStream_t stream) noexcept {
+  if (n == 0) return Error::Ok;
+  fill_f32_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dst, n, value);
+  return check_launch(__func__);
+}
+
+Error axpy_f32(float* y, const float* x, size_t n, float a, cudaStream_t stream) noexcept {
+  if (n == 0) return Error::Ok;
+  axpy_f32_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, x, n, a);
+  return check_launch(__func__);
+}
+
+Error spin(int64_t microseconds, cudaStream_t stream) noexcept {
+  if (microseconds <= 0) return Error::Ok;
+  spin_kernel<<<1, 1, 0, stream>>>(static_cast<uint64_t>(microseconds) * 1000u);
+  return check_launch(__func__);
+}
+
+}  // namespace slimcuda::kernels

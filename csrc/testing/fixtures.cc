@@ -1,0 +1,194 @@
+#include "csrc/testing/fixtures.h"
+
+#include <cstdlib>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "slimcuda/slimcuda.h"
+
+namespace slimcuda::testing {
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, std::string> paths;               // basename -> path
+  std::map<std::string, std::vector<Case>> loaded;        // basename -> cases
+  std::set<std::string> owned;
+  std::map<std::string, std::set<std::string>> visited;   // basename -> case names
+  std::map<std::string, int> ran, skipped;
+  bool listed = false;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();  // never destroyed: used from the exit-time check
+  return *r;
+}
+
+// $SLIMCUDA_FIXTURES: space-separated paths ($(rootpaths //testdata:fixtures) under Bazel,
+// absolute in the GPU bundle). Relative paths are relative to the runfiles root.
+void list_fixture_files(Registry& r) {
+  if (r.listed) return;
+  r.listed = true;
+  const char* env = std::getenv("SLIMCUDA_FIXTURES");
+  if (env == nullptr) return;
+  std::string root;
+  if (const char* srcdir = std::getenv("TEST_SRCDIR")) {
+    const char* ws = std::getenv("TEST_WORKSPACE");
+    root = std::string(srcdir) + "/" + (ws ? ws : "slimcuda") + "/";
+  }
+  std::istringstream in(env);
+  std::string path;
+  while (in >> path) {
+    const std::string base = path.substr(path.find_last_of('/') + 1);
+    r.paths[base] = (path[0] == '/' || root.empty()) ? path : root + path;
+  }
+}
+
+const std::vector<Case>* load(Registry& r, const std::string& file, std::string* why) {
+  list_fixture_files(r);
+  auto it = r.loaded.find(file);
+  if (it != r.loaded.end()) return &it->second;
+  auto p = r.paths.find(file);
+  if (p == r.paths.end()) {
+    *why = "fixture " + file + " not listed in $SLIMCUDA_FIXTURES";
+    return nullptr;
+  }
+  std::ifstream in(p->second);
+  if (!in) {
+    *why = "cannot open " + p->second;
+    return nullptr;
+  }
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.contains("cases") || !doc["cases"].is_array()) {
+    *why = p->second + ": not a fixture file (want {\"cases\": [...]})";
+    return nullptr;
+  }
+  std::vector<Case> out;
+  std::set<std::string> names;
+  for (const auto& c : doc["cases"]) {
+    Case k{file, c.value("name", ""), c.value("op", ""), c.value("requires", "none"), c};
+    if (k.name.empty() || k.op.empty() || !names.insert(k.name).second ||
+        (k.needs != "none" && k.needs != "gpu" && k.needs != "no_gpu")) {
+      *why = p->second + ": bad case " + c.dump() + " (needs a unique name, an op and a valid requires)";
+      return nullptr;
+    }
+    out.push_back(std::move(k));
+  }
+  return &(r.loaded[file] = std::move(out));
+}
+
+// After all tests: every case of every owned file must have been visited. Skipped when a
+// filter or sharding ran only part of the binary.
+class MirrorCheck : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    const std::string filter = ::testing::GTEST_FLAG(filter);
+    const char* shards = std::getenv("GTEST_TOTAL_SHARDS");
+    if (filter != "*" || (shards != nullptr && std::string(shards) != "1")) return;
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (const std::string& file : r.owned) {
+      std::string why;
+      const std::vector<Case>* all = load(r, file, &why);
+      if (all == nullptr) {
+        ADD_FAILURE() << why;
+        continue;
+      }
+      std::string missing;
+      for (const Case& c : *all) {
+        if (!r.visited[file].count(c.name)) missing += " " + c.name + " (op " + c.op + ")";
+      }
+      if (!missing.empty()) ADD_FAILURE() << file << ": cases this suite never ran:" << missing;
+      std::printf("fixtures: %s: %zu cases, %d ran, %d skipped\n", file.c_str(), all->size(), r.ran[file],
+                  r.skipped[file]);
+    }
+  }
+};
+
+const bool kMirrorCheckInstalled = (::testing::AddGlobalTestEnvironment(new MirrorCheck), true);
+
+}  // namespace
+
+bool own_fixture(const std::string& file) {
+  (void)kMirrorCheckInstalled;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.owned.insert(file);
+  return true;
+}
+
+std::vector<Case> cases(const std::string& file, const std::string& op) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::string why;
+  const std::vector<Case>* all = load(r, file, &why);
+  if (all == nullptr) {
+    ADD_FAILURE() << why;
+    return {};
+  }
+  std::vector<Case> out;
+  for (const Case& c : *all) {
+    if (c.op == op) out.push_back(c);
+  }
+  if (out.empty()) ADD_FAILURE() << file << " has no case with op " << op;
+  return out;
+}
+
+bool begin_case(const Case& c) {
+  bool run = true;
+  if (c.needs == "gpu" && !has_gpu()) {
+    if (gpu_required()) ADD_FAILURE() << c.name << ": SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable";
+    run = false;
+  } else if (c.needs == "no_gpu" && has_gpu()) {
+    run = false;
+  }
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.visited[c.file].insert(c.name);
+  ++(run ? r.ran : r.skipped)[c.file];
+  return run;
+}
+
+Error error_from_name(const std::string& name) {
+  static const std::map<std::string, Error> kByName = {
+      {"Ok", Error::Ok},
+      {"Internal", Error::Internal},
+      {"InvalidState", Error::InvalidState},
+      {"NotSupported", Error::NotSupported},
+      {"NotImplemented", Error::NotImplemented},
+      {"InvalidArgument", Error::InvalidArgument},
+      {"InvalidType", Error::InvalidType},
+      {"NotFound", Error::NotFound},
+      {"MemoryAllocationFailed", Error::MemoryAllocationFailed},
+      {"AccessFailed", Error::AccessFailed},
+      {"InvalidProgram", Error::InvalidProgram},
+      {"OutOfResources", Error::OutOfResources},
+  };
+  auto it = kByName.find(name);
+  if (it == kByName.end()) {
+    ADD_FAILURE() << "unknown error name in fixture: " << name;
+    return Error::Internal;
+  }
+  return it->second;
+}
+
+bool has_gpu() {
+  static const bool gpu = [] {
+    int32_t n = 0;
+    return slimcuda_device_count(&n) == SLIMCUDA_OK && n > 0;
+  }();
+  return gpu;
+}
+
+bool gpu_required() {
+  const char* v = std::getenv("SLIMCUDA_REQUIRE_GPU");
+  return v != nullptr && std::string(v) == "1";
+}
+
+}  // namespace slimcuda::testing

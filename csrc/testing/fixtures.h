@@ -1,0 +1,58 @@
+#pragma once
+
+// The shared fixtures (testdata/*.json) for googletest suites. The Go suites read the same
+// files (go/internal/fixture); each suite must visit every case of the files it owns, so a
+// case one language forgets fails that language's build.
+//
+// A fixture file: {"description": "...", "cases": [{"name": ..., "op": ..., "requires":
+// "none" | "gpu" | "no_gpu", ...op-specific fields...}]}.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "slimcuda/error.h"
+
+namespace slimcuda::testing {
+
+struct Case {
+  std::string file;      // basename, e.g. "kernels.json"
+  std::string name;      // unique within the file
+  std::string op;        // which test handles it
+  std::string needs;     // "requires": "none", "gpu" or "no_gpu"
+  nlohmann::json data;   // the whole case object
+};
+
+/// Declares that this test binary owns `file`: at exit every case in it must have been
+/// visited (run or skipped), or the binary fails. Use at namespace scope:
+///   const bool kOwnsKernels = slimcuda::testing::own_fixture("kernels.json");
+bool own_fixture(const std::string& file);
+
+/// The cases of `file` whose op is `op`. Fails the current test if the file is missing.
+std::vector<Case> cases(const std::string& file, const std::string& op);
+
+/// Marks `c` visited and says whether to run it: false for a GPU case without a GPU (a
+/// test failure instead when SLIMCUDA_REQUIRE_GPU=1) and for a no_gpu case with a GPU.
+bool begin_case(const Case& c);
+
+/// Error code for a name used in fixtures ("Ok", "InvalidArgument", ...); fails the test
+/// for an unknown name.
+Error error_from_name(const std::string& name);
+
+/// Whether a CUDA device is usable, and whether SLIMCUDA_REQUIRE_GPU=1 demands one.
+bool has_gpu();
+bool gpu_required();
+
+}  // namespace slimcuda::testing
+
+/// Skips the current test without a GPU; fails it instead under SLIMCUDA_REQUIRE_GPU=1.
+#define SLIMCUDA_REQUIRE_GPU_OR_SKIP()                                                \
+  do {                                                                                \
+    if (!::slimcuda::testing::has_gpu()) {                                            \
+      if (::slimcuda::testing::gpu_required()) {                                      \
+        FAIL() << "SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable";              \
+      }                                                                               \
+      GTEST_SKIP() << "no CUDA device";                                               \
+    }                                                                                 \
+  } while (0)

@@ -1,0 +1,51 @@
+"""Macros for slimcuda's csrc/ components.
+
+A component is one Bazel package. Its public headers are included as <slimcuda/NAME.h>
+(the installed layout); its implementation is linked only into libslimcuda.so, the one
+shared library every user resolves against (one caller-stream thread-local per process).
+Tests link libslimcuda.so and see the headers, never a second static copy.
+"""
+
+load("//tools/bazel:copts.bzl", "SLIMCUDA_COPTS")
+
+def slimcuda_headers(name, hdrs, deps = []):
+    """Public headers of a component, included as <slimcuda/BASENAME>."""
+    native.cc_library(
+        name = name,
+        hdrs = hdrs,
+        include_prefix = "slimcuda",
+        strip_include_prefix = "/" + native.package_name(),
+        deps = deps,
+        visibility = ["//visibility:public"],
+    )
+
+def slimcuda_impl(name, srcs, deps = [], **kwargs):
+    """A component's implementation; only //csrc:libslimcuda.so may link it."""
+    native.cc_library(
+        name = name,
+        srcs = srcs,
+        copts = SLIMCUDA_COPTS,
+        deps = deps,
+        alwayslink = True,
+        visibility = ["//csrc:__pkg__"],
+        **kwargs
+    )
+
+def slimcuda_cc_test(name, srcs, deps = [], fixtures = True, **kwargs):
+    """A googletest test against libslimcuda.so, with the shared fixtures at hand.
+
+    $SLIMCUDA_FIXTURES lists the runfiles paths of testdata/ (see csrc/testing/fixtures.h).
+    """
+    native.cc_test(
+        name = name,
+        srcs = srcs,
+        copts = SLIMCUDA_COPTS,
+        deps = deps + [
+            "//csrc:slimcuda",
+            "//csrc/testing",
+            "@com_google_googletest//:gtest_main",
+        ],
+        data = ["//testdata:fixtures"] if fixtures else [],
+        env = {"SLIMCUDA_FIXTURES": "$(rootpaths //testdata:fixtures)"} if fixtures else {},
+        **kwargs
+    )
