@@ -1,0 +1,28 @@
+// Package slimcuda runs CUDA work — copies, kernels and (later) AOTInductor models —
+// through libslimcuda.so, on the caller's own CUDA stream when the caller asks for one.
+//
+// # Streams and threads
+//
+// The C library keeps one caller-stream selection per OS thread. Goroutines move between
+// threads between cgo calls, so this package never leaves a selection behind a call:
+//
+//   - per call: pass [OnStream] to a method; the C call selects the stream and restores
+//     the previous selection before it returns;
+//   - per scope: [WithCallerStream] locks the goroutine to its OS thread, selects the
+//     stream, runs the function and restores everything, so every call made by that
+//     function (on that goroutine) uses the stream.
+//
+// Copies are blocking: when CopyFromHost or CopyToHost returns, the copy is complete, so
+// passing Go memory is safe (C keeps no pointer to it).
+//
+// # Errors
+//
+// Every failure is an *[Error] that wraps an [ErrorCode], so callers test the kind with
+// errors.Is(err, slimcuda.ErrInvalidArgument). Bad input returns an error; nothing in
+// this package panics on it.
+//
+// # Linking
+//
+// Under Bazel the go_library's cdeps bring libslimcuda.so. With plain `go build`, the file
+// pkgconfig.go asks pkg-config for the installed library (tools/install.sh).
+package slimcuda

@@ -1,0 +1,150 @@
+package slimcuda
+
+// #include "wrappers.h"
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// A Stream is a CUDA stream: one this package created (NewStream), one borrowed from
+// another library (WrapStream), or the legacy default stream (DefaultStream).
+//
+// A Stream is safe for concurrent use; Close must not race with other methods.
+type Stream struct {
+	handle unsafe.Pointer // cudaStream_t; nil is the legacy default stream
+	owned  bool           // created here: Close destroys it
+	once   sync.Once
+	err    error
+}
+
+// StreamOption configures NewStream.
+type StreamOption func(*streamConfig)
+
+type streamConfig struct {
+	nonBlocking bool
+	device      int
+}
+
+// NonBlocking makes the stream not synchronize with the legacy default stream
+// (cudaStreamNonBlocking).
+func NonBlocking() StreamOption { return func(c *streamConfig) { c.nonBlocking = true } }
+
+// StreamOnDevice creates the stream on device (default: the current device).
+func StreamOnDevice(device int) StreamOption { return func(c *streamConfig) { c.device = device } }
+
+// NewStream creates a CUDA stream. Close it when done.
+func NewStream(opts ...StreamOption) (*Stream, error) {
+	cfg := streamConfig{device: CurrentDevice}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := checkDevice("NewStream", cfg.device); err != nil {
+		return nil, err
+	}
+	flags := C.int32_t(C.SLIMCUDA_STREAM_DEFAULT)
+	if cfg.nonBlocking {
+		flags = C.SLIMCUDA_STREAM_NON_BLOCKING
+	}
+	r := C.sc_stream_create(flags, C.int32_t(cfg.device))
+	if err := check("NewStream", r); err != nil {
+		return nil, err
+	}
+	s := &Stream{handle: r.ptr, owned: true}
+	// A backstop only: streams are meant to be closed explicitly.
+	runtime.SetFinalizer(s, func(s *Stream) { s.Close() })
+	return s, nil
+}
+
+// WrapStream borrows a cudaStream_t created elsewhere (another library's stream). Close
+// does not destroy it; the owner keeps it alive while slimcuda uses it. A nil handle is
+// the legacy default stream.
+func WrapStream(handle unsafe.Pointer) *Stream { return &Stream{handle: handle} }
+
+// DefaultStream returns the legacy default stream (CUDA's stream 0). Selecting it as the
+// caller stream is a real selection, distinct from selecting nothing.
+func DefaultStream() *Stream { return &Stream{} }
+
+// Handle returns the cudaStream_t (nil for the legacy default stream), for passing to
+// other CUDA libraries.
+func (s *Stream) Handle() unsafe.Pointer {
+	if s == nil {
+		return nil
+	}
+	return s.handle
+}
+
+// Synchronize blocks until all work enqueued on the stream has finished.
+func (s *Stream) Synchronize() error {
+	if s == nil {
+		return argError("Stream.Synchronize", "nil stream")
+	}
+	err := check("Stream.Synchronize", C.sc_stream_synchronize(s.handle))
+	runtime.KeepAlive(s)
+	return err
+}
+
+// Device returns the index of the device the stream belongs to.
+func (s *Stream) Device() (int, error) {
+	if s == nil {
+		return 0, argError("Stream.Device", "nil stream")
+	}
+	r := C.sc_stream_device(s.handle)
+	runtime.KeepAlive(s)
+	if err := check("Stream.Device", r); err != nil {
+		return 0, err
+	}
+	return int(r.i64), nil
+}
+
+// Close destroys a stream made by NewStream; for wrapped and default streams it does
+// nothing. Close is idempotent and returns the first call's result.
+func (s *Stream) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.once.Do(func() {
+		runtime.SetFinalizer(s, nil)
+		if s.owned {
+			s.err = check("Stream.Close", C.sc_stream_destroy(s.handle))
+		}
+	})
+	return s.err
+}
+
+// WithCallerStream runs fn with s selected as the caller stream: every slimcuda call fn
+// makes on this goroutine uses s. The goroutine is locked to its OS thread for the scope
+// (the selection is per thread), and the previous selection is restored afterwards, also
+// when fn panics. Goroutines started by fn do not inherit the selection. Scopes nest.
+func WithCallerStream(s *Stream, fn func() error) error {
+	if s == nil || fn == nil {
+		return argError("WithCallerStream", "nil stream or function")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := check("WithCallerStream", C.sc_caller_stream_push(s.handle)); err != nil {
+		return err
+	}
+	defer C.sc_caller_stream_pop()
+	defer runtime.KeepAlive(s)
+	return fn()
+}
+
+// callerStream reports this thread's selection (tests; meaningful only on a locked thread).
+func callerStream() (handle unsafe.Pointer, selected bool, err error) {
+	r := C.sc_caller_stream_get()
+	if err := check("callerStream", r); err != nil {
+		return nil, false, err
+	}
+	return r.ptr, r.i64 != 0, nil
+}
+
+// pushCallerStream and popCallerStream expose the C stack to tests, which must hold the
+// OS thread themselves.
+func pushCallerStream(handle unsafe.Pointer) error {
+	return check("pushCallerStream", C.sc_caller_stream_push(handle))
+}
+
+func popCallerStream() error { return check("popCallerStream", C.sc_caller_stream_pop()) }

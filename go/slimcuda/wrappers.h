@@ -1,0 +1,94 @@
+// wrappers.h: the cgo side of package slimcuda (included by its Go files).
+#ifndef SLIMCUDA_GO_WRAPPERS_H_
+#define SLIMCUDA_GO_WRAPPERS_H_
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "slimcuda/slimcuda.h"
+
+// Each wrapper returns the code, this thread's error message on failure (malloc'ed; Go
+// frees it) and the call's outputs by value. Reading the message inside the same C call
+// matters: the next cgo call may run on another OS thread, with another message.
+typedef struct {
+  int32_t code;
+  char* msg;
+  void* ptr;
+  int64_t i64;
+} sc_result;
+
+static inline sc_result sc_wrap(int32_t code) {
+  sc_result r = {code, NULL, NULL, 0};
+  if (code != 0) r.msg = strdup(slimcuda_last_error_message());
+  return r;
+}
+
+static inline sc_result sc_noop(void) { return sc_wrap(slimcuda_noop()); }
+
+static inline sc_result sc_device_count(void) {
+  int32_t n = 0;
+  sc_result r = sc_wrap(slimcuda_device_count(&n));
+  r.i64 = n;
+  return r;
+}
+
+static inline sc_result sc_caller_stream_push(void* s) { return sc_wrap(slimcuda_caller_stream_push(s)); }
+static inline sc_result sc_caller_stream_pop(void) { return sc_wrap(slimcuda_caller_stream_pop()); }
+static inline sc_result sc_caller_stream_get(void) {
+  int32_t set = 0;
+  void* s = NULL;
+  sc_result r = sc_wrap(slimcuda_caller_stream_get(&s, &set));
+  r.ptr = s;
+  r.i64 = set;
+  return r;
+}
+
+static inline sc_result sc_stream_create(int32_t flags, int32_t device) {
+  void* s = NULL;
+  sc_result r = sc_wrap(slimcuda_stream_create(flags, device, &s));
+  r.ptr = s;
+  return r;
+}
+static inline sc_result sc_stream_destroy(void* s) { return sc_wrap(slimcuda_stream_destroy(s)); }
+static inline sc_result sc_stream_synchronize(void* s) { return sc_wrap(slimcuda_stream_synchronize(s)); }
+static inline sc_result sc_stream_device(void* s) {
+  int32_t d = -1;
+  sc_result r = sc_wrap(slimcuda_stream_device(s, &d));
+  r.i64 = d;
+  return r;
+}
+
+static inline sc_result sc_device_alloc(size_t n, int32_t device, size_t alignment) {
+  void* p = NULL;
+  sc_result r = sc_wrap(slimcuda_device_alloc(n, device, alignment, &p));
+  r.ptr = p;
+  return r;
+}
+static inline sc_result sc_device_free(void* p, int32_t device) { return sc_wrap(slimcuda_device_free(p, device)); }
+
+// Copies and kernels: with_stream = 0 uses this thread's selection, 1 selects `stream`
+// for the call only (the _on variants).
+static inline sc_result sc_copy_h2d(void* dst, const void* src, size_t n, int32_t device, int with_stream,
+                                    void* stream) {
+  return sc_wrap(with_stream ? slimcuda_copy_host_to_device_on(dst, src, n, device, stream)
+                             : slimcuda_copy_host_to_device(dst, src, n, device));
+}
+static inline sc_result sc_copy_d2h(void* dst, const void* src, size_t n, int32_t device, int with_stream,
+                                    void* stream) {
+  return sc_wrap(with_stream ? slimcuda_copy_device_to_host_on(dst, src, n, device, stream)
+                             : slimcuda_copy_device_to_host(dst, src, n, device));
+}
+static inline sc_result sc_fill_f32(void* dst, size_t n, float v, int32_t device, int with_stream, void* stream) {
+  return sc_wrap(with_stream ? slimcuda_fill_f32_on(dst, n, v, device, stream)
+                             : slimcuda_fill_f32(dst, n, v, device));
+}
+static inline sc_result sc_axpy_f32(void* y, const void* x, size_t n, float a, int32_t device, int with_stream,
+                                    void* stream) {
+  return sc_wrap(with_stream ? slimcuda_axpy_f32_on(y, x, n, a, device, stream)
+                             : slimcuda_axpy_f32(y, x, n, a, device));
+}
+static inline sc_result sc_spin(int64_t us, int32_t device, int with_stream, void* stream) {
+  return sc_wrap(with_stream ? slimcuda_spin_on(us, device, stream) : slimcuda_spin(us, device));
+}
+
+#endif  // SLIMCUDA_GO_WRAPPERS_H_
