@@ -32,11 +32,11 @@ static_assert(SLIMCUDA_ERROR_INVALID_PROGRAM == static_cast<int>(Error::InvalidP
 static_assert(SLIMCUDA_ERROR_OUT_OF_RESOURCES == static_cast<int>(Error::OutOfResources));
 static_assert(sizeof(void*) == sizeof(cudaStream_t));
 
-// Runs `body` (returning Error) and converts escaping exceptions; the C ABI never throws.
+// Runs `body(function)` (returning Error) and converts escaping exceptions; the C ABI never throws.
 template <typename Body>
 int32_t entry(const char* function, Body&& body) noexcept {
   try {
-    return static_cast<int32_t>(body());
+    return static_cast<int32_t>(body(function));
   } catch (const std::bad_alloc&) {
     return static_cast<int32_t>(set_last_error(Error::MemoryAllocationFailed, function, "out of host memory"));
   } catch (const std::exception& e) {
@@ -113,17 +113,17 @@ const char* slimcuda_last_error_message(void) { return last_error_message(); }
 const char* slimcuda_error_name(int32_t code) { return error_name(static_cast<Error>(code)); }
 
 int32_t slimcuda_device_count(int32_t* count) {
-  return entry(__func__, [&] {
-    SLIMCUDA_CHECK_OR_RETURN(count != nullptr, Error::InvalidArgument, "null count");
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, count != nullptr, Error::InvalidArgument, "null count");
     *count = cuda::device_count();
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_caller_stream_push(void* stream) {
-  return entry(__func__, [&] {
+  return entry(__func__, [&](const char* function) {
     PushedSelections& p = tls_pushed;
-    SLIMCUDA_CHECK_OR_RETURN(p.depth < PushedSelections::kMaxDepth, Error::OutOfResources,
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, p.depth < PushedSelections::kMaxDepth, Error::OutOfResources,
                              "more than %d nested pushes on this thread", PushedSelections::kMaxDepth);
     p.saved[p.depth++] = detail::exchange_caller_stream(static_cast<cudaStream_t>(stream));
     return Error::Ok;
@@ -131,17 +131,17 @@ int32_t slimcuda_caller_stream_push(void* stream) {
 }
 
 int32_t slimcuda_caller_stream_pop(void) {
-  return entry(__func__, [&] {
+  return entry(__func__, [&](const char* function) {
     PushedSelections& p = tls_pushed;
-    SLIMCUDA_CHECK_OR_RETURN(p.depth > 0, Error::InvalidState, "nothing pushed on this thread");
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, p.depth > 0, Error::InvalidState, "nothing pushed on this thread");
     detail::exchange_caller_stream(p.saved[--p.depth]);
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set) {
-  return entry(__func__, [&] {
-    SLIMCUDA_CHECK_OR_RETURN(stream != nullptr && is_set != nullptr, Error::InvalidArgument, "null %s",
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr && is_set != nullptr, Error::InvalidArgument, "null %s",
                              stream == nullptr ? "stream" : "is_set");
     const std::optional<cudaStream_t> s = getCallerStream();
     *stream = s.value_or(nullptr);
@@ -151,18 +151,18 @@ int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set) {
 }
 
 int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** stream) {
-  return entry(__func__, [&] {
-    SLIMCUDA_CHECK_OR_RETURN(stream != nullptr, Error::InvalidArgument, "null stream");
-    SLIMCUDA_CHECK_OR_RETURN(flags == SLIMCUDA_STREAM_DEFAULT || flags == SLIMCUDA_STREAM_NON_BLOCKING,
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument, "null stream");
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, flags == SLIMCUDA_STREAM_DEFAULT || flags == SLIMCUDA_STREAM_NON_BLOCKING,
                              Error::InvalidArgument, "unknown stream flags %d", flags);
     DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(index, &device));
     cuda::DeviceGuard guard(device);
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
     cudaStream_t s = nullptr;
-    SLIMCUDA_CUDA_TRY(cudaStreamCreateWithFlags(
+    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamCreateWithFlags(
         &s, flags == SLIMCUDA_STREAM_NON_BLOCKING ? cudaStreamNonBlocking : cudaStreamDefault));
     *stream = s;
     return Error::Ok;
@@ -170,29 +170,29 @@ int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** strea
 }
 
 int32_t slimcuda_stream_destroy(void* stream) {
-  return entry(__func__, [&] {
-    SLIMCUDA_CHECK_OR_RETURN(stream != nullptr, Error::InvalidArgument,
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument,
                              "null is the legacy default stream, which cannot be destroyed");
-    SLIMCUDA_CUDA_TRY(cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
+    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_stream_synchronize(void* stream) {
-  return entry(__func__, [&] {
+  return entry(__func__, [&](const char* function) {
     if (cuda::device_count() == 0) {
-      return set_last_error(Error::NotSupported, __func__, "no CUDA device (no GPU or no driver)");
+      return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
     }
-    SLIMCUDA_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_stream_device(void* stream, int32_t* device_index) {
-  return entry(__func__, [&] {
-    SLIMCUDA_CHECK_OR_RETURN(device_index != nullptr, Error::InvalidArgument, "null device_index");
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, device_index != nullptr, Error::InvalidArgument, "null device_index");
     if (cuda::device_count() == 0) {
-      return set_last_error(Error::NotSupported, __func__, "no CUDA device (no GPU or no driver)");
+      return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
     }
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::stream_device(static_cast<cudaStream_t>(stream), &device));
@@ -202,11 +202,11 @@ int32_t slimcuda_stream_device(void* stream, int32_t* device_index) {
 }
 
 int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignment, void** out) {
-  return entry(__func__, [&] {
-    SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
     *out = nullptr;
     DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
     Result<void*> r = cuda_allocator().allocate(nbytes, index, alignment);
     if (!r.ok()) return r.error();
     *out = r.value();
@@ -215,35 +215,35 @@ int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignm
 }
 
 int32_t slimcuda_device_free(void* ptr, int32_t device_index) {
-  return entry(__func__, [&] {
+  return entry(__func__, [&](const char* function) {
     DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
     if (ptr == nullptr) return Error::Ok;
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(index, &device));
     // A pointer that is not this device's memory is refused before cudaFree sees it.
-    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(ptr, "ptr", device, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(ptr, "ptr", device, function));
     cuda_allocator().deallocate(ptr, index);
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_copy_host_to_device(void* dst, const void* src, size_t nbytes, int32_t device_index) {
-  return entry(__func__, [&] {
-    SLIMCUDA_CHECK_OR_RETURN(dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
                              dst == nullptr ? "dst" : "src");
     DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
     return cuda_allocator().copy_host_to_device(dst, src, nbytes, index);
   });
 }
 
 int32_t slimcuda_copy_device_to_host(void* dst, const void* src, size_t nbytes, int32_t device_index) {
-  return entry(__func__, [&] {
-    SLIMCUDA_CHECK_OR_RETURN(dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
                              dst == nullptr ? "dst" : "src");
     DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
     return cuda_allocator().copy_device_to_host(dst, src, nbytes, index);
   });
 }
@@ -259,13 +259,13 @@ int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbyte
 }
 
 int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index) {
-  return entry(__func__, [&] {
-    SLIMCUDA_CHECK_OR_RETURN(dst != nullptr, Error::InvalidArgument, "null dst");
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr, Error::InvalidArgument, "null dst");
     cudaStream_t stream = nullptr;
     int device = -1;
-    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, function));
     if (n == 0) return Error::Ok;
-    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(dst, "dst", device, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(dst, "dst", device, function));
     cuda::DeviceGuard guard(device);
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
     return kernels::fill_f32(static_cast<float*>(dst), n, value, stream);
@@ -273,14 +273,14 @@ int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index
 }
 
 int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a, int32_t device_index) {
-  return entry(__func__, [&] {
-    SLIMCUDA_CHECK_OR_RETURN(y != nullptr && x != nullptr, Error::InvalidArgument, "null %s", y == nullptr ? "y" : "x");
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, y != nullptr && x != nullptr, Error::InvalidArgument, "null %s", y == nullptr ? "y" : "x");
     cudaStream_t stream = nullptr;
     int device = -1;
-    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, function));
     if (n == 0) return Error::Ok;
-    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(y, "y", device, __func__));
-    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(x, "x", device, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(y, "y", device, function));
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(x, "x", device, function));
     cuda::DeviceGuard guard(device);
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
     return kernels::axpy_f32(static_cast<float*>(y), static_cast<const float*>(x), n, a, stream);
@@ -288,12 +288,12 @@ int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a, int32_t dev
 }
 
 int32_t slimcuda_spin(int64_t microseconds, int32_t device_index) {
-  return entry(__func__, [&] {
-    SLIMCUDA_CHECK_OR_RETURN(microseconds >= 0 && microseconds <= 10'000'000, Error::InvalidArgument,
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, microseconds >= 0 && microseconds <= 10'000'000, Error::InvalidArgument,
                              "spin of %lld us is outside 0..10,000,000", static_cast<long long>(microseconds));
     cudaStream_t stream = nullptr;
     int device = -1;
-    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, __func__));
+    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, function));
     cuda::DeviceGuard guard(device);
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
     return kernels::spin(microseconds, stream);

@@ -20,11 +20,14 @@ void clear_last_error() noexcept;
 }  // namespace slimcuda
 
 /// Returns `error` with a message naming the calling function when `cond` is false.
-#define SLIMCUDA_CHECK_OR_RETURN(cond, error, ...)                    \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      return ::slimcuda::set_last_error((error), __func__, __VA_ARGS__); \
-    }                                                                 \
+#define SLIMCUDA_CHECK_OR_RETURN(cond, error, ...) SLIMCUDA_CHECK_OR_RETURN_AT(__func__, cond, error, __VA_ARGS__)
+
+/// The same, naming `function` (for code inside lambdas, where __func__ is "operator()").
+#define SLIMCUDA_CHECK_OR_RETURN_AT(function, cond, error, ...)         \
+  do {                                                                  \
+    if (!(cond)) {                                                      \
+      return ::slimcuda::set_last_error((error), (function), __VA_ARGS__); \
+    }                                                                   \
   } while (0)
 
 /// Propagates a non-Ok Error from `expr`.

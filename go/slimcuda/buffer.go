@@ -214,3 +214,19 @@ func AsBytes[E Element](s []E) []byte {
 	var zero E
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(zero)))
 }
+
+// copyRaw copies nbytes between b and a raw host pointer (tests use it to hand the C ABI
+// pointers a Go slice cannot express, such as NULL).
+func copyRaw(b *DeviceBuffer, host unsafe.Pointer, nbytes int, toDevice bool, opts []CallOption) error {
+	with, stream, err := streamArgs("copyRaw", collect(opts))
+	if err != nil {
+		return err
+	}
+	var r C.sc_result
+	if toDevice {
+		r = C.sc_copy_h2d(b.ptr, host, C.size_t(nbytes), C.int32_t(b.device), with, stream)
+	} else {
+		r = C.sc_copy_d2h(host, b.ptr, C.size_t(nbytes), C.int32_t(b.device), with, stream)
+	}
+	return check("copyRaw", r)
+}

@@ -1,0 +1,269 @@
+// The CUDA allocator through the C ABI, from testdata/allocator.json (the Go suite
+// go/slimcuda/allocator_test.go runs the same cases), plus C++-only checks of the
+// registry and the CPU allocator.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "csrc/testing/fixtures.h"
+#include "slimcuda/device_allocator.h"
+#include "slimcuda/slimcuda.h"
+
+namespace slimcuda::testing {
+namespace {
+
+const bool kOwnsFixture = own_fixture("allocator.json");
+
+int32_t device_count() {
+  int32_t n = 0;
+  EXPECT_EQ(slimcuda_device_count(&n), SLIMCUDA_OK);
+  return n;
+}
+
+int32_t device_index(const Case& c) {
+  if (!c.data.contains("device_index")) return 0;
+  if (c.data["device_index"].is_string()) {
+    EXPECT_EQ(c.data["device_index"], "count");
+    return device_count();
+  }
+  return c.data["device_index"].get<int32_t>();
+}
+
+void expect_code(const Case& c, int32_t got) {
+  EXPECT_EQ(got, static_cast<int32_t>(error_from_name(c.data.at("expect").get<std::string>())))
+      << slimcuda_error_name(got) << ": " << slimcuda_last_error_message();
+  if (c.data.contains("message")) {
+    EXPECT_NE(std::string(slimcuda_last_error_message()).find(c.data["message"].get<std::string>()),
+              std::string::npos)
+        << "last error: " << slimcuda_last_error_message();
+  }
+}
+
+// The stream a case selects, for the case's duration: none, a new (non-)blocking stream,
+// or the legacy default stream.
+class CaseStream {
+ public:
+  explicit CaseStream(const std::string& kind) {
+    if (kind == "none") return;
+    selected_ = true;
+    if (kind == "non_blocking" || kind == "blocking") {
+      EXPECT_EQ(slimcuda_stream_create(kind == "non_blocking" ? SLIMCUDA_STREAM_NON_BLOCKING : SLIMCUDA_STREAM_DEFAULT,
+                                       0, &stream_),
+                SLIMCUDA_OK)
+          << slimcuda_last_error_message();
+      owned_ = true;
+    } else {
+      EXPECT_EQ(kind, "default");
+    }
+    EXPECT_EQ(slimcuda_caller_stream_push(stream_), SLIMCUDA_OK);
+  }
+  ~CaseStream() {
+    if (!selected_) return;
+    EXPECT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+    if (owned_) {
+      EXPECT_EQ(slimcuda_stream_destroy(stream_), SLIMCUDA_OK) << slimcuda_last_error_message();
+    }
+  }
+  CaseStream(const CaseStream&) = delete;
+  CaseStream& operator=(const CaseStream&) = delete;
+
+ private:
+  void* stream_ = nullptr;
+  bool selected_ = false;
+  bool owned_ = false;
+};
+
+// A device allocation freed at scope end.
+struct DeviceBytes {
+  explicit DeviceBytes(size_t n) {
+    EXPECT_EQ(slimcuda_device_alloc(n, 0, 0, &ptr), SLIMCUDA_OK) << slimcuda_last_error_message();
+  }
+  ~DeviceBytes() { EXPECT_EQ(slimcuda_device_free(ptr, 0), SLIMCUDA_OK) << slimcuda_last_error_message(); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  void* ptr = nullptr;
+};
+
+std::vector<uint8_t> pattern(size_t n, int seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 131 + seed);
+  return v;
+}
+
+TEST(Allocator, CopyContract) {
+  for (const Case& c : cases("allocator.json", "copy")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const size_t nbytes = c.data.at("nbytes").get<size_t>();
+    const bool h2d = c.data.at("direction") == "h2d";
+    std::vector<uint8_t> host(nbytes + 16, 0);
+    std::unique_ptr<DeviceBytes> device;
+    auto buffer = [&](const std::string& kind) -> void* {
+      if (kind == "null") return nullptr;
+      if (kind == "host") return host.data();
+      EXPECT_EQ(kind, "device");
+      if (!device) device = std::make_unique<DeviceBytes>(nbytes + 16);
+      return device->ptr;
+    };
+    void* dst = buffer(c.data.at("dst").get<std::string>());
+    void* src = buffer(c.data.at("src").get<std::string>());
+    const int32_t index = device_index(c);
+    CaseStream stream(c.data.value("stream", "none"));
+    expect_code(c, h2d ? slimcuda_copy_host_to_device(dst, src, nbytes, index)
+                       : slimcuda_copy_device_to_host(dst, src, nbytes, index));
+  }
+}
+
+TEST(Allocator, RoundTrip) {
+  for (const Case& c : cases("allocator.json", "round_trip")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const size_t nbytes = c.data.at("nbytes").get<size_t>();
+    const int32_t index = device_index(c);
+    const std::vector<uint8_t> in = pattern(nbytes, 7);
+    std::vector<uint8_t> out(nbytes, 0);
+    DeviceBytes device(nbytes);
+    {
+      CaseStream stream(c.data.at("stream").get<std::string>());
+      ASSERT_EQ(slimcuda_copy_host_to_device(device.ptr, in.data(), nbytes, index), SLIMCUDA_OK)
+          << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_copy_device_to_host(out.data(), device.ptr, nbytes, index), SLIMCUDA_OK)
+          << slimcuda_last_error_message();
+    }
+    EXPECT_TRUE(in == out) << "round trip changed the data";
+  }
+}
+
+TEST(Allocator, Alloc) {
+  for (const Case& c : cases("allocator.json", "alloc")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const size_t nbytes = c.data.at("nbytes").get<size_t>();
+    const size_t alignment = c.data.at("alignment").get<size_t>();
+    void* p = reinterpret_cast<void*>(0x1);
+    const int32_t rc = slimcuda_device_alloc(nbytes, device_index(c), alignment, &p);
+    expect_code(c, rc);
+    if (rc != SLIMCUDA_OK) {
+      EXPECT_EQ(p, nullptr) << "a failed allocation must clear *out";
+      continue;
+    }
+    if (c.data.value("null", false)) {
+      EXPECT_EQ(p, nullptr);
+    } else {
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % c.data.at("aligned_to").get<size_t>(), 0u);
+      // The memory is real: the whole range can be written and read back.
+      const std::vector<uint8_t> in = pattern(nbytes, 3);
+      std::vector<uint8_t> out(nbytes);
+      EXPECT_EQ(slimcuda_copy_host_to_device(p, in.data(), nbytes, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      EXPECT_EQ(slimcuda_copy_device_to_host(out.data(), p, nbytes, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      EXPECT_TRUE(in == out);
+    }
+    EXPECT_EQ(slimcuda_device_free(p, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+  }
+}
+
+// A kernel enqueued on a non-blocking caller stream writes the buffer; the D2H copy made
+// under the same selection must return the kernel's values. Were the copy not ordered on
+// the caller stream it would run at once (the legacy stream does not wait for a
+// non-blocking one) and read the zeros written before.
+TEST(Allocator, DeviceToHostIsOrderedOnCallerStream) {
+  for (const Case& c : cases("allocator.json", "ordering_d2h")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const size_t n = c.data.at("n").get<size_t>();
+    const float value = c.data.at("value").get<float>();
+    DeviceBytes buf(n * sizeof(float));
+    ASSERT_EQ(slimcuda_fill_f32(buf.ptr, n, 0.0f, 0), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_stream_synchronize(nullptr), SLIMCUDA_OK);
+    std::vector<float> out(n, -7.0f);
+    {
+      CaseStream stream("non_blocking");
+      ASSERT_EQ(slimcuda_spin(c.data.at("spin_us").get<int64_t>(), 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_fill_f32(buf.ptr, n, value, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_copy_device_to_host(out.data(), buf.ptr, n * sizeof(float), 0), SLIMCUDA_OK)
+          << slimcuda_last_error_message();
+    }
+    size_t wrong = 0;
+    for (float v : out) wrong += (v != value);
+    EXPECT_EQ(wrong, 0u) << "the copy did not wait for the kernel on the caller stream (first " << out[0] << ")";
+  }
+}
+
+// The H2D copy made under the selection must land after a kernel already enqueued on the
+// caller stream (which fills the buffer with `value`), so reading back gives the host
+// data, not the kernel's value.
+TEST(Allocator, HostToDeviceIsOrderedOnCallerStream) {
+  for (const Case& c : cases("allocator.json", "ordering_h2d")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const size_t n = c.data.at("n").get<size_t>();
+    std::vector<float> in(n), out(n, 0.0f);
+    for (size_t i = 0; i < n; ++i) in[i] = 0.25f * static_cast<float>(i % 1000);
+    DeviceBytes buf(n * sizeof(float));
+    {
+      CaseStream stream("non_blocking");
+      ASSERT_EQ(slimcuda_spin(c.data.at("spin_us").get<int64_t>(), 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_fill_f32(buf.ptr, n, c.data.at("value").get<float>(), 0), SLIMCUDA_OK);
+      ASSERT_EQ(slimcuda_copy_host_to_device(buf.ptr, in.data(), n * sizeof(float), 0), SLIMCUDA_OK)
+          << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_copy_device_to_host(out.data(), buf.ptr, n * sizeof(float), 0), SLIMCUDA_OK);
+    }
+    EXPECT_TRUE(in == out) << "the kernel ran after the copy (first " << out[0] << ")";
+  }
+}
+
+TEST(AllocatorRegistry, CpuAndCudaAreRegistered) {
+  ASSERT_NE(get_device_allocator(DeviceType::CPU), nullptr);
+  ASSERT_NE(get_device_allocator(DeviceType::CUDA), nullptr);
+  EXPECT_EQ(get_device_allocator(DeviceType::CPU)->device_type(), DeviceType::CPU);
+  EXPECT_EQ(get_device_allocator(DeviceType::CUDA)->device_type(), DeviceType::CUDA);
+  EXPECT_EQ(get_device_allocator(static_cast<DeviceType>(7)), nullptr);
+  EXPECT_EQ(register_device_allocator(nullptr), nullptr);
+}
+
+TEST(AllocatorRegistry, RegisterReplacesAndReturnsPrevious) {
+  DeviceAllocator* cpu = get_device_allocator(DeviceType::CPU);
+  class Counting final : public DeviceAllocator {
+   public:
+    Result<void*> allocate(size_t, DeviceIndex, size_t) noexcept override { return Error::NotImplemented; }
+    void deallocate(void*, DeviceIndex) noexcept override {}
+    Error copy_host_to_device(void*, const void*, size_t, DeviceIndex) noexcept override { return Error::Ok; }
+    Error copy_device_to_host(void*, const void*, size_t, DeviceIndex) noexcept override { return Error::Ok; }
+    DeviceType device_type() const noexcept override { return DeviceType::CPU; }
+  } replacement;
+  EXPECT_EQ(register_device_allocator(&replacement), cpu);
+  EXPECT_EQ(get_device_allocator(DeviceType::CPU), &replacement);
+  EXPECT_EQ(register_device_allocator(cpu), &replacement);
+}
+
+TEST(CpuAllocator, AllocAlignCopyFree) {
+  DeviceAllocator& cpu = *get_device_allocator(DeviceType::CPU);
+  for (size_t alignment : {size_t{0}, size_t{1}, size_t{64}, size_t{4096}}) {
+    Result<void*> r = cpu.allocate(100, 0, alignment);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(r.value()) % (alignment ? alignment : 64), 0u);
+    const std::vector<uint8_t> in = pattern(100, 1);
+    std::vector<uint8_t> out(100);
+    EXPECT_EQ(cpu.copy_host_to_device(r.value(), in.data(), 100, 0), Error::Ok);
+    EXPECT_EQ(cpu.copy_device_to_host(out.data(), r.value(), 100, -1), Error::Ok);
+    EXPECT_TRUE(in == out);
+    cpu.deallocate(r.value(), 0);
+  }
+  Result<void*> zero = cpu.allocate(0, 0, 0);
+  ASSERT_TRUE(zero.ok());
+  EXPECT_EQ(zero.value(), nullptr);
+  EXPECT_EQ(cpu.allocate(8, 0, 48).error(), Error::InvalidArgument);
+  EXPECT_EQ(cpu.allocate(8, 1, 0).error(), Error::InvalidArgument);
+  EXPECT_EQ(cpu.allocate(SIZE_MAX, 0, 0).error(), Error::MemoryAllocationFailed);
+  char b = 0;
+  EXPECT_EQ(cpu.copy_host_to_device(nullptr, &b, 0, 0), Error::InvalidArgument);
+  EXPECT_EQ(cpu.copy_device_to_host(&b, nullptr, 1, 0), Error::InvalidArgument);
+  EXPECT_EQ(cpu.copy_device_to_host(&b, &b, 1, 2), Error::InvalidArgument);
+}
+
+}  // namespace
+}  // namespace slimcuda::testing

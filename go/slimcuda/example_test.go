@@ -1,0 +1,75 @@
+package slimcuda_test
+
+import (
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/slimcuda/slimcuda/go/slimcuda"
+)
+
+// Errors wrap a code: test the kind with errors.Is, read the details from *slimcuda.Error.
+func Example_errors() {
+	_, err := slimcuda.Alloc(64, slimcuda.Aligned(96))
+	fmt.Println(errors.Is(err, slimcuda.ErrInvalidArgument))
+	var e *slimcuda.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Code.String())
+	}
+	// Output:
+	// true
+	// InvalidArgument
+}
+
+// Copies run on the caller's stream for the whole scope of WithCallerStream; they are
+// blocking, so the host slices are safe to reuse as soon as each call returns.
+func ExampleWithCallerStream() {
+	stream, err := slimcuda.NewStream(slimcuda.NonBlocking())
+	if err != nil {
+		log.Fatal(err) // ErrNotSupported without a GPU
+	}
+	defer stream.Close()
+	buf, err := slimcuda.Alloc(4 * 1024)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer buf.Close()
+
+	in := make([]float32, 1024)
+	out := make([]float32, 1024)
+	err = slimcuda.WithCallerStream(stream, func() error {
+		if err := buf.CopyFromHost(slimcuda.AsBytes(in)); err != nil {
+			return err
+		}
+		if err := buf.FillFloat32(2.5, len(in)); err != nil { // enqueued on stream
+			return err
+		}
+		return buf.CopyToHost(slimcuda.AsBytes(out)) // waits for the fill, on stream
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(out[0], out[1023])
+}
+
+// OnStream selects a stream for one call; a stream from another CUDA library is borrowed
+// with WrapStream.
+func ExampleOnStream() {
+	buf, err := slimcuda.Alloc(16)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer buf.Close()
+	var foreign *slimcuda.Stream = slimcuda.DefaultStream() // or slimcuda.WrapStream(handle)
+	if err := buf.CopyFromHost([]byte("sixteen bytes!!!"), slimcuda.OnStream(foreign)); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func ExampleDeviceCount() {
+	n, err := slimcuda.DeviceCount()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("CUDA devices:", n) // 0 without a GPU or driver
+}
