@@ -5,10 +5,19 @@
 namespace slimcuda::cuda {
 
 int device_count() noexcept {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
+  // The runtime fixes the device set when it initializes (CUDA_VISIBLE_DEVICES is read
+  // once), so one query serves the process; copies check the index on every call.
+  static const int count = [] {
+    int n = 0;
+    const cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return -static_cast<int>(err);  // remembered as negative: the reason, for the message
+    }
+    return n;
+  }();
+  if (count < 0) {
+    const cudaError_t err = static_cast<cudaError_t>(-count);
     set_last_error(Error::NotSupported, __func__, "no usable CUDA device: %s: %s", cudaGetErrorName(err),
                    cudaGetErrorString(err));
     return 0;

@@ -46,6 +46,9 @@ def slimcuda_cc_test(name, srcs, deps = [], fixtures = True, **kwargs):
             "@com_google_googletest//:gtest_main",
         ],
         data = ["//testdata:fixtures"] if fixtures else [],
+        # Static except libslimcuda.so itself: the binary then needs only libslimcuda.so and
+        # libcudart beside it on the GPU machine (tools/gpu/bundle.sh).
+        linkstatic = True,
         env = {"SLIMCUDA_FIXTURES": "$(rootpaths //testdata:fixtures)"} if fixtures else {},
         **kwargs
     )

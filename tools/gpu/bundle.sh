@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tools/gpu/bundle.sh [DIR] — build every test and benchmark binary and copy it, with what
+# it needs at run time, into DIR (default gpu-bundle/, git-ignored) for the GPU machine,
+# which has no Bazel and no Go. There: `bash DIR/run.sh` (see tools/gpu/run.sh).
+#
+# DIR/bin/      test binaries (C++ gtest and Go test, named <package>__<target>)
+# DIR/bench/    benchmark binaries (their Go benchmarks live in the Go test binaries)
+# DIR/lib/      libslimcuda.so and libcudart.so.<major>
+# DIR/testdata/ the shared fixtures
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+out="${1:-gpu-bundle}"
+
+tests=$(bazel query 'kind("(cc|go)_test", //...)' 2>/dev/null | sort)
+benches=$(bazel query 'attr(name, "_benchmark$", kind("cc_binary", //...))' 2>/dev/null | sort)
+echo "bundle: building $(echo "$tests" | wc -l) tests and $(echo "$benches" | wc -l) benchmarks"
+# shellcheck disable=SC2086
+bazel build $tests $benches //csrc:libslimcuda.so >/dev/null
+
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/bench" "$out/lib" "$out/testdata"
+bin_of() { # label -> path of its executable under bazel-bin
+  local pkg="${1#//}" name
+  name="${pkg#*:}"
+  pkg="${pkg%%:*}"
+  if [[ -x "bazel-bin/$pkg/$name" ]]; then
+    echo "bazel-bin/$pkg/$name"
+  else # rules_go puts go_test binaries in <name>_/<name>
+    echo "bazel-bin/$pkg/${name}_/$name"
+  fi
+}
+for t in $tests; do
+  pkg="${t#//}"
+  cp -L "$(bin_of "$t")" "$out/bin/$(echo "${pkg%%:*}" | tr / _)__${t#*:}"
+done
+for b in $benches; do
+  cp -L "$(bin_of "$b")" "$out/bench/"
+done
+cp -L bazel-bin/csrc/libslimcuda.so "$out/lib/"
+cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/null ||
+  cp -L "$(bazel info output_base 2>/dev/null)"/external/local_cuda/lib/libcudart.so.[0-9]* "$out/lib/"
+cp testdata/*.json "$out/testdata/"
+cp tools/gpu/run.sh "$out/run.sh"
+chmod -R u+w "$out"
+echo "bundle: $out: $(ls "$out/bin" | wc -l) test binaries, $(ls "$out/bench" | wc -l) benchmarks, $(du -sh "$out" | cut -f1)"

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# run.sh [--bench] — on the GPU machine, from the folder tools/gpu/bundle.sh made: runs
+# every test binary with SLIMCUDA_REQUIRE_GPU=1 (a missing GPU fails instead of skipping)
+# and ends with one line "N passed, N failed, N skipped" counting individual tests.
+# --bench also runs the benchmarks (C++ binaries and the Go benchmarks) afterwards.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export SLIMCUDA_REQUIRE_GPU=1
+export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+SLIMCUDA_FIXTURES="$(ls "$here"/testdata/*.json | tr '\n' ' ')"
+export SLIMCUDA_FIXTURES
+logs="${SLIMCUDA_GPU_LOGS:-$here/logs}"
+mkdir -p "$logs"
+
+echo "gpu run: $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
+
+passed=0 failed=0 skipped=0
+for bin in "$here"/bin/*; do
+  name=$(basename "$bin")
+  log="$logs/$name.log"
+  if [[ "$name" == go_* ]]; then
+    (cd "$here" && "$bin" -test.v -test.count=1 -test.run . >"$log" 2>&1)
+    rc=$?
+    # Count top-level tests and subtests alike: every "--- PASS/FAIL/SKIP" line.
+    p=$(grep -cE '^\s*--- PASS' "$log")
+    f=$(grep -cE '^\s*--- FAIL' "$log")
+    s=$(grep -cE '^\s*--- SKIP' "$log")
+  else
+    (cd "$here" && "$bin" --gtest_output="xml:$logs/$name.xml" >"$log" 2>&1)
+    rc=$?
+    xml="$logs/$name.xml"
+    attr() { grep -m1 -o "$1=\"[0-9]*\"" "$xml" 2>/dev/null | grep -o '[0-9]*' || echo 0; }
+    total=$(attr tests) f=$(attr failures) s=$(attr skipped) d=$(attr disabled)
+    p=$((total - f - s - d))
+  fi
+  if ((rc != 0 && f == 0)); then
+    f=1 # crashed, or failed outside a test (e.g. the fixture mirror check)
+  fi
+  printf '%-50s rc=%-3d %4d passed %3d failed %3d skipped\n' "$name" "$rc" "$p" "$f" "$s"
+  grep -E '^fixtures: ' "$log" | sed 's/^/    /'
+  if ((f > 0)); then
+    grep -E 'Failure|FAIL|Error|error' "$log" | head -20 | sed 's/^/    | /'
+  fi
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+done
+
+if [[ "${1:-}" == "--bench" ]]; then
+  for b in "$here"/bench/*; do
+    echo
+    echo "## $(basename "$b")"
+    "$b" || failed=$((failed + 1))
+  done
+  for bin in "$here"/bin/go_*; do
+    echo
+    echo "## $(basename "$bin") benchmarks"
+    (cd "$here" && "$bin" -test.run '^$' -test.bench . -test.benchtime "${SLIMCUDA_BENCHTIME:-1s}") ||
+      failed=$((failed + 1))
+  done
+fi
+
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+((failed == 0))
