@@ -2,7 +2,8 @@
 # tools/setup.sh — install everything slimcuda's build needs on a Debian 12 machine (run as root).
 #
 # Idempotent: every step checks first and says what it does; a second run takes seconds.
-#   - Debian: Bazel 4.2.3 and the rule packages it needs offline, a JDK, googletest, patch.
+#   - Debian: Bazel 4.2.3 and the rule packages it needs offline, a JDK, googletest,
+#     nlohmann-json (the C++ fixture reader), patch, pkg-config.
 #   - CUDA 13.0 toolchain (nvcc, nvvm, cudart, cccl, crt) from pinned PyPI wheels into $SLIMCUDA_CUDA_PREFIX.
 #   - The Go module cache, warmed with the modules Bazel's repository rules download.
 set -euo pipefail
@@ -19,7 +20,7 @@ CUDA_WHEELS=(
 )
 APT_PACKAGES=(
   bazel-bootstrap bazel-skylib bazel-platforms bazel-rules-java bazel-rules-proto bazel-rules-cc
-  default-jdk-headless libgtest-dev patch pkg-config binutils
+  default-jdk-headless libgtest-dev nlohmann-json3-dev patch pkg-config binutils
 )
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

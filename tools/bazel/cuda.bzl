@@ -16,6 +16,7 @@ wraps the objects in a cc_library, usable in static and shared links alike.
 """
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
+load("@rules_cc//cc:defs.bzl", "cc_library")
 
 _CANDIDATES = ["/opt/slimcuda/cuda-13.0", "/usr/local/cuda"]
 
@@ -145,7 +146,7 @@ cuda_objects = rule(
         "deps": attr.label_list(providers = [CcInfo]),
         "copts": attr.string_list(),
         "arch_flags": attr.string_list(default = DEFAULT_CUDA_ARCH_FLAGS),
-        "_nvcc": attr.label(default = "@local_cuda//:nvcc", cfg = "host"),
+        "_nvcc": attr.label(default = "@local_cuda//:nvcc", cfg = "exec"),
         "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
     },
     fragments = ["cpp"],
@@ -174,7 +175,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], visibility = None
         visibility = ["//visibility:private"],
         testonly = kwargs.get("testonly", False),
     )
-    native.cc_library(
+    cc_library(
         name = name,
         srcs = [":" + name + "_nvcc"],
         hdrs = hdrs,

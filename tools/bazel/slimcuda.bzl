@@ -6,11 +6,12 @@ shared library every user resolves against (one caller-stream thread-local per p
 Tests link libslimcuda.so and see the headers, never a second static copy.
 """
 
+load("@rules_cc//cc:defs.bzl", "cc_library", "cc_test")
 load("//tools/bazel:copts.bzl", "SLIMCUDA_COPTS")
 
 def slimcuda_headers(name, hdrs, deps = []):
     """Public headers of a component, included as <slimcuda/BASENAME>."""
-    native.cc_library(
+    cc_library(
         name = name,
         hdrs = hdrs,
         include_prefix = "slimcuda",
@@ -21,7 +22,7 @@ def slimcuda_headers(name, hdrs, deps = []):
 
 def slimcuda_impl(name, srcs, deps = [], **kwargs):
     """A component's implementation; only //csrc:libslimcuda.so may link it."""
-    native.cc_library(
+    cc_library(
         name = name,
         srcs = srcs,
         copts = SLIMCUDA_COPTS,
@@ -36,7 +37,7 @@ def slimcuda_cc_test(name, srcs, deps = [], fixtures = True, **kwargs):
 
     $SLIMCUDA_FIXTURES lists the runfiles paths of testdata/ (see csrc/testing/fixtures.h).
     """
-    native.cc_test(
+    cc_test(
         name = name,
         srcs = srcs,
         copts = SLIMCUDA_COPTS,
