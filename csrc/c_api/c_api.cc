@@ -2,6 +2,7 @@
 // exceptions (std::bad_alloc from the standard library) become error codes here.
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <exception>
 #include <new>
 #include <optional>
@@ -116,6 +117,38 @@ int32_t slimcuda_device_count(int32_t* count) {
   return entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, count != nullptr, Error::InvalidArgument, "null count");
     *count = cuda::device_count();
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_cuda_versions(int32_t* runtime, int32_t* driver) {
+  return entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, runtime != nullptr && driver != nullptr, Error::InvalidArgument, "null %s",
+                                runtime == nullptr ? "runtime" : "driver");
+    int r = 0, d = 0;
+    SLIMCUDA_CUDA_TRY_AT(function, cudaRuntimeGetVersion(&r));
+    SLIMCUDA_CUDA_TRY_AT(function, cudaDriverGetVersion(&d));
+    *runtime = r;
+    *driver = d;
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name_capacity, uint64_t* total_memory,
+                                   int32_t* cc_major, int32_t* cc_minor) {
+  return entry(__func__, [&](const char* function) {
+    DeviceIndex index = 0;
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
+    int device = -1;
+    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(index, &device));
+    cudaDeviceProp prop{};
+    SLIMCUDA_CUDA_TRY_AT(function, cudaGetDeviceProperties(&prop, device));
+    if (name != nullptr && name_capacity > 0) {
+      std::snprintf(name, name_capacity, "%s", prop.name);
+    }
+    if (total_memory != nullptr) *total_memory = prop.totalGlobalMem;
+    if (cc_major != nullptr) *cc_major = prop.major;
+    if (cc_minor != nullptr) *cc_minor = prop.minor;
     return Error::Ok;
   });
 }

@@ -48,6 +48,15 @@ const char* slimcuda_error_name(int32_t code);
  * reason is in slimcuda_last_error_message()). */
 int32_t slimcuda_device_count(int32_t* count);
 
+/* The CUDA runtime version this library runs with and the driver's (both as 1000*major +
+ * 10*minor, e.g. 13000); *driver = 0 when no driver is installed. */
+int32_t slimcuda_cuda_versions(int32_t* runtime, int32_t* driver);
+
+/* Properties of device `device_index` (-1 = current): its name (NUL-terminated, truncated
+ * to name_capacity), total memory in bytes and compute capability. Any output may be NULL. */
+int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name_capacity, uint64_t* total_memory,
+                                   int32_t* cc_major, int32_t* cc_minor);
+
 /* ---- Caller stream ---------------------------------------------------------------------
  * One selection per OS thread, shared with the C++ CallerStreamGuard: push selects
  * `stream` (NULL = the legacy default stream, a real selection) and remembers the previous

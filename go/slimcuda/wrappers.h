@@ -32,6 +32,23 @@ static inline sc_result sc_device_count(void) {
   return r;
 }
 
+static inline sc_result sc_cuda_versions(void) {
+  int32_t runtime = 0, driver = 0;
+  sc_result r = sc_wrap(slimcuda_cuda_versions(&runtime, &driver));
+  r.i64 = ((int64_t)runtime << 32) | (uint32_t)driver;
+  return r;
+}
+
+// name must hold name_capacity bytes of C memory.
+static inline sc_result sc_device_properties(int32_t device, char* name, size_t name_capacity) {
+  uint64_t mem = 0;
+  int32_t major = 0, minor = 0;
+  sc_result r = sc_wrap(slimcuda_device_properties(device, name, name_capacity, &mem, &major, &minor));
+  r.i64 = (int64_t)mem;
+  r.ptr = (void*)(intptr_t)(major * 10 + minor);
+  return r;
+}
+
 static inline sc_result sc_caller_stream_push(void* s) { return sc_wrap(slimcuda_caller_stream_push(s)); }
 static inline sc_result sc_caller_stream_pop(void) { return sc_wrap(slimcuda_caller_stream_pop()); }
 static inline sc_result sc_caller_stream_get(void) {

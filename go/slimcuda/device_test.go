@@ -1,0 +1,41 @@
+package slimcuda
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCUDAVersions(t *testing.T) {
+	runtime, driver, err := CUDAVersions()
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(runtime, "13."), runtime)
+	n, err := DeviceCount()
+	require.NoError(t, err)
+	require.Equal(t, n > 0, driver != "none", "driver %s with %d devices", driver, n)
+}
+
+func TestPropertiesRejectsBadIndex(t *testing.T) {
+	_, err := Properties(-2)
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	_, err = Properties(4000)
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	n, err := DeviceCount()
+	require.NoError(t, err)
+	_, err = Properties(n) // one past the last
+	if n == 0 {
+		require.ErrorIs(t, err, ErrNotSupported)
+	} else {
+		require.ErrorIs(t, err, ErrInvalidArgument)
+	}
+}
+
+func TestPropertiesOnGPU(t *testing.T) {
+	requireGPU(t)
+	p, err := Properties(0)
+	require.NoError(t, err)
+	require.NotEmpty(t, p.Name)
+	require.Greater(t, p.TotalMemory, uint64(1<<30))
+	require.Equal(t, "9.0", p.ComputeCapability) // the H200
+}
