@@ -21,14 +21,18 @@ def slimcuda_headers(name, hdrs, deps = []):
     )
 
 def slimcuda_impl(name, srcs, deps = [], **kwargs):
-    """A component's implementation; only //csrc:libslimcuda.so may link it."""
+    """A component's implementation; only //csrc:libslimcuda.so may link it.
+
+    (//csrc/kernels:kernels_static_link_test links a few statically, alone in its process,
+    to prove cuda_library objects work in static links too.)
+    """
     cc_library(
         name = name,
         srcs = srcs,
         copts = SLIMCUDA_COPTS,
         deps = deps,
         alwayslink = True,
-        visibility = ["//csrc:__pkg__"],
+        visibility = ["//csrc:__pkg__", "//csrc/kernels:__pkg__"],
         **kwargs
     )
 

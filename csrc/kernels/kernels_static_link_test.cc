@@ -1,0 +1,46 @@
+// The cuda_library's objects linked statically into an executable (everything else links
+// them into libslimcuda.so): the launchers run and report errors through the static copy.
+// This binary does not load libslimcuda.so, so its one copy of the core is the only one.
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "csrc/kernels/kernels.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda::kernels {
+namespace {
+
+bool has_gpu() {
+  int n = 0;
+  const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  (void)cudaGetLastError();
+  return ok;
+}
+
+TEST(KernelsStaticLink, FillRunsOrReportsNoGpu) {
+  if (!has_gpu()) {
+    if (const char* r = std::getenv("SLIMCUDA_REQUIRE_GPU"); r != nullptr && std::string(r) == "1") {
+      FAIL() << "SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable";
+    }
+    // No driver: the launch fails and the launcher says so instead of crashing.
+    EXPECT_EQ(fill_f32(nullptr, 16, 1.0f, nullptr), Error::Internal);
+    EXPECT_NE(std::string(last_error_message()).find("launch failed"), std::string::npos) << last_error_message();
+    return;
+  }
+  constexpr size_t n = 1000;
+  float* d = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), n * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(fill_f32(d, n, 3.25f, nullptr), Error::Ok) << last_error_message();
+  std::vector<float> h(n);
+  ASSERT_EQ(cudaMemcpy(h.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(h, std::vector<float>(n, 3.25f));
+  EXPECT_EQ(cudaFree(d), cudaSuccess);
+}
+
+}  // namespace
+}  // namespace slimcuda::kernels
