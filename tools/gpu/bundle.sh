@@ -7,6 +7,7 @@
 # DIR/bench/    benchmark binaries (their Go benchmarks live in the Go test binaries)
 # DIR/lib/      libslimcuda.so and libcudart.so.<major>
 # DIR/testdata/ the shared fixtures
+# DIR/slimcuda  the CLI (LD_LIBRARY_PATH=DIR/lib DIR/slimcuda info)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${1:-gpu-bundle}"
@@ -15,7 +16,7 @@ tests=$(bazel query 'kind("(cc|go)_test", //...)' 2>/dev/null | sort)
 benches=$(bazel query 'attr(name, "_benchmark$", kind("cc_binary", //...))' 2>/dev/null | sort)
 echo "bundle: building $(echo "$tests" | wc -l) tests and $(echo "$benches" | wc -l) benchmarks"
 # shellcheck disable=SC2086
-bazel build $tests $benches //csrc:libslimcuda.so >/dev/null
+bazel build $tests $benches //csrc:libslimcuda.so //go/cmd/slimcuda >/dev/null
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/bench" "$out/lib" "$out/testdata"
@@ -37,6 +38,7 @@ for b in $benches; do
   cp -L "$(bin_of "$b")" "$out/bench/"
 done
 cp -L bazel-bin/csrc/libslimcuda.so "$out/lib/"
+cp -L "$(bin_of //go/cmd/slimcuda:slimcuda)" "$out/slimcuda"
 cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/null ||
   cp -L "$(bazel info output_base 2>/dev/null)"/external/local_cuda/lib/libcudart.so.[0-9]* "$out/lib/"
 cp testdata/*.json "$out/testdata/"

@@ -54,7 +54,7 @@ if [[ "${1:-}" == "--bench" ]]; then
   for bin in "$here"/bin/go_*; do
     echo
     echo "## $(basename "$bin") benchmarks"
-    (cd "$here" && "$bin" -test.run '^$' -test.bench . -test.benchtime "${SLIMCUDA_BENCHTIME:-1s}") ||
+    (cd "$here" && "$bin" -test.run "^$" -test.bench . -test.benchtime "${SLIMCUDA_BENCHTIME:-1s}" -test.count "${SLIMCUDA_BENCHCOUNT:-1}") ||
       failed=$((failed + 1))
   done
 fi
