@@ -32,16 +32,6 @@ int32_t device_index(const Case& c) {
   return c.data["device_index"].get<int32_t>();
 }
 
-void expect_code(const Case& c, int32_t got) {
-  EXPECT_EQ(got, static_cast<int32_t>(error_from_name(c.data.at("expect").get<std::string>())))
-      << slimcuda_error_name(got) << ": " << slimcuda_last_error_message();
-  if (c.data.contains("message")) {
-    EXPECT_NE(std::string(slimcuda_last_error_message()).find(c.data["message"].get<std::string>()),
-              std::string::npos)
-        << "last error: " << slimcuda_last_error_message();
-  }
-}
-
 // The stream a case selects, for the case's duration: none, a new (non-)blocking stream,
 // or the legacy default stream.
 class CaseStream {

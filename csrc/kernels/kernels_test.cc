@@ -42,16 +42,6 @@ class DeviceFloats {
   void* ptr_ = nullptr;
 };
 
-void expect_code(const Case& c, int32_t got) {
-  EXPECT_EQ(got, static_cast<int32_t>(error_from_name(c.data.at("expect").get<std::string>())))
-      << slimcuda_error_name(got) << ": " << slimcuda_last_error_message();
-  if (c.data.contains("message")) {
-    EXPECT_NE(std::string(slimcuda_last_error_message()).find(c.data["message"].get<std::string>()),
-              std::string::npos)
-        << "last error: " << slimcuda_last_error_message();
-  }
-}
-
 std::vector<float> floats(const nlohmann::json& j) { return j.get<std::vector<float>>(); }
 
 TEST(Kernels, DeviceCount) {

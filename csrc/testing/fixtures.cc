@@ -178,6 +178,16 @@ Error error_from_name(const std::string& name) {
   return it->second;
 }
 
+void expect_code(const Case& c, int32_t got) {
+  EXPECT_EQ(got, static_cast<int32_t>(error_from_name(c.data.at("expect").get<std::string>())))
+      << c.name << ": got " << slimcuda_error_name(got) << ": " << slimcuda_last_error_message();
+  if (c.data.contains("message")) {
+    EXPECT_NE(std::string(slimcuda_last_error_message()).find(c.data["message"].get<std::string>()),
+              std::string::npos)
+        << c.name << ": last error: " << slimcuda_last_error_message();
+  }
+}
+
 bool has_gpu() {
   static const bool gpu = [] {
     int32_t n = 0;

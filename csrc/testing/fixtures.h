@@ -7,6 +7,7 @@
 // A fixture file: {"description": "...", "cases": [{"name": ..., "op": ..., "requires":
 // "none" | "gpu" | "no_gpu", ...op-specific fields...}]}.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ bool begin_case(const Case& c);
 /// Error code for a name used in fixtures ("Ok", "InvalidArgument", ...); fails the test
 /// for an unknown name.
 Error error_from_name(const std::string& name);
+
+/// Checks a C ABI result against the case's "expect" (an error name) and, when the case
+/// has one, that this thread's last-error message contains its "message".
+void expect_code(const Case& c, int32_t got);
 
 /// Whether a CUDA device is usable, and whether SLIMCUDA_REQUIRE_GPU=1 demands one.
 bool has_gpu();
