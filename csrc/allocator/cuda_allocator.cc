@@ -16,29 +16,8 @@ namespace slimcuda {
 namespace {
 
 constexpr size_t kCudaMallocAlignment = 256;  // what cudaMalloc guarantees
-constexpr int kMaxDevices = 128;              // DeviceIndex is int8
 
 bool is_power_of_two(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
-
-// One reusable event per device per thread: recording it right after a copy lets the
-// copy wait for exactly that copy, not for work other threads enqueue later.
-struct ThreadEvents {
-  cudaEvent_t events[kMaxDevices] = {};
-  ~ThreadEvents() {
-    for (cudaEvent_t e : events) {
-      // Fails only while the runtime unloads at exit; the event goes with the context then.
-      if (e != nullptr && cudaEventDestroy(e) != cudaSuccess) (void)cudaGetLastError();
-    }
-  }
-};
-thread_local ThreadEvents tls_events;
-
-Error copy_done_event(int device, cudaEvent_t* out) noexcept {
-  cudaEvent_t& e = tls_events.events[device];
-  if (e == nullptr) SLIMCUDA_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  *out = e;
-  return Error::Ok;
-}
 
 class CudaAllocator final : public DeviceAllocator {
  public:
@@ -126,14 +105,10 @@ class CudaAllocator final : public DeviceAllocator {
       SLIMCUDA_CUDA_TRY(cudaMemcpy(dst, src, nbytes, kind));
       return Error::Ok;
     }
-    // Ordered after the work already on the caller's stream; the event makes us wait for
-    // this copy only, so the host buffer is free to reuse when we return.
-    cudaEvent_t done = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(copy_done_event(device, &done));
+    // Ordered after the work already on the caller's stream; the wait covers this copy
+    // only, so the host buffer is free to reuse when we return.
     SLIMCUDA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, kind, *caller));
-    SLIMCUDA_CUDA_TRY(cudaEventRecord(done, *caller));
-    SLIMCUDA_CUDA_TRY(cudaEventSynchronize(done));
-    return Error::Ok;
+    return cuda::wait_for_stream(*caller, device);
   }
 
   std::mutex mutex_;

@@ -7,6 +7,7 @@
 #include <new>
 #include <optional>
 
+#include "csrc/core/c_entry.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
 #include "csrc/kernels/kernels.h"
@@ -32,20 +33,6 @@ static_assert(SLIMCUDA_ERROR_ACCESS_FAILED == static_cast<int>(Error::AccessFail
 static_assert(SLIMCUDA_ERROR_INVALID_PROGRAM == static_cast<int>(Error::InvalidProgram));
 static_assert(SLIMCUDA_ERROR_OUT_OF_RESOURCES == static_cast<int>(Error::OutOfResources));
 static_assert(sizeof(void*) == sizeof(cudaStream_t));
-
-// Runs `body(function)` (returning Error) and converts escaping exceptions; the C ABI never throws.
-template <typename Body>
-int32_t entry(const char* function, Body&& body) noexcept {
-  try {
-    return static_cast<int32_t>(body(function));
-  } catch (const std::bad_alloc&) {
-    return static_cast<int32_t>(set_last_error(Error::MemoryAllocationFailed, function, "out of host memory"));
-  } catch (const std::exception& e) {
-    return static_cast<int32_t>(set_last_error(Error::Internal, function, "unexpected exception: %s", e.what()));
-  } catch (...) {
-    return static_cast<int32_t>(set_last_error(Error::Internal, function, "unexpected exception"));
-  }
-}
 
 // C indices are int32; the C++ API's DeviceIndex is int8.
 Error to_device_index(int32_t index, DeviceIndex* out, const char* function) noexcept {
@@ -114,7 +101,7 @@ const char* slimcuda_last_error_message(void) { return last_error_message(); }
 const char* slimcuda_error_name(int32_t code) { return error_name(static_cast<Error>(code)); }
 
 int32_t slimcuda_device_count(int32_t* count) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, count != nullptr, Error::InvalidArgument, "null count");
     *count = cuda::device_count();
     return Error::Ok;
@@ -122,7 +109,7 @@ int32_t slimcuda_device_count(int32_t* count) {
 }
 
 int32_t slimcuda_cuda_versions(int32_t* runtime, int32_t* driver) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, runtime != nullptr && driver != nullptr, Error::InvalidArgument, "null %s",
                                 runtime == nullptr ? "runtime" : "driver");
     int r = 0, d = 0;
@@ -136,7 +123,7 @@ int32_t slimcuda_cuda_versions(int32_t* runtime, int32_t* driver) {
 
 int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name_capacity, uint64_t* total_memory,
                                    int32_t* cc_major, int32_t* cc_minor) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     DeviceIndex index = 0;
     SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
     int device = -1;
@@ -154,7 +141,7 @@ int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name
 }
 
 int32_t slimcuda_caller_stream_push(void* stream) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     PushedSelections& p = tls_pushed;
     SLIMCUDA_CHECK_OR_RETURN_AT(function, p.depth < PushedSelections::kMaxDepth, Error::OutOfResources,
                              "more than %d nested pushes on this thread", PushedSelections::kMaxDepth);
@@ -164,7 +151,7 @@ int32_t slimcuda_caller_stream_push(void* stream) {
 }
 
 int32_t slimcuda_caller_stream_pop(void) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     PushedSelections& p = tls_pushed;
     SLIMCUDA_CHECK_OR_RETURN_AT(function, p.depth > 0, Error::InvalidState, "nothing pushed on this thread");
     detail::exchange_caller_stream(p.saved[--p.depth]);
@@ -173,7 +160,7 @@ int32_t slimcuda_caller_stream_pop(void) {
 }
 
 int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr && is_set != nullptr, Error::InvalidArgument, "null %s",
                              stream == nullptr ? "stream" : "is_set");
     const std::optional<cudaStream_t> s = getCallerStream();
@@ -184,7 +171,7 @@ int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set) {
 }
 
 int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** stream) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument, "null stream");
     SLIMCUDA_CHECK_OR_RETURN_AT(function, flags == SLIMCUDA_STREAM_DEFAULT || flags == SLIMCUDA_STREAM_NON_BLOCKING,
                              Error::InvalidArgument, "unknown stream flags %d", flags);
@@ -203,7 +190,7 @@ int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** strea
 }
 
 int32_t slimcuda_stream_destroy(void* stream) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument,
                              "null is the legacy default stream, which cannot be destroyed");
     SLIMCUDA_CUDA_TRY_AT(function, cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
@@ -212,7 +199,7 @@ int32_t slimcuda_stream_destroy(void* stream) {
 }
 
 int32_t slimcuda_stream_synchronize(void* stream) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     if (cuda::device_count() == 0) {
       return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
     }
@@ -222,7 +209,7 @@ int32_t slimcuda_stream_synchronize(void* stream) {
 }
 
 int32_t slimcuda_stream_device(void* stream, int32_t* device_index) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, device_index != nullptr, Error::InvalidArgument, "null device_index");
     if (cuda::device_count() == 0) {
       return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
@@ -235,7 +222,7 @@ int32_t slimcuda_stream_device(void* stream, int32_t* device_index) {
 }
 
 int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignment, void** out) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
     *out = nullptr;
     DeviceIndex index = 0;
@@ -248,7 +235,7 @@ int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignm
 }
 
 int32_t slimcuda_device_free(void* ptr, int32_t device_index) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     DeviceIndex index = 0;
     SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
     if (ptr == nullptr) return Error::Ok;
@@ -262,7 +249,7 @@ int32_t slimcuda_device_free(void* ptr, int32_t device_index) {
 }
 
 int32_t slimcuda_copy_host_to_device(void* dst, const void* src, size_t nbytes, int32_t device_index) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
                              dst == nullptr ? "dst" : "src");
     DeviceIndex index = 0;
@@ -272,7 +259,7 @@ int32_t slimcuda_copy_host_to_device(void* dst, const void* src, size_t nbytes, 
 }
 
 int32_t slimcuda_copy_device_to_host(void* dst, const void* src, size_t nbytes, int32_t device_index) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
                              dst == nullptr ? "dst" : "src");
     DeviceIndex index = 0;
@@ -292,7 +279,7 @@ int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbyte
 }
 
 int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr, Error::InvalidArgument, "null dst");
     cudaStream_t stream = nullptr;
     int device = -1;
@@ -306,7 +293,7 @@ int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index
 }
 
 int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a, int32_t device_index) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, y != nullptr && x != nullptr, Error::InvalidArgument, "null %s", y == nullptr ? "y" : "x");
     cudaStream_t stream = nullptr;
     int device = -1;
@@ -321,7 +308,7 @@ int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a, int32_t dev
 }
 
 int32_t slimcuda_spin(int64_t microseconds, int32_t device_index) {
-  return entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, microseconds >= 0 && microseconds <= 10'000'000, Error::InvalidArgument,
                              "spin of %lld us is outside 0..10,000,000", static_cast<long long>(microseconds));
     cudaStream_t stream = nullptr;

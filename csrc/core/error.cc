@@ -1,4 +1,5 @@
 #include "slimcuda/error.h"
+#include "slimcuda/scalar_type.h"
 
 namespace slimcuda {
 
@@ -18,6 +19,22 @@ const char* error_name(Error error) noexcept {
     case Error::OutOfResources: return "OutOfResources";
   }
   return "Unknown";
+}
+
+const char* scalar_type_name(ScalarType type) noexcept {
+  switch (type) {
+    case ScalarType::Byte: return "uint8";
+    case ScalarType::Char: return "int8";
+    case ScalarType::Short: return "int16";
+    case ScalarType::Int: return "int32";
+    case ScalarType::Long: return "int64";
+    case ScalarType::Half: return "float16";
+    case ScalarType::Float: return "float32";
+    case ScalarType::Double: return "float64";
+    case ScalarType::Bool: return "bool";
+    case ScalarType::BFloat16: return "bfloat16";
+  }
+  return "unknown";
 }
 
 }  // namespace slimcuda

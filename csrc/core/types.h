@@ -14,6 +14,18 @@ enum class DeviceType : int8_t {
 using DeviceIndex = int8_t;
 inline constexpr DeviceIndex kCurrentDevice = -1;
 
+/// A device: type plus index (CPU tensors use -1 or 0).
+struct Device {
+  DeviceType type = DeviceType::CPU;
+  DeviceIndex index = -1;
+
+  [[nodiscard]] bool is_cuda() const noexcept { return type == DeviceType::CUDA; }
+  friend bool operator==(const Device& a, const Device& b) noexcept {
+    return a.type == b.type && (a.type == DeviceType::CPU || a.index == b.index);
+  }
+  friend bool operator!=(const Device& a, const Device& b) noexcept { return !(a == b); }
+};
+
 /// Element types, with c10's codes (the aoti_torch_dtype_* values).
 enum class ScalarType : int8_t {
   Byte = 0,

@@ -3,6 +3,31 @@
 #include "csrc/cuda/cuda_error.h"
 
 namespace slimcuda::cuda {
+namespace {
+
+constexpr int kMaxDevices = 128;  // DeviceIndex is int8
+
+// One reusable event per device per thread (creating one per wait costs microseconds).
+struct ThreadEvents {
+  cudaEvent_t events[kMaxDevices] = {};
+  ~ThreadEvents() {
+    for (cudaEvent_t e : events) {
+      // Fails only while the runtime unloads at exit; the event goes with the context then.
+      if (e != nullptr && cudaEventDestroy(e) != cudaSuccess) (void)cudaGetLastError();
+    }
+  }
+};
+thread_local ThreadEvents tls_events;
+
+}  // namespace
+
+Error wait_for_stream(cudaStream_t stream, int device) noexcept {
+  cudaEvent_t& e = tls_events.events[device];
+  if (e == nullptr) SLIMCUDA_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  SLIMCUDA_CUDA_TRY(cudaEventRecord(e, stream));
+  SLIMCUDA_CUDA_TRY(cudaEventSynchronize(e));
+  return Error::Ok;
+}
 
 int device_count() noexcept {
   // The runtime fixes the device set when it initializes (CUDA_VISIBLE_DEVICES is read

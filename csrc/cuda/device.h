@@ -23,6 +23,11 @@ namespace slimcuda::cuda {
 /// device (InvalidArgument otherwise): work is never enqueued on another GPU's stream.
 [[nodiscard]] Error resolve_device_for_stream(int index, cudaStream_t stream, int* resolved) noexcept;
 
+/// Blocks until the work enqueued on `stream` so far has finished — and no later work:
+/// records this thread's cached event for `device` on the stream and waits on it.
+/// `device` must be the stream's device and current.
+[[nodiscard]] Error wait_for_stream(cudaStream_t stream, int device) noexcept;
+
 /// Makes `device` current for the scope if it is not already, and restores the previous
 /// device on destruction. Construction failures are reported by ok()/error().
 class DeviceGuard {

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <new>
+
+#include "slimcuda/error.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda {
+
+/// Runs the body of a C ABI entry point: `body(function)` returns an Error; exceptions
+/// (std::bad_alloc from the standard library) become error codes here, so none crosses
+/// the C ABI. `function` is the entry point's name, for messages from inside lambdas.
+template <typename Body>
+int32_t c_entry(const char* function, Body&& body) noexcept {
+  try {
+    return static_cast<int32_t>(body(function));
+  } catch (const std::bad_alloc&) {
+    return static_cast<int32_t>(set_last_error(Error::MemoryAllocationFailed, function, "out of host memory"));
+  } catch (const std::exception& e) {
+    return static_cast<int32_t>(set_last_error(Error::Internal, function, "unexpected exception: %s", e.what()));
+  } catch (...) {
+    return static_cast<int32_t>(set_last_error(Error::Internal, function, "unexpected exception"));
+  }
+}
+
+}  // namespace slimcuda

@@ -1,0 +1,177 @@
+// Memory shims: creating, viewing, copying and deleting tensors.
+#include <new>
+
+#include "csrc/shims/shim_util.h"
+#include "csrc/tensor/copy.h"
+
+using namespace slimcuda;          // NOLINT: thin C shells over the C++ tensor
+using namespace slimcuda::shims;   // NOLINT
+
+extern "C" {
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided)(int64_t ndim, const int64_t* sizes_ptr,
+                                                       const int64_t* strides_ptr, int32_t dtype,
+                                                       int32_t device_type, int32_t device_index,
+                                                       AtenTensorHandle* ret_new_tensor) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(
+        empty_strided(ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, false, &t, function));
+    *ret_new_tensor = handle(t);
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(int64_t ndim, const int64_t* sizes_ptr,
+                                                              const int64_t* strides_ptr, int32_t dtype,
+                                                              int32_t device_type, int32_t device_index,
+                                                              AtenTensorHandle* ret_new_tensor) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(
+        empty_strided(ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, true, &t, function));
+    *ret_new_tensor = handle(t);
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(void* data, int64_t ndim,
+                                                                 const int64_t* sizes_ptr,
+                                                                 const int64_t* strides_ptr,
+                                                                 int64_t storage_offset, int32_t dtype,
+                                                                 int32_t device_type, int32_t device_index,
+                                                                 AtenTensorHandle* ret) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(ret);
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type,
+                                       device_index, &t, function));
+    *ret = handle(t);
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(
+    void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr, int64_t storage_offset,
+    int32_t dtype, int32_t device_type, int32_t device_index, AtenTensorHandle* ret, int32_t layout,
+    const uint8_t* opaque_metadata, int64_t opaque_metadata_size) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(ret);
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, layout == 0, Error::NotSupported,
+                                "layout %d: only strided tensors (layout 0) are supported", layout);
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, opaque_metadata_size == 0 || opaque_metadata == nullptr,
+                                Error::NotSupported, "opaque (MKL-DNN) tensor metadata is not supported");
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, opaque_metadata_size >= 0, Error::InvalidArgument,
+                                "negative opaque_metadata_size");
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type,
+                                       device_index, &t, function));
+    *ret = handle(t);
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(AtenTensorHandle tensor) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(tensor);
+    delete shims::tensor(tensor);
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig_handle,
+                                                           AtenTensorHandle* new_handle) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(orig_handle);
+    SLIMCUDA_SHIM_NOT_NULL(new_handle);
+    SlimTensor* t = new (std::nothrow) SlimTensor(*tensor(orig_handle));
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, t != nullptr, Error::MemoryAllocationFailed, "out of host memory");
+    *new_handle = handle(t);
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(AtenTensorHandle self, int64_t ndim,
+                                                             const int64_t* sizes_ptr,
+                                                             const int64_t* strides_ptr, int64_t storage_offset,
+                                                             AtenTensorHandle* ret_new_tensor) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(self);
+    SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(
+        reinterpret(*tensor(self), ndim, sizes_ptr, strides_ptr, storage_offset, &t, function));
+    *ret_new_tensor = handle(t);
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_as_strided)(AtenTensorHandle self, const int64_t* sizes_ptr,
+                                                    const int64_t* strides_ptr, AtenTensorHandle* ret) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(self);
+    SLIMCUDA_SHIM_NOT_NULL(ret);
+    const SlimTensor& s = *tensor(self);
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, s.dim() == 0 || strides_ptr != nullptr, Error::InvalidArgument,
+                                "null strides_ptr");
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(reinterpret(s, s.dim(), sizes_ptr, strides_ptr, s.storage_offset(), &t, function));
+    *ret = handle(t);
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_clone)(AtenTensorHandle self, AtenTensorHandle* ret) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(self);
+    SLIMCUDA_SHIM_NOT_NULL(ret);
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(clone(*tensor(self), false, &t, function));
+    *ret = handle(t);
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_clone_preserve_strides)(AtenTensorHandle self, AtenTensorHandle* ret) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(self);
+    SLIMCUDA_SHIM_NOT_NULL(ret);
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(clone(*tensor(self), true, &t, function));
+    *ret = handle(t);
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_copy_)(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking) {
+  (void)non_blocking;  // copies that touch host memory always complete before returning
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(self);
+    SLIMCUDA_SHIM_NOT_NULL(src);
+    return copy_tensor(*tensor(self), *tensor(src), function);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_assign_tensors)(AtenTensorHandle src, AtenTensorHandle dst) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(src);
+    SLIMCUDA_SHIM_NOT_NULL(dst);
+    tensor(dst)->assign(*tensor(src));
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_assign_tensors_out)(AtenTensorHandle src, AtenTensorHandle* ret_dst) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_SHIM_NOT_NULL(src);
+    SLIMCUDA_SHIM_NOT_NULL(ret_dst);
+    SlimTensor* t = new (std::nothrow) SlimTensor(*tensor(src));
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, t != nullptr, Error::MemoryAllocationFailed, "out of host memory");
+    *ret_dst = handle(t);
+    return Error::Ok;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,18 @@
+#pragma once
+
+// Shared by the shim files: handle <-> SlimTensor and argument checks.
+#include "csrc/core/c_entry.h"
+#include "csrc/tensor/slim_tensor.h"
+#include "slimcuda/aoti_torch.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda::shims {
+
+inline SlimTensor* tensor(AtenTensorHandle h) noexcept { return reinterpret_cast<SlimTensor*>(h); }
+inline AtenTensorHandle handle(SlimTensor* t) noexcept { return reinterpret_cast<AtenTensorHandle>(t); }
+
+}  // namespace slimcuda::shims
+
+/// In a shim body: fails with InvalidArgument naming `function` when `ptr` is null.
+#define SLIMCUDA_SHIM_NOT_NULL(ptr) \
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, (ptr) != nullptr, ::slimcuda::Error::InvalidArgument, "null " #ptr)

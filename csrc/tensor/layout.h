@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "slimcuda/error.h"
+
+namespace slimcuda {
+
+/// The most dimensions a tensor may have (PyTorch's CUDA limit).
+inline constexpr int64_t kMaxDims = 25;
+
+/// Checks untrusted shape input as the shims receive it: 0 <= ndim <= kMaxDims, sizes
+/// non-null when ndim > 0, sizes >= 0, strides (may be null: contiguous) >= 0. Records
+/// a message naming `function` on failure.
+[[nodiscard]] Error check_shape(int64_t ndim, const int64_t* sizes, const int64_t* strides,
+                                const char* function) noexcept;
+
+/// Elements of storage that a view with these sizes/strides at `offset` touches:
+/// 0 if any size is 0, else offset + 1 + sum((size-1)*stride). Overflow of int64 ->
+/// InvalidArgument. Inputs must have passed check_shape; strides null = contiguous.
+[[nodiscard]] Error required_elements(int64_t ndim, const int64_t* sizes, const int64_t* strides, int64_t offset,
+                                      int64_t* out, const char* function) noexcept;
+
+/// required_elements * element_size, overflow-checked against int64.
+[[nodiscard]] Error required_bytes(int64_t ndim, const int64_t* sizes, const int64_t* strides, int64_t offset,
+                                   size_t element_size, int64_t* out, const char* function) noexcept;
+
+/// Row-major strides for `sizes` (a size-0 or size-1 dimension still gets a stride).
+[[nodiscard]] std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes);
+
+/// Whether the view is row-major contiguous (strides of size-1 dimensions do not matter).
+[[nodiscard]] bool is_contiguous(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) noexcept;
+
+/// Number of elements (product of sizes; callers validated that it fits).
+[[nodiscard]] int64_t numel_of(const std::vector<int64_t>& sizes) noexcept;
+
+}  // namespace slimcuda

@@ -1,0 +1,145 @@
+#include "csrc/tensor/slim_tensor.h"
+
+#include <new>
+
+#include "csrc/cuda/device.h"
+#include "csrc/tensor/copy.h"
+#include "csrc/tensor/layout.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda {
+namespace {
+
+// Allocates the SlimTensor object itself without throwing.
+Error make(std::shared_ptr<Storage> storage, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+           ScalarType dtype, int64_t offset, SlimTensor** out, const char* function) noexcept {
+  *out = new (std::nothrow) SlimTensor(std::move(storage), std::move(sizes), std::move(strides), dtype, offset);
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, *out != nullptr, Error::MemoryAllocationFailed, "out of host memory");
+  return Error::Ok;
+}
+
+std::vector<int64_t> to_vector(int64_t ndim, const int64_t* p) {
+  return ndim == 0 ? std::vector<int64_t>{} : std::vector<int64_t>(p, p + ndim);
+}
+
+std::vector<int64_t> strides_or_contiguous(int64_t ndim, const int64_t* sizes, const int64_t* strides) {
+  return strides != nullptr ? to_vector(ndim, strides) : contiguous_strides(to_vector(ndim, sizes));
+}
+
+}  // namespace
+
+int64_t SlimTensor::numel() const noexcept { return numel_of(sizes_); }
+
+void* SlimTensor::data_ptr() const noexcept {
+  char* base = static_cast<char*>(storage_->data());
+  return base == nullptr ? nullptr : base + storage_offset_ * static_cast<int64_t>(element_size());
+}
+
+bool SlimTensor::is_contiguous() const noexcept { return slimcuda::is_contiguous(sizes_, strides_); }
+
+Error parse_device(int32_t dtype, int32_t device_type, int32_t device_index, ScalarType* out_dtype, Device* out_device,
+                   const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, is_supported_scalar_type(dtype), Error::InvalidArgument, "unknown dtype %d",
+                              dtype);
+  *out_dtype = static_cast<ScalarType>(dtype);
+  switch (device_type) {
+    case static_cast<int32_t>(DeviceType::CPU):
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, device_index == -1 || device_index == 0, Error::InvalidArgument,
+                                  "CPU device index %d (want -1 or 0)", device_index);
+      *out_device = Device{DeviceType::CPU, static_cast<DeviceIndex>(device_index)};
+      return Error::Ok;
+    case static_cast<int32_t>(DeviceType::CUDA): {
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, device_index >= -1 && device_index <= 127, Error::InvalidArgument,
+                                  "CUDA device index %d out of range", device_index);
+      int resolved = 0;
+      SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &resolved));
+      *out_device = Device{DeviceType::CUDA, static_cast<DeviceIndex>(resolved)};
+      return Error::Ok;
+    }
+  }
+  return set_last_error(Error::InvalidArgument, function, "unknown device type %d", device_type);
+}
+
+Error empty_strided(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype, int32_t device_type,
+                    int32_t device_index, bool pinned, SlimTensor** out, const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null ret_new_tensor");
+  *out = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(check_shape(ndim, sizes, strides, function));
+  ScalarType type{};
+  Device device{};
+  SLIMCUDA_RETURN_IF_ERROR(parse_device(dtype, device_type, device_index, &type, &device, function));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, !pinned || device.type == DeviceType::CPU, Error::InvalidArgument,
+                              "pinned memory is host memory: device type must be CPU");
+  int64_t nbytes = 0;
+  SLIMCUDA_RETURN_IF_ERROR(required_bytes(ndim, sizes, strides, 0, element_size(type), &nbytes, function));
+  std::shared_ptr<Storage> storage;
+  SLIMCUDA_RETURN_IF_ERROR(pinned ? Storage::allocate_pinned(static_cast<size_t>(nbytes), &storage, function)
+                                  : Storage::allocate(static_cast<size_t>(nbytes), device, &storage, function));
+  return make(std::move(storage), to_vector(ndim, sizes), strides_or_contiguous(ndim, sizes, strides), type, 0, out,
+              function);
+}
+
+Error from_blob(void* data, int64_t ndim, const int64_t* sizes, const int64_t* strides, int64_t storage_offset,
+                int32_t dtype, int32_t device_type, int32_t device_index, SlimTensor** out,
+                const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null ret");
+  *out = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(check_shape(ndim, sizes, strides, function));
+  ScalarType type{};
+  Device device{};
+  SLIMCUDA_RETURN_IF_ERROR(parse_device(dtype, device_type, device_index, &type, &device, function));
+  int64_t nbytes = 0;
+  SLIMCUDA_RETURN_IF_ERROR(required_bytes(ndim, sizes, strides, storage_offset, element_size(type), &nbytes, function));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, data != nullptr || nbytes == 0, Error::InvalidArgument,
+                              "null data for a %lld-byte tensor", static_cast<long long>(nbytes));
+  return make(Storage::borrow(data, static_cast<size_t>(nbytes), device), to_vector(ndim, sizes),
+              strides_or_contiguous(ndim, sizes, strides), type, storage_offset, out, function);
+}
+
+Error reinterpret(const SlimTensor& self, int64_t ndim, const int64_t* sizes, const int64_t* strides,
+                  int64_t storage_offset, SlimTensor** out, const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null ret_new_tensor");
+  *out = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(check_shape(ndim, sizes, strides, function));
+  int64_t nbytes = 0;
+  SLIMCUDA_RETURN_IF_ERROR(
+      required_bytes(ndim, sizes, strides, storage_offset, self.element_size(), &nbytes, function));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, static_cast<uint64_t>(nbytes) <= self.storage()->nbytes(),
+                              Error::InvalidArgument, "view needs %lld bytes, beyond the %zu-byte storage",
+                              static_cast<long long>(nbytes), self.storage()->nbytes());
+  return make(self.storage(), to_vector(ndim, sizes), strides_or_contiguous(ndim, sizes, strides), self.dtype(),
+              storage_offset, out, function);
+}
+
+Error clone(const SlimTensor& self, bool preserve_strides, SlimTensor** out, const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null ret");
+  *out = nullptr;
+  const Device device = self.device();
+  const bool pinned = self.storage()->kind() == Storage::Kind::Pinned;
+  SlimTensor* result = nullptr;
+  if (preserve_strides) {
+    // One buffer covering self's span (from its first element), viewed with self's strides.
+    int64_t elements = 0;
+    SLIMCUDA_RETURN_IF_ERROR(
+        required_elements(self.dim(), self.sizes().data(), self.strides().data(), 0, &elements, function));
+    SlimTensor* flat = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(empty_strided(1, &elements, nullptr, static_cast<int32_t>(self.dtype()),
+                                           static_cast<int32_t>(device.type), device.index, pinned, &flat, function));
+    const Error e = reinterpret(*flat, self.dim(), self.sizes().data(), self.strides().data(), 0, &result, function);
+    delete flat;
+    SLIMCUDA_RETURN_IF_ERROR(e);
+  } else {
+    SLIMCUDA_RETURN_IF_ERROR(empty_strided(self.dim(), self.sizes().data(), nullptr,
+                                           static_cast<int32_t>(self.dtype()), static_cast<int32_t>(device.type),
+                                           device.index, pinned, &result, function));
+  }
+  const Error e = copy_tensor(*result, self, function);
+  if (e != Error::Ok) {
+    delete result;
+    return e;
+  }
+  *out = result;
+  return Error::Ok;
+}
+
+}  // namespace slimcuda

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "csrc/tensor/storage.h"
+#include "slimcuda/error.h"
+#include "slimcuda/scalar_type.h"
+#include "slimcuda/types.h"
+
+namespace slimcuda {
+
+/// A strided view of a Storage: what an AtenTensorHandle points to. Views made by
+/// reinterpret/as_strided/new_tensor_handle share the storage; the memory goes when the
+/// last tensor using it is deleted. The factories below validate untrusted input (sizes,
+/// strides, dtype, device) and never allocate on overflow.
+class SlimTensor {
+ public:
+  SlimTensor(std::shared_ptr<Storage> storage, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+             ScalarType dtype, int64_t storage_offset)
+      : storage_(std::move(storage)),
+        sizes_(std::move(sizes)),
+        strides_(std::move(strides)),
+        dtype_(dtype),
+        storage_offset_(storage_offset) {}
+
+  [[nodiscard]] const std::vector<int64_t>& sizes() const noexcept { return sizes_; }
+  [[nodiscard]] const std::vector<int64_t>& strides() const noexcept { return strides_; }
+  [[nodiscard]] int64_t dim() const noexcept { return static_cast<int64_t>(sizes_.size()); }
+  [[nodiscard]] int64_t numel() const noexcept;
+  [[nodiscard]] ScalarType dtype() const noexcept { return dtype_; }
+  [[nodiscard]] size_t element_size() const noexcept { return slimcuda::element_size(dtype_); }
+  [[nodiscard]] Device device() const noexcept { return storage_->device(); }
+  [[nodiscard]] int64_t storage_offset() const noexcept { return storage_offset_; }
+  [[nodiscard]] const std::shared_ptr<Storage>& storage() const noexcept { return storage_; }
+  /// Address of element 0 (storage data + offset * element size); null for empty storage.
+  [[nodiscard]] void* data_ptr() const noexcept;
+  [[nodiscard]] bool is_contiguous() const noexcept;
+
+  /// Makes this tensor the same view as `other` (assign_tensors).
+  void assign(const SlimTensor& other) { *this = other; }
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  std::vector<int64_t> sizes_;
+  std::vector<int64_t> strides_;
+  ScalarType dtype_;
+  int64_t storage_offset_;
+};
+
+/// Checks a dtype code, device type code and index from the C ABI and returns the Device
+/// (CUDA index -1 resolved to the current device; CPU accepts -1 or 0).
+[[nodiscard]] Error parse_device(int32_t dtype, int32_t device_type, int32_t device_index, ScalarType* out_dtype,
+                                 Device* out_device, const char* function) noexcept;
+
+/// A new tensor with fresh memory (strides null = contiguous). pinned: page-locked host
+/// memory (device must be CPU).
+[[nodiscard]] Error empty_strided(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
+                                  int32_t device_type, int32_t device_index, bool pinned, SlimTensor** out,
+                                  const char* function) noexcept;
+
+/// A tensor over memory the caller owns (borrowed).
+[[nodiscard]] Error from_blob(void* data, int64_t ndim, const int64_t* sizes, const int64_t* strides,
+                              int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index,
+                              SlimTensor** out, const char* function) noexcept;
+
+/// A new view of self's storage; it must fit inside the storage.
+[[nodiscard]] Error reinterpret(const SlimTensor& self, int64_t ndim, const int64_t* sizes, const int64_t* strides,
+                                int64_t storage_offset, SlimTensor** out, const char* function) noexcept;
+
+/// A new tensor with the same sizes, dtype and device and its own memory, holding a copy
+/// of self: contiguous, or (preserve_strides) with self's strides.
+[[nodiscard]] Error clone(const SlimTensor& self, bool preserve_strides, SlimTensor** out,
+                          const char* function) noexcept;
+
+}  // namespace slimcuda

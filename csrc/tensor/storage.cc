@@ -1,0 +1,75 @@
+#include "csrc/tensor/storage.h"
+
+#include <cuda_runtime_api.h>
+
+#include <new>
+
+#include "csrc/cuda/device.h"
+#include "slimcuda/device_allocator.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda {
+
+Error Storage::allocate(size_t nbytes, Device device, std::shared_ptr<Storage>* out, const char* function) noexcept {
+  DeviceAllocator* allocator = get_device_allocator(device.type);
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, allocator != nullptr, Error::NotSupported, "no allocator for device type %d",
+                              static_cast<int>(device.type));
+  if (device.is_cuda() && device.index == kCurrentDevice) {
+    int current = 0;
+    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(kCurrentDevice, &current));
+    device.index = static_cast<DeviceIndex>(current);
+  }
+  Result<void*> r = allocator->allocate(nbytes, device.index, 0);
+  if (!r.ok()) return r.error();
+  Storage* s = new (std::nothrow) Storage(r.value(), nbytes, device, Kind::Device);
+  if (s == nullptr) {
+    allocator->deallocate(r.value(), device.index);
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+  }
+  out->reset(s);
+  return Error::Ok;
+}
+
+Error Storage::allocate_pinned(size_t nbytes, std::shared_ptr<Storage>* out, const char* function) noexcept {
+  void* p = nullptr;
+  if (nbytes > 0) {
+    if (cuda::device_count() == 0) {
+      return set_last_error(Error::NotSupported, function,
+                            "pinned memory needs a CUDA driver and device: %s", last_error_message());
+    }
+    const cudaError_t err = cudaHostAlloc(&p, nbytes, cudaHostAllocDefault);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return set_last_error(err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal,
+                            function, "cudaHostAlloc(%zu): %s", nbytes, cudaGetErrorString(err));
+    }
+  }
+  Storage* s = new (std::nothrow) Storage(p, nbytes, Device{DeviceType::CPU, -1}, Kind::Pinned);
+  if (s == nullptr) {
+    if (p != nullptr) (void)cudaFreeHost(p);
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+  }
+  out->reset(s);
+  return Error::Ok;
+}
+
+std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes, Device device) {
+  return std::shared_ptr<Storage>(new Storage(data, nbytes, device, Kind::Borrowed));
+}
+
+Storage::~Storage() {
+  if (data_ == nullptr) return;
+  switch (kind_) {
+    case Kind::Borrowed:
+      break;
+    case Kind::Device:
+      get_device_allocator(device_.type)->deallocate(data_, device_.index);
+      break;
+    case Kind::Pinned:
+      // Fails only while the runtime unloads at exit.
+      if (cudaFreeHost(data_) != cudaSuccess) (void)cudaGetLastError();
+      break;
+  }
+}
+
+}  // namespace slimcuda

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "slimcuda/error.h"
+#include "slimcuda/types.h"
+
+namespace slimcuda {
+
+/// Memory behind one or more tensors: owned (freed with the last reference) or borrowed
+/// (the caller keeps it alive). Shared by views through std::shared_ptr; thread-safe to
+/// share, not to mutate.
+class Storage {
+ public:
+  enum class Kind {
+    Borrowed,  ///< someone else's memory; never freed here
+    Device,    ///< from the device allocator registry (CPU or CUDA)
+    Pinned,    ///< page-locked host memory (cudaHostAlloc)
+  };
+
+  /// Owned memory of `device` from the allocator registry; nbytes 0 gives a null pointer.
+  [[nodiscard]] static Error allocate(size_t nbytes, Device device, std::shared_ptr<Storage>* out,
+                                      const char* function) noexcept;
+  /// Owned page-locked host memory: really pinned, or an error (NotSupported without a
+  /// CUDA driver) — never a pageable fallback.
+  [[nodiscard]] static Error allocate_pinned(size_t nbytes, std::shared_ptr<Storage>* out,
+                                             const char* function) noexcept;
+  /// Borrowed memory: `data` stays valid while tensors use it.
+  [[nodiscard]] static std::shared_ptr<Storage> borrow(void* data, size_t nbytes, Device device);
+
+  ~Storage();
+  // Storages are shared by pointer, never copied: a copy would free the memory twice.
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  Storage(Storage&&) = delete;
+  Storage& operator=(Storage&&) = delete;
+
+  [[nodiscard]] void* data() const noexcept { return data_; }
+  [[nodiscard]] size_t nbytes() const noexcept { return nbytes_; }
+  [[nodiscard]] Device device() const noexcept { return device_; }
+  [[nodiscard]] Kind kind() const noexcept { return kind_; }
+
+ private:
+  Storage(void* data, size_t nbytes, Device device, Kind kind) noexcept
+      : data_(data), nbytes_(nbytes), device_(device), kind_(kind) {}
+
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  Kind kind_;
+};
+
+}  // namespace slimcuda
