@@ -82,13 +82,6 @@ Error kernel_stream(int32_t device_index, cudaStream_t* stream, int* device, con
   return cuda::resolve_device_for_stream(index, *stream, device);
 }
 
-// Runs `body` with `stream` selected as the caller stream for this call only.
-template <typename Body>
-int32_t with_stream(void* stream, Body&& body) noexcept {
-  CallerStreamGuard guard(static_cast<cudaStream_t>(stream));
-  return body();
-}
-
 }  // namespace
 }  // namespace slimcuda
 

@@ -123,6 +123,70 @@ int32_t slimcuda_fill_f32_on(void* dst, size_t n, float value, int32_t device_in
 int32_t slimcuda_axpy_f32_on(void* y, const void* x, size_t n, float a, int32_t device_index, void* stream);
 int32_t slimcuda_spin_on(int64_t microseconds, int32_t device_index, void* stream);
 
+/* ---- Tensors --------------------------------------------------------------------------
+ * The same objects the aoti_torch_* shims call AtenTensorHandle (slimcuda/aoti_torch.h),
+ * under names that do not change with the shim prefix. dtype codes are c10's; device
+ * types: 0 CPU, 1 CUDA. */
+typedef struct slimcuda_tensor slimcuda_tensor;
+
+enum {
+  SLIMCUDA_UINT8 = 0,
+  SLIMCUDA_INT8 = 1,
+  SLIMCUDA_INT16 = 2,
+  SLIMCUDA_INT32 = 3,
+  SLIMCUDA_INT64 = 4,
+  SLIMCUDA_FLOAT16 = 5,
+  SLIMCUDA_FLOAT32 = 6,
+  SLIMCUDA_FLOAT64 = 7,
+  SLIMCUDA_BOOL = 11,
+  SLIMCUDA_BFLOAT16 = 15
+};
+enum { SLIMCUDA_DEVICE_CPU = 0, SLIMCUDA_DEVICE_CUDA = 1 };
+
+/* A new tensor with its own memory (uninitialized). strides NULL = contiguous. pinned = 1:
+ * page-locked host memory (device_type must be CPU; NOT_SUPPORTED without a CUDA driver).
+ * Free with slimcuda_tensor_delete. */
+int32_t slimcuda_tensor_empty(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
+                              int32_t device_type, int32_t device_index, int32_t pinned, slimcuda_tensor** out);
+/* A new view of t's storage (must fit inside it). Free with slimcuda_tensor_delete. */
+int32_t slimcuda_tensor_view(const slimcuda_tensor* t, int64_t ndim, const int64_t* sizes, const int64_t* strides,
+                             int64_t storage_offset, slimcuda_tensor** out);
+/* A new tensor with t's sizes, dtype and device holding a copy of it: contiguous, or with
+ * t's strides when preserve_strides = 1. */
+int32_t slimcuda_tensor_clone(const slimcuda_tensor* t, int32_t preserve_strides, slimcuda_tensor** out);
+/* Deletes the handle; the memory goes with the last view of it. NULL is a no-op. */
+int32_t slimcuda_tensor_delete(slimcuda_tensor* t);
+
+typedef struct {
+  int64_t ndim;
+  const int64_t* sizes;   /* borrowed: valid while the tensor lives */
+  const int64_t* strides; /* borrowed */
+  int64_t numel;
+  int64_t storage_offset; /* elements */
+  int64_t storage_bytes;
+  void* data;             /* address of element 0 */
+  int32_t dtype;
+  int32_t device_type;
+  int32_t device_index;
+  int32_t pinned;         /* page-locked host memory */
+  int32_t contiguous;
+} slimcuda_tensor_info;
+int32_t slimcuda_tensor_get_info(const slimcuda_tensor* t, slimcuda_tensor_info* info);
+
+/* dst <- src (the copy_ shim's semantics: equal sizes, any strides and dtypes, CPU/CUDA). */
+int32_t slimcuda_tensor_copy(slimcuda_tensor* dst, const slimcuda_tensor* src);
+/* dst <- nbytes of contiguous host elements of `dtype`, as many as dst has (else
+ * INVALID_ARGUMENT); converted to dst's dtype. Blocking: `data` is free on return. */
+int32_t slimcuda_tensor_copy_from_host(slimcuda_tensor* dst, const void* data, size_t nbytes, int32_t dtype);
+/* The reverse: src's elements, converted to `dtype`, into contiguous host memory. */
+int32_t slimcuda_tensor_copy_to_host(const slimcuda_tensor* src, void* data, size_t nbytes, int32_t dtype);
+/* The same three with `stream` selected for the call only (NULL = legacy default stream). */
+int32_t slimcuda_tensor_copy_on(slimcuda_tensor* dst, const slimcuda_tensor* src, void* stream);
+int32_t slimcuda_tensor_copy_from_host_on(slimcuda_tensor* dst, const void* data, size_t nbytes, int32_t dtype,
+                                          void* stream);
+int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src, void* data, size_t nbytes, int32_t dtype,
+                                        void* stream);
+
 /* A call that does nothing and succeeds: measures the cost of crossing the ABI (cgo). */
 int32_t slimcuda_noop(void);
 

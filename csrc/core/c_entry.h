@@ -4,6 +4,7 @@
 #include <exception>
 #include <new>
 
+#include "slimcuda/caller_stream.h"
 #include "slimcuda/error.h"
 #include "slimcuda/last_error.h"
 
@@ -23,6 +24,15 @@ int32_t c_entry(const char* function, Body&& body) noexcept {
   } catch (...) {
     return static_cast<int32_t>(set_last_error(Error::Internal, function, "unexpected exception"));
   }
+}
+
+/// Runs `body()` (a C entry point's call) with `stream` selected as the caller stream for
+/// this call only: the `_on` variants of the C ABI, for callers whose threads change
+/// between calls (Go).
+template <typename Body>
+int32_t with_stream(void* stream, Body&& body) noexcept {
+  CallerStreamGuard guard(static_cast<cudaStream_t>(stream));
+  return body();
 }
 
 }  // namespace slimcuda

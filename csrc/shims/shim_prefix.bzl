@@ -4,9 +4,9 @@ load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 
 def _impl(ctx):
     prefix = ctx.attr.prefix[BuildSettingInfo].value
-    if prefix and not (prefix[0].isalpha() or prefix[0] == "_") or not prefix.replace("_", "a").isalnum() and prefix:
+    if prefix and (not (prefix[0].isalpha() or prefix[0] == "_") or not prefix.replace("_", "a").isalnum()):
         fail("--//csrc/shims:prefix=%r is not a C identifier prefix" % prefix)
-    out = ctx.actions.declare_file(ctx.attr.out)
+    out = ctx.outputs.out
     ctx.actions.write(out, "\n".join([
         "/* Generated from --//csrc/shims:prefix: the prefix of every exported aoti_torch_* shim. */",
         "#ifndef SLIMCUDA_SHIM_PREFIX_H_",
@@ -21,7 +21,7 @@ def _impl(ctx):
 shim_prefix_header = rule(
     implementation = _impl,
     attrs = {
-        "out": attr.string(mandatory = True),
+        "out": attr.output(mandatory = True),
         "prefix": attr.label(mandatory = True),
     },
 )

@@ -83,6 +83,53 @@ static inline sc_result sc_device_alloc(size_t n, int32_t device, size_t alignme
 }
 static inline sc_result sc_device_free(void* p, int32_t device) { return sc_wrap(slimcuda_device_free(p, device)); }
 
+static inline sc_result sc_tensor_empty(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
+                                        int32_t device_type, int32_t device_index, int32_t pinned) {
+  slimcuda_tensor* t = NULL;
+  sc_result r = sc_wrap(slimcuda_tensor_empty(ndim, sizes, strides, dtype, device_type, device_index, pinned, &t));
+  r.ptr = t;
+  return r;
+}
+static inline sc_result sc_tensor_view(void* t, int64_t ndim, const int64_t* sizes, const int64_t* strides,
+                                       int64_t offset) {
+  slimcuda_tensor* v = NULL;
+  sc_result r = sc_wrap(slimcuda_tensor_view((const slimcuda_tensor*)t, ndim, sizes, strides, offset, &v));
+  r.ptr = v;
+  return r;
+}
+static inline sc_result sc_tensor_clone(void* t, int32_t preserve_strides) {
+  slimcuda_tensor* c = NULL;
+  sc_result r = sc_wrap(slimcuda_tensor_clone((const slimcuda_tensor*)t, preserve_strides, &c));
+  r.ptr = c;
+  return r;
+}
+static inline void sc_tensor_delete(void* t) { slimcuda_tensor_delete((slimcuda_tensor*)t); }
+// info->sizes/strides are copied into the caller's arrays of kMaxDims (25) entries.
+static inline sc_result sc_tensor_get_info(void* t, slimcuda_tensor_info* info, int64_t* sizes, int64_t* strides) {
+  sc_result r = sc_wrap(slimcuda_tensor_get_info((const slimcuda_tensor*)t, info));
+  if (r.code == 0) {
+    for (int64_t i = 0; i < info->ndim && i < 25; ++i) {
+      sizes[i] = info->sizes[i];
+      strides[i] = info->strides[i];
+    }
+  }
+  return r;
+}
+static inline sc_result sc_tensor_copy(void* dst, void* src, int with_stream, void* stream) {
+  return sc_wrap(with_stream ? slimcuda_tensor_copy_on((slimcuda_tensor*)dst, (const slimcuda_tensor*)src, stream)
+                             : slimcuda_tensor_copy((slimcuda_tensor*)dst, (const slimcuda_tensor*)src));
+}
+static inline sc_result sc_tensor_from_host(void* dst, const void* data, size_t n, int32_t dtype, int with_stream,
+                                            void* stream) {
+  return sc_wrap(with_stream ? slimcuda_tensor_copy_from_host_on((slimcuda_tensor*)dst, data, n, dtype, stream)
+                             : slimcuda_tensor_copy_from_host((slimcuda_tensor*)dst, data, n, dtype));
+}
+static inline sc_result sc_tensor_to_host(void* src, void* data, size_t n, int32_t dtype, int with_stream,
+                                          void* stream) {
+  return sc_wrap(with_stream ? slimcuda_tensor_copy_to_host_on((const slimcuda_tensor*)src, data, n, dtype, stream)
+                             : slimcuda_tensor_copy_to_host((const slimcuda_tensor*)src, data, n, dtype));
+}
+
 // Copies and kernels: with_stream = 0 uses this thread's selection, 1 selects `stream`
 // for the call only (the _on variants).
 static inline sc_result sc_copy_h2d(void* dst, const void* src, size_t n, int32_t device, int with_stream,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# tools/consumer/check.sh — install slimcuda into a temporary prefix and build and run a C
-# and a C++ program against it with nothing but pkg-config, as an outside user would.
+# tools/consumer/check.sh — install slimcuda into temporary prefixes (plain, and with the
+# shim prefix slimcuda_) and build and run C and C++ programs against them with nothing but
+# pkg-config or dlopen, as an outside user would.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 dir=$(mktemp -d)
@@ -11,6 +12,20 @@ cc -std=c11 -Wall -Werror tools/consumer/consumer.c -o "$dir/consumer_c" $(pkg-c
 c++ -std=c++17 -Wall -Werror tools/consumer/consumer.cc -o "$dir/consumer_cc" $(pkg-config --cflags --libs slimcuda)
 "$dir/consumer_c"
 "$dir/consumer_cc"
+# A program that knows only PyTorch's shim signatures, against the plain and the prefixed
+# install (dlopen: no slimcuda header, no link-time dependency).
+cc -std=c11 -Wall -Werror tools/consumer/shim_consumer.c -o "$dir/shim_consumer" -ldl
+"$dir/shim_consumer" "$dir/prefix/lib/libslimcuda.so"
+bash tools/check_shims.sh "$dir/prefix/lib/libslimcuda.so"
+bash tools/install.sh --prefix "$dir/prefixed" --shim-prefix slimcuda_
+grep -q 'define SLIMCUDA_SHIM_PREFIX slimcuda_' "$dir/prefixed/include/slimcuda/shim_prefix.h"
+"$dir/shim_consumer" "$dir/prefixed/lib/libslimcuda.so" slimcuda_
+bash tools/check_shims.sh "$dir/prefixed/lib/libslimcuda.so" slimcuda_
+if "$dir/shim_consumer" "$dir/prefixed/lib/libslimcuda.so" >/dev/null 2>&1; then
+  echo "consumer: the prefixed library still answers to plain aoti_torch_* names" >&2
+  exit 1
+fi
+bazel build //csrc:libslimcuda.so 2>/dev/null # leave the default build in bazel-bin
 # The installed library exports the C ABI and the kernels' host stubs, nothing unprefixed.
 nm -D --defined-only "$dir/prefix/lib/libslimcuda.so" | awk '{print $3}' >"$dir/exports"
 grep -q '^slimcuda_copy_host_to_device$' "$dir/exports"

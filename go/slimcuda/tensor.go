@@ -1,0 +1,361 @@
+package slimcuda
+
+// #include "wrappers.h"
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// DType is a tensor element type; the values are c10's codes (PyTorch's dtypes).
+type DType int32
+
+// The supported element types.
+const (
+	Uint8    DType = 0
+	Int8     DType = 1
+	Int16    DType = 2
+	Int32    DType = 3
+	Int64    DType = 4
+	Float16  DType = 5
+	Float32  DType = 6
+	Float64  DType = 7
+	Bool     DType = 11
+	BFloat16 DType = 15
+)
+
+var dtypeNames = map[DType]string{
+	Uint8: "uint8", Int8: "int8", Int16: "int16", Int32: "int32", Int64: "int64",
+	Float16: "float16", Float32: "float32", Float64: "float64", Bool: "bool", BFloat16: "bfloat16",
+}
+
+var dtypeSizes = map[DType]int{
+	Uint8: 1, Int8: 1, Int16: 2, Int32: 4, Int64: 8, Float16: 2, Float32: 4, Float64: 8, Bool: 1, BFloat16: 2,
+}
+
+// String returns PyTorch's name for the dtype ("float32").
+func (d DType) String() string {
+	if n, ok := dtypeNames[d]; ok {
+		return n
+	}
+	return fmt.Sprintf("DType(%d)", int32(d))
+}
+
+// Size is the element size in bytes (0 for an unsupported code).
+func (d DType) Size() int { return dtypeSizes[d] }
+
+// DTypeByName returns the dtype called name ("bfloat16").
+func DTypeByName(name string) (DType, bool) {
+	for d, n := range dtypeNames {
+		if n == name {
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+// Float16Bits and BFloat16Bits hold raw 16-bit floating-point values, for host slices of
+// those dtypes.
+type (
+	Float16Bits  uint16
+	BFloat16Bits uint16
+)
+
+// DeviceType says where a tensor's memory lives.
+type DeviceType int32
+
+// The device types (c10's codes).
+const (
+	CPU  DeviceType = 0
+	CUDA DeviceType = 1
+)
+
+// A Device is a device type and index (-1: the current CUDA device; CPU uses -1 or 0).
+type Device struct {
+	Type  DeviceType
+	Index int
+}
+
+func (d Device) String() string {
+	if d.Type == CUDA {
+		return fmt.Sprintf("cuda:%d", d.Index)
+	}
+	return "cpu"
+}
+
+// A Tensor is a strided view of CPU, pinned host or CUDA memory: libslimcuda's slim
+// tensor, the object AOTInductor models receive. Views share memory; it is freed with the
+// last one closed. Methods are safe for concurrent use except Close.
+type Tensor struct {
+	h      unsafe.Pointer
+	mu     sync.Mutex
+	closed bool
+}
+
+// TensorOption configures NewTensor.
+type TensorOption func(*tensorConfig)
+
+type tensorConfig struct {
+	strides []int64
+	pinned  bool
+}
+
+// WithStrides gives the new tensor explicit strides (in elements; default row-major).
+func WithStrides(strides ...int64) TensorOption {
+	return func(c *tensorConfig) { c.strides = append([]int64(nil), strides...) }
+}
+
+// Pinned allocates page-locked host memory (device must be CPU; ErrNotSupported without a
+// CUDA driver — there is no pageable fallback).
+func Pinned() TensorOption { return func(c *tensorConfig) { c.pinned = true } }
+
+func int64Ptr(s []int64) *C.int64_t {
+	if len(s) == 0 {
+		return nil
+	}
+	return (*C.int64_t)(unsafe.Pointer(&s[0]))
+}
+
+func newTensor(h unsafe.Pointer) *Tensor {
+	t := &Tensor{h: h}
+	runtime.SetFinalizer(t, func(t *Tensor) { t.Close() })
+	return t
+}
+
+// NewTensor allocates an uninitialized tensor.
+func NewTensor(sizes []int64, dtype DType, device Device, opts ...TensorOption) (*Tensor, error) {
+	var cfg tensorConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.strides != nil && len(cfg.strides) != len(sizes) {
+		return nil, argError("NewTensor", "%d strides for %d sizes", len(cfg.strides), len(sizes))
+	}
+	if device.Index != int(int32(device.Index)) { // the C ABI checks the rest
+		return nil, argError("NewTensor", "device index %d out of range", device.Index)
+	}
+	pinned := C.int32_t(0)
+	if cfg.pinned {
+		pinned = 1
+	}
+	r := C.sc_tensor_empty(C.int64_t(len(sizes)), int64Ptr(sizes), int64Ptr(cfg.strides), C.int32_t(dtype),
+		C.int32_t(device.Type), C.int32_t(device.Index), pinned)
+	if err := check("NewTensor", r); err != nil {
+		return nil, err
+	}
+	return newTensor(r.ptr), nil
+}
+
+func (t *Tensor) handle(op string) (unsafe.Pointer, error) {
+	if t == nil {
+		return nil, argError(op, "nil tensor")
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, &Error{Op: op, Code: ErrInvalidState, Message: "tensor is closed"}
+	}
+	return t.h, nil
+}
+
+// View returns a new tensor over the same memory with the given sizes, strides (elements)
+// and storage offset; it must fit inside the storage.
+func (t *Tensor) View(sizes, strides []int64, offset int64) (*Tensor, error) {
+	h, err := t.handle("Tensor.View")
+	if err != nil {
+		return nil, err
+	}
+	if len(strides) != len(sizes) {
+		return nil, argError("Tensor.View", "%d strides for %d sizes", len(strides), len(sizes))
+	}
+	r := C.sc_tensor_view(h, C.int64_t(len(sizes)), int64Ptr(sizes), int64Ptr(strides), C.int64_t(offset))
+	runtime.KeepAlive(t)
+	if err := check("Tensor.View", r); err != nil {
+		return nil, err
+	}
+	return newTensor(r.ptr), nil
+}
+
+// Clone returns a copy in new memory on the same device: contiguous, or with t's strides
+// when preserveStrides is set.
+func (t *Tensor) Clone(preserveStrides bool) (*Tensor, error) {
+	h, err := t.handle("Tensor.Clone")
+	if err != nil {
+		return nil, err
+	}
+	p := C.int32_t(0)
+	if preserveStrides {
+		p = 1
+	}
+	r := C.sc_tensor_clone(h, p)
+	runtime.KeepAlive(t)
+	if err := check("Tensor.Clone", r); err != nil {
+		return nil, err
+	}
+	return newTensor(r.ptr), nil
+}
+
+// TensorInfo describes a tensor.
+type TensorInfo struct {
+	Sizes         []int64
+	Strides       []int64
+	Numel         int64
+	DType         DType
+	Device        Device
+	StorageOffset int64 // elements
+	StorageBytes  int64
+	Pinned        bool
+	Contiguous    bool
+	Data          unsafe.Pointer // address of element 0 (device memory for CUDA tensors)
+}
+
+// Info returns the tensor's metadata.
+func (t *Tensor) Info() (TensorInfo, error) {
+	h, err := t.handle("Tensor.Info")
+	if err != nil {
+		return TensorInfo{}, err
+	}
+	var info C.slimcuda_tensor_info
+	var sizes, strides [25]C.int64_t
+	r := C.sc_tensor_get_info(h, &info, &sizes[0], &strides[0])
+	runtime.KeepAlive(t)
+	if err := check("Tensor.Info", r); err != nil {
+		return TensorInfo{}, err
+	}
+	out := TensorInfo{
+		Sizes:         make([]int64, int(info.ndim)),
+		Strides:       make([]int64, int(info.ndim)),
+		Numel:         int64(info.numel),
+		DType:         DType(info.dtype),
+		Device:        Device{Type: DeviceType(info.device_type), Index: int(info.device_index)},
+		StorageOffset: int64(info.storage_offset),
+		StorageBytes:  int64(info.storage_bytes),
+		Pinned:        info.pinned != 0,
+		Contiguous:    info.contiguous != 0,
+		Data:          info.data,
+	}
+	for i := range out.Sizes {
+		out.Sizes[i], out.Strides[i] = int64(sizes[i]), int64(strides[i])
+	}
+	return out, nil
+}
+
+// CopyFrom copies src into t element by element: equal sizes, any strides, dtypes and
+// devices. CUDA work runs on the call's stream (OnStream, WithCallerStream, else the legacy
+// default stream); copies involving host memory are complete when CopyFrom returns.
+func (t *Tensor) CopyFrom(src *Tensor, opts ...CallOption) error {
+	const op = "Tensor.CopyFrom"
+	dh, err := t.handle(op)
+	if err != nil {
+		return err
+	}
+	sh, err := src.handle(op)
+	if err != nil {
+		return err
+	}
+	with, stream, err := streamArgs(op, collect(opts))
+	if err != nil {
+		return err
+	}
+	r := C.sc_tensor_copy(dh, sh, with, stream)
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(src)
+	return check(op, r)
+}
+
+// hostSlice returns the bytes and dtype of a host slice of a supported element type.
+func hostSlice(op string, s any) (unsafe.Pointer, int, DType, error) {
+	switch v := s.(type) {
+	case []uint8:
+		return slicePtr(v), len(v), Uint8, nil
+	case []int8:
+		return slicePtr(v), len(v), Int8, nil
+	case []int16:
+		return slicePtr(v), 2 * len(v), Int16, nil
+	case []int32:
+		return slicePtr(v), 4 * len(v), Int32, nil
+	case []int64:
+		return slicePtr(v), 8 * len(v), Int64, nil
+	case []Float16Bits:
+		return slicePtr(v), 2 * len(v), Float16, nil
+	case []float32:
+		return slicePtr(v), 4 * len(v), Float32, nil
+	case []float64:
+		return slicePtr(v), 8 * len(v), Float64, nil
+	case []bool:
+		return slicePtr(v), len(v), Bool, nil
+	case []BFloat16Bits:
+		return slicePtr(v), 2 * len(v), BFloat16, nil
+	}
+	return nil, 0, 0, argError(op, "unsupported host slice type %T", s)
+}
+
+func slicePtr[E any](s []E) unsafe.Pointer {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&s[0])
+}
+
+// CopyFromHost fills t from a host slice ([]float32, []int64, []bool, []Float16Bits, ...)
+// holding exactly t's number of elements in row-major order, converting to t's dtype.
+// Blocking: src may be reused when it returns.
+func (t *Tensor) CopyFromHost(src any, opts ...CallOption) error {
+	const op = "Tensor.CopyFromHost"
+	h, err := t.handle(op)
+	if err != nil {
+		return err
+	}
+	p, n, dtype, err := hostSlice(op, src)
+	if err != nil {
+		return err
+	}
+	with, stream, err := streamArgs(op, collect(opts))
+	if err != nil {
+		return err
+	}
+	r := C.sc_tensor_from_host(h, p, C.size_t(n), C.int32_t(dtype), with, stream)
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(src)
+	return check(op, r)
+}
+
+// CopyToHost reads t, in row-major order of its view, into a host slice of exactly t's
+// number of elements, converting to the slice's element type. Blocking.
+func (t *Tensor) CopyToHost(dst any, opts ...CallOption) error {
+	const op = "Tensor.CopyToHost"
+	h, err := t.handle(op)
+	if err != nil {
+		return err
+	}
+	p, n, dtype, err := hostSlice(op, dst)
+	if err != nil {
+		return err
+	}
+	with, stream, err := streamArgs(op, collect(opts))
+	if err != nil {
+		return err
+	}
+	r := C.sc_tensor_to_host(h, p, C.size_t(n), C.int32_t(dtype), with, stream)
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(dst)
+	return check(op, r)
+}
+
+// Close releases the tensor; its memory is freed with the last view. Idempotent.
+func (t *Tensor) Close() error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed {
+		t.closed = true
+		runtime.SetFinalizer(t, nil)
+		C.sc_tensor_delete(t.h)
+	}
+	return nil
+}
