@@ -15,6 +15,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided)(int64_t ndim, const int64
                                                        AtenTensorHandle* ret_new_tensor) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
+    *ret_new_tensor = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(
         empty_strided(ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, false, &t, function));
@@ -29,6 +30,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(int64_t ndim, cons
                                                               AtenTensorHandle* ret_new_tensor) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
+    *ret_new_tensor = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(
         empty_strided(ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, true, &t, function));
@@ -45,6 +47,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(void* data, int
                                                                  AtenTensorHandle* ret) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(ret);
+    *ret = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type,
                                        device_index, &t, function));
@@ -59,6 +62,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(
     const uint8_t* opaque_metadata, int64_t opaque_metadata_size) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(ret);
+    *ret = nullptr;  // a failed call leaves no stale handle behind
     SLIMCUDA_CHECK_OR_RETURN_AT(function, layout == 0, Error::NotSupported,
                                 "layout %d: only strided tensors (layout 0) are supported", layout);
     SLIMCUDA_CHECK_OR_RETURN_AT(function, opaque_metadata_size == 0 || opaque_metadata == nullptr,
@@ -86,6 +90,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(orig_handle);
     SLIMCUDA_SHIM_NOT_NULL(new_handle);
+    *new_handle = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = new (std::nothrow) SlimTensor(*tensor(orig_handle));
     SLIMCUDA_CHECK_OR_RETURN_AT(function, t != nullptr, Error::MemoryAllocationFailed, "out of host memory");
     *new_handle = handle(t);
@@ -100,6 +105,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(AtenTensorHandle se
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
+    *ret_new_tensor = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(
         reinterpret(*tensor(self), ndim, sizes_ptr, strides_ptr, storage_offset, &t, function));
@@ -113,6 +119,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_as_strided)(AtenTensorHandle self, const
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(ret);
+    *ret = nullptr;  // a failed call leaves no stale handle behind
     const SlimTensor& s = *tensor(self);
     SLIMCUDA_CHECK_OR_RETURN_AT(function, s.dim() == 0 || strides_ptr != nullptr, Error::InvalidArgument,
                                 "null strides_ptr");
@@ -127,6 +134,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_clone)(AtenTensorHandle self, AtenTensor
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(ret);
+    *ret = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(clone(*tensor(self), false, &t, function));
     *ret = handle(t);
@@ -138,6 +146,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_clone_preserve_strides)(AtenTensorHandle
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(ret);
+    *ret = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(clone(*tensor(self), true, &t, function));
     *ret = handle(t);
@@ -167,6 +176,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_assign_tensors_out)(AtenTensorHandle src
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(src);
     SLIMCUDA_SHIM_NOT_NULL(ret_dst);
+    *ret_dst = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = new (std::nothrow) SlimTensor(*tensor(src));
     SLIMCUDA_CHECK_OR_RETURN_AT(function, t != nullptr, Error::MemoryAllocationFailed, "out of host memory");
     *ret_dst = handle(t);
