@@ -1,11 +1,11 @@
 // copy_tensor: strided, dtype-converting copies on the host and in CUDA kernels.
 #include "csrc/tensor/copy.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <climits>
+#include <utility>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -56,6 +56,66 @@ __host__ __device__ inline void write_as(char* p, T v) {
   memcpy(p, &v, sizeof(T));
 }
 
+// IEEE half and bfloat16 conversions, round to nearest even, in plain integer code: the
+// host and the device run exactly the same code, so CPU and GPU copies agree bit for bit.
+__host__ __device__ inline uint32_t float_bits(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  return x;
+}
+
+__host__ __device__ inline float bits_float(uint32_t x) {
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+__host__ __device__ inline uint16_t float_to_half(float f) {
+  const uint32_t x = float_bits(f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t abs = x & 0x7fffffffu;
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (abs >= 0x47800000u) return static_cast<uint16_t>(sign | 0x7c00u); // >= 65536 or inf
+  const int exp = static_cast<int>(abs >> 23) - 112;                     // half's biased exponent
+  uint32_t mant = abs & 0x7fffffu;
+  if (exp <= 0) {  // a half subnormal (or zero)
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000u;
+    const uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t m = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (m & 1u))) ++m;
+    return static_cast<uint16_t>(sign | m);
+  }
+  uint32_t m = mant >> 13;
+  const uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (m & 1u))) ++m;
+  const uint32_t h = (static_cast<uint32_t>(exp) << 10) + m;  // a mantissa carry bumps the exponent
+  return static_cast<uint16_t>(sign | (h >= 0x7c00u ? 0x7c00u : h));
+}
+
+__host__ __device__ inline float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0x1fu) return bits_float(sign | 0x7f800000u | (mant << 13));
+  if (exp != 0) return bits_float(sign | ((exp + 112) << 23) | (mant << 13));
+  if (mant == 0) return bits_float(sign);
+  exp = 113;  // subnormal: normalize
+  while (!(mant & 0x400u)) {
+    mant <<= 1;
+    --exp;
+  }
+  return bits_float(sign | (exp << 23) | ((mant & 0x3ffu) << 13));
+}
+
+__host__ __device__ inline uint16_t float_to_bfloat16(float f) {
+  const uint32_t x = float_bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+__host__ __device__ inline float bfloat16_to_float(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }
+
 __host__ __device__ inline Wide load(const char* p, int dtype) {
   Wide w{0.0, 0, false};
   switch (static_cast<ScalarType>(dtype)) {
@@ -65,8 +125,8 @@ __host__ __device__ inline Wide load(const char* p, int dtype) {
     case ScalarType::Int: w.i = read_as<int32_t>(p); break;
     case ScalarType::Long: w.i = read_as<int64_t>(p); break;
     case ScalarType::Bool: w.i = read_as<uint8_t>(p) != 0; break;
-    case ScalarType::Half: w.f = __half2float(read_as<__half>(p)); w.floating = true; break;
-    case ScalarType::BFloat16: w.f = __bfloat162float(read_as<__nv_bfloat16>(p)); w.floating = true; break;
+    case ScalarType::Half: w.f = half_to_float(read_as<uint16_t>(p)); w.floating = true; break;
+    case ScalarType::BFloat16: w.f = bfloat16_to_float(read_as<uint16_t>(p)); w.floating = true; break;
     case ScalarType::Float: w.f = read_as<float>(p); w.floating = true; break;
     case ScalarType::Double: w.f = read_as<double>(p); w.floating = true; break;
   }
@@ -86,8 +146,8 @@ __host__ __device__ inline void store(char* p, int dtype, const Wide& w) {
     case ScalarType::Int: write_as<int32_t>(p, static_cast<int32_t>(w.i)); break;
     case ScalarType::Long: write_as<int64_t>(p, w.i); break;
     case ScalarType::Bool: write_as<uint8_t>(p, w.floating ? (w.f != 0.0) : (w.i != 0)); break;
-    case ScalarType::Half: write_as<__half>(p, __float2half_rn(static_cast<float>(w.f))); break;
-    case ScalarType::BFloat16: write_as<__nv_bfloat16>(p, __float2bfloat16_rn(static_cast<float>(w.f))); break;
+    case ScalarType::Half: write_as<uint16_t>(p, float_to_half(static_cast<float>(w.f))); break;
+    case ScalarType::BFloat16: write_as<uint16_t>(p, float_to_bfloat16(static_cast<float>(w.f))); break;
     case ScalarType::Float: write_as<float>(p, static_cast<float>(w.f)); break;
     case ScalarType::Double: write_as<double>(p, w.f); break;
   }
@@ -118,6 +178,28 @@ __global__ void strided_copy_kernel(char* dst, int dst_t, int dst_es, const char
       s_off += idx * plan.src_strides[d];
     }
     copy_element(dst + d_off * dst_es, dst_t, src + s_off * src_es, src_t, dst_es);
+  }
+}
+
+// A 2-D copy whose source is contiguous along dimension 0 and whose destination is
+// contiguous along dimension 1 (a transpose): 32x32 tiles through shared memory, so both
+// the reads and the writes are coalesced. The naive kernel gets a fraction of the
+// bandwidth here because one side is read or written with a large stride.
+constexpr int kTile = 32, kTileRows = 8;
+
+template <typename T>
+__global__ void transpose_tile_kernel(T* dst, int64_t dst_s0, const T* src, int64_t src_s1, int64_t rows,
+                                      int64_t cols) {
+  __shared__ T tile[kTile][kTile + 1];  // +1: no shared-memory bank conflicts on the column reads
+  const int64_t r0 = int64_t{blockIdx.y} * kTile, c0 = int64_t{blockIdx.x} * kTile;
+  for (int k = 0; k < kTile; k += kTileRows) {
+    const int64_t r = r0 + threadIdx.x, c = c0 + threadIdx.y + k;
+    if (r < rows && c < cols) tile[threadIdx.y + k][threadIdx.x] = src[r + c * src_s1];
+  }
+  __syncthreads();
+  for (int k = 0; k < kTile; k += kTileRows) {
+    const int64_t c = c0 + threadIdx.x, r = r0 + threadIdx.y + k;
+    if (r < rows && c < cols) dst[r * dst_s0 + c] = tile[threadIdx.x][threadIdx.y + k];
   }
 }
 
@@ -155,8 +237,41 @@ void host_copy(char* dst, int dst_t, int dst_es, const char* src, int src_t, int
   }
 }
 
+template <typename T>
+void launch_transpose(char* dst, int64_t dst_s0, const char* src, int64_t src_s1, int64_t rows, int64_t cols,
+                      cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile));
+  transpose_tile_kernel<T><<<grid, dim3(kTile, kTileRows), 0, stream>>>(
+      reinterpret_cast<T*>(dst), dst_s0, reinterpret_cast<const T*>(src), src_s1, rows, cols);
+}
+
+// Launches the tiled transpose when the plan is one (same dtype, 2-D, one side contiguous
+// along each dimension); returns false to fall back to the general kernel.
+bool try_transpose(char* dst, const char* src, int es, CopyPlan p, cudaStream_t stream) {
+  if (p.ndim != 2) return false;
+  if (!(p.src_strides[0] == 1 && p.dst_strides[1] == 1)) {  // the mirror case: swap the dimensions
+    std::swap(p.sizes[0], p.sizes[1]);
+    std::swap(p.src_strides[0], p.src_strides[1]);
+    std::swap(p.dst_strides[0], p.dst_strides[1]);
+    if (!(p.src_strides[0] == 1 && p.dst_strides[1] == 1)) return false;
+  }
+  if ((p.sizes[0] + kTile - 1) / kTile > 65535 || (p.sizes[1] + kTile - 1) / kTile > INT32_MAX) return false;
+  switch (es) {
+    case 1: launch_transpose<uint8_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream); break;
+    case 2: launch_transpose<uint16_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream); break;
+    case 4: launch_transpose<uint32_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream); break;
+    case 8: launch_transpose<uint64_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream); break;
+    default: return false;
+  }
+  return true;
+}
+
 Error launch_copy(char* dst, int dst_t, int dst_es, const char* src, int src_t, int src_es, const CopyPlan& plan,
                   int64_t numel, cudaStream_t stream, const char* function) noexcept {
+  if (dst_t == src_t && try_transpose(dst, src, dst_es, plan, stream)) {
+    SLIMCUDA_CUDA_TRY_AT(function, cudaGetLastError());
+    return Error::Ok;
+  }
   constexpr int kThreads = 256;
   const int64_t blocks = std::min<int64_t>((numel + kThreads - 1) / kThreads, 65535);
   strided_copy_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(dst, dst_t, dst_es, src, src_t, src_es,

@@ -136,6 +136,12 @@ func checkValues(t *testing.T, c fixture.Case, x *Tensor) {
 		if c.GetOr(t, "expect_values", &want) {
 			require.Equal(t, want, got)
 		}
+		var at [][2]int64
+		if c.GetOr(t, "expect_at", &at) {
+			for _, p := range at {
+				require.Equal(t, p[1], got[p[0]], "element %d", p[0])
+			}
+		}
 	}
 	var bits []uint64
 	if c.GetOr(t, "expect_bits", &bits) {
