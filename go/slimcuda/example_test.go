@@ -73,3 +73,36 @@ func ExampleDeviceCount() {
 	}
 	fmt.Println("CUDA devices:", n) // 0 without a GPU or driver
 }
+
+// Tensors are strided views; CopyFrom converts dtypes and follows strides on any device.
+func ExampleTensor() {
+	cpu := slimcuda.Device{Type: slimcuda.CPU}
+	x, err := slimcuda.NewTensor([]int64{2, 3}, slimcuda.Float32, cpu)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.CopyFromHost([]float32{0, 1, 2, 3, 4, 5}); err != nil {
+		log.Fatal(err)
+	}
+	xt, err := x.View([]int64{3, 2}, []int64{1, 3}, 0) // the transpose, sharing x's memory
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer xt.Close()
+	y, err := slimcuda.NewTensor([]int64{3, 2}, slimcuda.Int64, cpu) // or slimcuda.Device{Type: slimcuda.CUDA}
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer y.Close()
+	if err := y.CopyFrom(xt); err != nil {
+		log.Fatal(err)
+	}
+	out := make([]int64, 6)
+	if err := y.CopyToHost(out); err != nil {
+		log.Fatal(err)
+	}
+	info, _ := y.Info()
+	fmt.Println(out, info.Strides, info.DType)
+	// Output: [0 3 1 4 2 5] [2 1] int64
+}
