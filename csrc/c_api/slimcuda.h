@@ -187,6 +187,49 @@ int32_t slimcuda_tensor_copy_from_host_on(slimcuda_tensor* dst, const void* data
 int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src, void* data, size_t nbytes, int32_t dtype,
                                         void* stream);
 
+/* ---- Model packages and models -----------------------------------------------------------
+ * A package (csrc/package/package.fbs) holds compiled model libraries (one per device
+ * type) with the manifest of their inputs and outputs. Package bytes are untrusted: they
+ * are verified and checked field by field (INVALID_PROGRAM, with the reason). */
+typedef struct slimcuda_model slimcuda_model;
+enum { SLIMCUDA_STATIC = 0, SLIMCUDA_DYNAMIC_BOUNDED = 1, SLIMCUDA_DYNAMIC_UNBOUNDED = 2 };
+
+typedef struct {
+  const char* name;     /* borrowed: valid while the model lives */
+  int32_t dtype;
+  int32_t dynamism;     /* sizes are exact (STATIC) or upper bounds (DYNAMIC_BOUNDED) */
+  int64_t ndim;
+  const int64_t* sizes; /* borrowed */
+  int32_t device_type;
+  int32_t device_index; /* -1: the model's device */
+} slimcuda_tensor_spec;
+
+/* Checks package bytes as the loader would, loading nothing. */
+int32_t slimcuda_package_check(const void* data, size_t size);
+/* Writes a package from a JSON manifest (format: csrc/package/manifest.h). */
+int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path);
+
+/* Loads a package's library for device_type (-1: CUDA when a GPU and a CUDA library are
+ * there, else CPU) on device_index (-1: current). The library is loaded from memory: no
+ * file is written. Free with slimcuda_model_free. */
+int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
+                            slimcuda_model** out);
+int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index, slimcuda_model** out);
+int32_t slimcuda_model_free(slimcuda_model* model);
+int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type, int32_t* device_index);
+int32_t slimcuda_model_num_io(const slimcuda_model* model, size_t* num_inputs, size_t* num_outputs);
+int32_t slimcuda_model_input_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
+int32_t slimcuda_model_output_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
+/* Runs the model. Inputs are checked against the manifest (INVALID_ARGUMENT: dtype, shape
+ * within bounds, device, CUDA data that is not device memory); outputs[i] receive new
+ * tensors (free with slimcuda_tensor_delete). CUDA models run on the caller stream when
+ * one is selected (returning once enqueued), else on the model's own stream, waiting for
+ * it. */
+int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
+                           slimcuda_tensor** outputs, size_t num_outputs);
+int32_t slimcuda_model_run_on(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
+                              slimcuda_tensor** outputs, size_t num_outputs, void* stream);
+
 /* A call that does nothing and succeeds: measures the cost of crossing the ABI (cgo). */
 int32_t slimcuda_noop(void);
 

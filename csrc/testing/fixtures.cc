@@ -188,6 +188,35 @@ void expect_code(const Case& c, int32_t got) {
   }
 }
 
+std::string fixture_relative(const std::string& file, const std::string& relative) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  list_fixture_files(r);
+  auto it = r.paths.find(file);
+  if (it == r.paths.end()) {
+    ADD_FAILURE() << "fixture " << file << " not listed in $SLIMCUDA_FIXTURES";
+    return relative;
+  }
+  return it->second.substr(0, it->second.find_last_of('/') + 1) + relative;
+}
+
+std::string runfile(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  if (srcdir == nullptr) return path;
+  const char* ws = std::getenv("TEST_WORKSPACE");
+  return std::string(srcdir) + "/" + (ws ? ws : "slimcuda") + "/" + path;
+}
+
+std::string demo_package_path() {
+  const char* p = std::getenv("SLIMCUDA_DEMO_PACKAGE");
+  if (p == nullptr) {
+    ADD_FAILURE() << "SLIMCUDA_DEMO_PACKAGE is not set";
+    return "";
+  }
+  return runfile(p);
+}
+
 bool has_gpu() {
   static const bool gpu = [] {
     int32_t n = 0;

@@ -45,6 +45,16 @@ Error error_from_name(const std::string& name);
 /// has one, that this thread's last-error message contains its "message".
 void expect_code(const Case& c, int32_t got);
 
+/// The path of `relative` (e.g. "packages/x.slimcuda") next to fixture file `file`.
+std::string fixture_relative(const std::string& file, const std::string& relative);
+
+/// A runfiles-relative path (as $(rootpath) gives it) made usable from the test's working
+/// directory; absolute paths come back unchanged.
+std::string runfile(const std::string& path);
+
+/// The demo model package: $SLIMCUDA_DEMO_PACKAGE (a runfiles or absolute path).
+std::string demo_package_path();
+
 /// Whether a CUDA device is usable, and whether SLIMCUDA_REQUIRE_GPU=1 demands one.
 bool has_gpu();
 bool gpu_required();

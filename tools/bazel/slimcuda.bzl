@@ -23,8 +23,9 @@ def slimcuda_headers(name, hdrs, deps = []):
 def slimcuda_impl(name, srcs, deps = [], **kwargs):
     """A component's implementation; only //csrc:libslimcuda.so may link it.
 
-    (//csrc/kernels:kernels_static_link_test links a few statically, alone in its process,
-    to prove cuda_library objects work in static links too.)
+    (Two programs link a few statically, each alone in its process: //csrc/kernels:
+    kernels_static_link_test, to prove cuda_library objects work in static links, and the
+    build-time packer //csrc/package:pack, which needs no GPU.)
     """
     cc_library(
         name = name,
@@ -32,11 +33,11 @@ def slimcuda_impl(name, srcs, deps = [], **kwargs):
         copts = SLIMCUDA_COPTS,
         deps = deps,
         alwayslink = True,
-        visibility = ["//csrc:__pkg__", "//csrc/kernels:__pkg__"],
+        visibility = ["//csrc:__pkg__", "//csrc/kernels:__pkg__", "//csrc/package:__pkg__"],
         **kwargs
     )
 
-def slimcuda_cc_test(name, srcs, deps = [], fixtures = True, **kwargs):
+def slimcuda_cc_test(name, srcs, deps = [], fixtures = True, data = [], env = {}, **kwargs):
     """A googletest test against libslimcuda.so, with the shared fixtures at hand.
 
     $SLIMCUDA_FIXTURES lists the runfiles paths of testdata/ (see csrc/testing/fixtures.h).
@@ -50,10 +51,10 @@ def slimcuda_cc_test(name, srcs, deps = [], fixtures = True, **kwargs):
             "//csrc/testing",
             "@com_google_googletest//:gtest_main",
         ],
-        data = ["//testdata:fixtures"] if fixtures else [],
+        data = data + (["//testdata:fixtures"] if fixtures else []),
         # Static except libslimcuda.so itself: the binary then needs only libslimcuda.so and
         # libcudart beside it on the GPU machine (tools/gpu/bundle.sh).
         linkstatic = True,
-        env = {"SLIMCUDA_FIXTURES": "$(rootpaths //testdata:fixtures)"} if fixtures else {},
+        env = dict(env, **({"SLIMCUDA_FIXTURES": "$(rootpaths //testdata:fixtures)"} if fixtures else {})),
         **kwargs
     )

@@ -1,0 +1,155 @@
+// The model part of the C ABI (slimcuda_package_*, slimcuda_model_*).
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <vector>
+
+#include "csrc/core/c_entry.h"
+#include "csrc/model/model.h"
+#include "csrc/package/manifest.h"
+#include "csrc/package/model_package.h"
+#include "slimcuda/slimcuda.h"
+
+using namespace slimcuda;  // NOLINT: thin C shells
+
+namespace {
+
+Model* cast(slimcuda_model* m) { return reinterpret_cast<Model*>(m); }
+const Model* cast(const slimcuda_model* m) { return reinterpret_cast<const Model*>(m); }
+
+Error read_file(const char* path, std::vector<uint8_t>* out, const char* function) {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr, Error::InvalidArgument, "null path");
+  std::ifstream in(path, std::ios::binary);
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, in.good(), Error::NotFound, "cannot read %s", path);
+  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return Error::Ok;
+}
+
+Error load(const uint8_t* data, size_t size, int32_t device_type, int32_t device_index, slimcuda_model** out,
+           const char* function) {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
+  *out = nullptr;
+  ModelPackage package;
+  SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(data, size, &package, function));
+  std::unique_ptr<Model> model;
+  SLIMCUDA_RETURN_IF_ERROR(Model::load(package, device_type, device_index, &model, function));
+  *out = reinterpret_cast<slimcuda_model*>(model.release());
+  return Error::Ok;
+}
+
+void fill_spec(const TensorSpec& s, slimcuda_tensor_spec* out) {
+  out->name = s.name.c_str();
+  out->dtype = static_cast<int32_t>(s.dtype);
+  out->dynamism = static_cast<int32_t>(s.dynamism);
+  out->ndim = static_cast<int64_t>(s.sizes.size());
+  out->sizes = s.sizes.data();
+  out->device_type = static_cast<int32_t>(s.device.type);
+  out->device_index = s.device.index;
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t slimcuda_package_check(const void* data, size_t size) {
+  return c_entry(__func__, [&](const char* function) {
+    ModelPackage package;
+    return ModelPackage::parse(static_cast<const uint8_t*>(data), size, &package, function);
+  });
+}
+
+int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, manifest_path != nullptr && out_path != nullptr, Error::InvalidArgument,
+                                "null path");
+    ModelPackage package;
+    SLIMCUDA_RETURN_IF_ERROR(package_from_manifest(manifest_path, &package, function));
+    std::vector<uint8_t> bytes;
+    SLIMCUDA_RETURN_IF_ERROR(package.serialize(&bytes, function));
+    ModelPackage check;  // what we write must read back
+    SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(bytes.data(), bytes.size(), &check, function));
+    std::ofstream f(out_path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    f.close();
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, f.good(), Error::AccessFailed, "cannot write %s", out_path);
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
+                            slimcuda_model** out) {
+  return c_entry(__func__, [&](const char* function) {
+    return load(static_cast<const uint8_t*>(data), size, device_type, device_index, out, function);
+  });
+}
+
+int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index, slimcuda_model** out) {
+  return c_entry(__func__, [&](const char* function) {
+    std::vector<uint8_t> bytes;
+    SLIMCUDA_RETURN_IF_ERROR(read_file(path, &bytes, function));
+    return load(bytes.data(), bytes.size(), device_type, device_index, out, function);
+  });
+}
+
+int32_t slimcuda_model_free(slimcuda_model* model) {
+  delete cast(model);
+  return SLIMCUDA_OK;
+}
+
+int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type, int32_t* device_index) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && device_type && device_index, Error::InvalidArgument,
+                                "null argument");
+    *device_type = static_cast<int32_t>(cast(model)->device().type);
+    *device_index = cast(model)->device().index;
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_model_num_io(const slimcuda_model* model, size_t* num_inputs, size_t* num_outputs) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && num_inputs && num_outputs, Error::InvalidArgument,
+                                "null argument");
+    *num_inputs = cast(model)->method().inputs.size();
+    *num_outputs = cast(model)->method().outputs.size();
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_model_input_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && out, Error::InvalidArgument, "null argument");
+    const auto& specs = cast(model)->method().inputs;
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, index < specs.size(), Error::InvalidArgument, "input %zu of %zu", index,
+                                specs.size());
+    fill_spec(specs[index], out);
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_model_output_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && out, Error::InvalidArgument, "null argument");
+    const auto& specs = cast(model)->method().outputs;
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, index < specs.size(), Error::InvalidArgument, "output %zu of %zu", index,
+                                specs.size());
+    fill_spec(specs[index], out);
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
+                           slimcuda_tensor** outputs, size_t num_outputs) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
+    return cast(model)->run(reinterpret_cast<SlimTensor* const*>(inputs), num_inputs,
+                            reinterpret_cast<SlimTensor**>(outputs), num_outputs, function);
+  });
+}
+
+int32_t slimcuda_model_run_on(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
+                              slimcuda_tensor** outputs, size_t num_outputs, void* stream) {
+  return with_stream(stream, [&] { return slimcuda_model_run(model, inputs, num_inputs, outputs, num_outputs); });
+}
+
+}  // extern "C"

@@ -1,0 +1,276 @@
+#include "csrc/model/model.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "csrc/cuda/cuda_error.h"
+#include "csrc/cuda/device.h"
+#include "csrc/tensor/layout.h"
+#include "slimcuda/caller_stream.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda {
+namespace {
+
+// Writes all bytes to fd.
+bool write_all(int fd, const uint8_t* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// dlopen's the bytes without a file: an anonymous memfd, opened through /proc/self/fd.
+// Each load gets its own memfd (its own inode), so the dynamic loader never mistakes two
+// loads for one, and no path is shared. Where memfd_create is missing, a mkstemp file that
+// is unlinked as soon as it is loaded (or on failure).
+Error dlopen_bytes(const std::vector<uint8_t>& so, void** out, const char* function) {
+  int fd = memfd_create("slimcuda-model", MFD_CLOEXEC);
+  std::string path;
+  std::string temp_file;
+  if (fd >= 0) {
+    path = "/proc/self/fd/" + std::to_string(fd);
+  } else {
+    const char* dir = getenv("TMPDIR");
+    temp_file = std::string(dir && *dir ? dir : "/tmp") + "/slimcuda-model-XXXXXX";
+    fd = mkstemp(temp_file.data());
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, fd >= 0, Error::AccessFailed, "memfd_create and mkstemp failed: %s",
+                                strerror(errno));
+    path = temp_file;
+  }
+  const bool written = write_all(fd, so.data(), so.size());
+  void* handle = written ? dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+  const char* why = written ? (handle ? nullptr : dlerror()) : "writing the library failed";
+  if (!temp_file.empty()) unlink(temp_file.c_str());
+  close(fd);  // the mapping keeps the bytes alive
+  if (handle == nullptr) {
+    return set_last_error(Error::InvalidProgram, function, "model library does not load: %s", why ? why : "?");
+  }
+  *out = handle;
+  return Error::Ok;
+}
+
+// Strides a dense tensor of `sizes` has when laid out in `dim_order` (outermost first).
+std::vector<int64_t> strides_for_dim_order(const std::vector<int64_t>& sizes, const std::vector<uint8_t>& order) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t s = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    strides[order[k]] = s;
+    s *= sizes[order[k]] > 1 ? sizes[order[k]] : 1;
+  }
+  return strides;
+}
+
+std::string shape(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device model_device, const char* what,
+                           size_t index, Error on_mismatch, const char* function) noexcept {
+  const char* name = spec.name.c_str();
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, t.dtype() == spec.dtype, on_mismatch, "%s %zu '%s': dtype %s, want %s", what,
+                              index, name, scalar_type_name(t.dtype()), scalar_type_name(spec.dtype));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, t.dim() == static_cast<int64_t>(spec.sizes.size()), on_mismatch,
+                              "%s %zu '%s': rank %lld, want %zu", what, index, name, static_cast<long long>(t.dim()),
+                              spec.sizes.size());
+  for (size_t d = 0; d < spec.sizes.size(); ++d) {
+    const int64_t got = t.sizes()[d], want = spec.sizes[d];
+    const int64_t low = spec.min_sizes.empty() ? 0 : spec.min_sizes[d];
+    const bool fits = spec.dynamism == Dynamism::Static           ? got == want
+                      : spec.dynamism == Dynamism::DynamicBounded ? (got >= low && got <= want)
+                                                                  : true;
+    if (!fits) {
+      const bool bounded = spec.dynamism == Dynamism::DynamicBounded;
+      return set_last_error(on_mismatch, function, "%s %zu '%s': shape %s, want %s%s%s", what, index, name,
+                            shape(t.sizes()).c_str(), bounded ? "at most " : "", shape(spec.sizes).c_str(),
+                            bounded && !spec.min_sizes.empty() ? (" and at least " + shape(spec.min_sizes)).c_str()
+                                                               : "");
+    }
+  }
+  const Device want_device{spec.device.type,
+                           spec.device.index == -1 ? model_device.index : spec.device.index};
+  const Device got = t.device();
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, got.type == want_device.type && (got.type == DeviceType::CPU ||
+                                                                         got.index == want_device.index),
+                              on_mismatch, "%s %zu '%s': on %s:%d, want %s:%d", what, index, name,
+                              got.is_cuda() ? "cuda" : "cpu", got.index, want_device.is_cuda() ? "cuda" : "cpu",
+                              want_device.index);
+  if (got.is_cuda() && t.data_ptr() != nullptr) {
+    // The tag is not enough: the memory must really be this device's.
+    cudaPointerAttributes attr{};
+    const cudaError_t err = cudaPointerGetAttributes(&attr, t.data_ptr());
+    if (err != cudaSuccess) (void)cudaGetLastError();
+    SLIMCUDA_CHECK_OR_RETURN_AT(function,
+                                err == cudaSuccess &&
+                                    (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) &&
+                                    attr.device == got.index,
+                                on_mismatch, "%s %zu '%s' is tagged cuda:%d but its data is not that device's memory",
+                                what, index, name, got.index);
+  }
+  if (!spec.dim_order.empty()) {
+    const std::vector<int64_t> want = strides_for_dim_order(t.sizes(), spec.dim_order);
+    for (size_t d = 0; d < want.size(); ++d) {
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, t.sizes()[d] <= 1 || t.strides()[d] == want[d], on_mismatch,
+                                  "%s %zu '%s': strides %s do not follow the declared dim order", what, index, name,
+                                  shape(t.strides()).c_str());
+    }
+  }
+  return Error::Ok;
+}
+
+Error Model::load(const ModelPackage& package, int device_type, int device_index, std::unique_ptr<Model>* out,
+                  const char* function) noexcept {
+  try {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, device_type >= -1 && device_type <= 1, Error::InvalidArgument,
+                                "device type %d (want -1 auto, 0 CPU, 1 CUDA)", device_type);
+    if (device_type == -1) {
+      device_type = (package.library(DeviceType::CUDA) != nullptr && cuda::device_count() > 0) ? 1 : 0;
+    }
+    const LibrarySpec* lib = package.library(static_cast<DeviceType>(device_type));
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, lib != nullptr, Error::NotSupported, "the package has no %s library",
+                                device_type == 1 ? "CUDA" : "CPU");
+    const MethodSpec* forward = nullptr;
+    for (const MethodSpec& m : lib->methods) {
+      if (m.name == "forward") forward = &m;
+    }
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, forward != nullptr, Error::InvalidProgram, "no method \"forward\"");
+
+    std::unique_ptr<Model> m(new Model());
+    m->method_ = *forward;
+    std::string device_str = "cpu";
+    if (device_type == 1) {
+      int device = -1;
+      SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
+      m->device_ = Device{DeviceType::CUDA, static_cast<DeviceIndex>(device)};
+      device_str = "cuda:" + std::to_string(device);
+      cuda::DeviceGuard guard(device);
+      SLIMCUDA_RETURN_IF_ERROR(guard.error());
+      SLIMCUDA_CUDA_TRY_AT(function, cudaStreamCreateWithFlags(&m->stream_, cudaStreamNonBlocking));
+      m->own_stream_ = true;
+    } else {
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, device_index == -1 || device_index == 0, Error::InvalidArgument,
+                                  "CPU device index %d", device_index);
+      m->device_ = Device{DeviceType::CPU, -1};
+    }
+    SLIMCUDA_RETURN_IF_ERROR(dlopen_bytes(lib->so, &m->library_, function));
+    auto create = reinterpret_cast<CreateFn>(dlsym(m->library_, "AOTInductorModelContainerCreateWithDevice"));
+    m->delete_ = reinterpret_cast<DeleteFn>(dlsym(m->library_, "AOTInductorModelContainerDelete"));
+    m->run_ = reinterpret_cast<RunFn>(dlsym(m->library_, "AOTInductorModelContainerRun"));
+    auto num_inputs = reinterpret_cast<CountFn>(dlsym(m->library_, "AOTInductorModelContainerGetNumInputs"));
+    auto num_outputs = reinterpret_cast<CountFn>(dlsym(m->library_, "AOTInductorModelContainerGetNumOutputs"));
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, create && m->delete_ && m->run_ && num_inputs && num_outputs,
+                                Error::InvalidProgram,
+                                "the library lacks the AOTInductor container ABI (AOTInductorModelContainer*)");
+    clear_last_error();  // what the model's shim calls report, if anything, goes into ours
+    const int32_t rc = create(&m->container_, 1, device_str.c_str(), nullptr);
+    if (rc != 0 || m->container_ == nullptr) {
+      const std::string why = last_error_message();
+      return set_last_error(Error::InvalidProgram, function, "AOTInductorModelContainerCreateWithDevice(%s) failed with %d%s%s",
+                            device_str.c_str(), rc, why.empty() ? "" : ": ", why.c_str());
+    }
+    size_t n_in = 0, n_out = 0;
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, num_inputs(m->container_, &n_in) == 0 &&
+                                              num_outputs(m->container_, &n_out) == 0,
+                                Error::InvalidProgram, "the container does not report its inputs and outputs");
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, n_in == forward->inputs.size() && n_out == forward->outputs.size(),
+                                Error::InvalidProgram,
+                                "the library has %zu inputs and %zu outputs; the manifest declares %zu and %zu", n_in,
+                                n_out, forward->inputs.size(), forward->outputs.size());
+    *out = std::move(m);
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory loading the model");
+  }
+}
+
+Model::~Model() {
+  if (container_ != nullptr && delete_ != nullptr) delete_(container_);
+  if (library_ != nullptr) dlclose(library_);
+  if (own_stream_ && cudaStreamDestroy(stream_) != cudaSuccess) (void)cudaGetLastError();
+}
+
+Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
+                 const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, num_inputs == method_.inputs.size(), Error::InvalidArgument,
+                              "%zu inputs, the model takes %zu", num_inputs, method_.inputs.size());
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, num_outputs == method_.outputs.size(), Error::InvalidArgument,
+                              "room for %zu outputs, the model returns %zu", num_outputs, method_.outputs.size());
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, (inputs != nullptr || num_inputs == 0) && (outputs != nullptr || num_outputs == 0),
+                              Error::InvalidArgument, "null inputs or outputs array");
+  for (size_t i = 0; i < num_inputs; ++i) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, inputs[i] != nullptr, Error::InvalidArgument, "input %zu is null", i);
+    SLIMCUDA_RETURN_IF_ERROR(
+        check_tensor_against(*inputs[i], method_.inputs[i], device_, "input", i, Error::InvalidArgument, function));
+  }
+  void* stream = nullptr;
+  const std::optional<cudaStream_t> caller = getCallerStream();
+  std::optional<cuda::DeviceGuard> guard;
+  if (device_.is_cuda()) {
+    stream = caller.has_value() ? *caller : stream_;
+    int device = -1;
+    SLIMCUDA_RETURN_IF_ERROR(
+        cuda::resolve_device_for_stream(device_.index, static_cast<cudaStream_t>(stream), &device));
+    guard.emplace(device);
+    SLIMCUDA_RETURN_IF_ERROR(guard->error());
+  }
+  // The container steals the input handles: give it new handles to the same tensors.
+  std::vector<void*> in(num_inputs, nullptr), out(num_outputs, nullptr);
+  try {
+    for (size_t i = 0; i < num_inputs; ++i) in[i] = new SlimTensor(*inputs[i]);
+  } catch (const std::bad_alloc&) {
+    for (void* h : in) delete static_cast<SlimTensor*>(h);
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+  }
+  clear_last_error();  // what the model's shim calls report, if anything, goes into ours
+  const int32_t rc = run_(container_, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
+  auto drop_outputs = [&] {
+    for (void* h : out) delete static_cast<SlimTensor*>(h);
+  };
+  if (rc != 0) {
+    drop_outputs();
+    const std::string why = last_error_message();
+    return set_last_error(Error::InvalidProgram, function, "the model's Run failed with %d%s%s", rc,
+                          why.empty() ? "" : ": ", why.c_str());
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    if (out[i] == nullptr) {
+      drop_outputs();
+      return set_last_error(Error::InvalidProgram, function, "the model returned no output %zu", i);
+    }
+    const Error e = check_tensor_against(*static_cast<SlimTensor*>(out[i]), method_.outputs[i], device_, "output",
+                                         i, Error::InvalidProgram, function);
+    if (e != Error::Ok) {
+      drop_outputs();
+      return e;
+    }
+  }
+  if (device_.is_cuda() && !caller.has_value()) {
+    // Our own stream: the outputs are ready when run returns.
+    const Error e = cuda::wait_for_stream(stream_, device_.index);
+    if (e != Error::Ok) {
+      drop_outputs();
+      return e;
+    }
+  }
+  for (size_t i = 0; i < num_outputs; ++i) outputs[i] = static_cast<SlimTensor*>(out[i]);
+  return Error::Ok;
+}
+
+}  // namespace slimcuda

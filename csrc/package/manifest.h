@@ -1,0 +1,27 @@
+#pragma once
+
+#include <string>
+
+#include "csrc/package/model_package.h"
+#include "slimcuda/error.h"
+
+namespace slimcuda {
+
+/// Builds a package from a JSON manifest (the input of `slimcuda pack`):
+///
+///   {"libraries": [{"device": "cuda" | "cpu",
+///                   "so": "path/to/model.so",            // relative to the manifest
+///                   "methods": [{"name": "forward",
+///                                "inputs":  [TENSOR, ...],
+///                                "outputs": [TENSOR, ...]}]}],
+///    "weights": "path/to/weights.bin"}                    // optional
+///   TENSOR = {"name": "x", "dtype": "float32", "sizes": [64, 16], "min_sizes": [1, 16],
+///             "dynamism": "static" | "dynamic_bounded" | "dynamic_unbounded",
+///             "device": "cpu" | "cuda", "device_index": -1, "dim_order": [0, 1]}
+///
+/// Errors: unreadable files -> NotFound; malformed JSON or fields -> InvalidArgument;
+/// metadata that breaks the package rules -> InvalidProgram (as the reader would say).
+[[nodiscard]] Error package_from_manifest(const std::string& manifest_path, ModelPackage* out,
+                                          const char* function) noexcept;
+
+}  // namespace slimcuda

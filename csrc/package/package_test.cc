@@ -1,0 +1,123 @@
+// The package reader on untrusted bytes, from testdata/packages.json (go/slimcuda/
+// package_test.go runs the same cases), and the writer's round trip.
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "csrc/package/model_package.h"
+#include "csrc/testing/fixtures.h"
+#include "slimcuda/last_error.h"
+#include "slimcuda/slimcuda.h"
+
+namespace slimcuda::testing {
+namespace {
+
+const bool kOwnsFixture = own_fixture("packages.json");
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(Packages, Check) {
+  for (const Case& c : cases("packages.json", "check")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::vector<uint8_t> bytes = read_bytes(fixture_relative("packages.json", c.data.at("file")));
+    expect_code(c, slimcuda_package_check(bytes.data(), bytes.size()));
+  }
+}
+
+TEST(Packages, Load) {
+  for (const Case& c : cases("packages.json", "load")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::vector<uint8_t> bytes = read_bytes(fixture_relative("packages.json", c.data.at("file")));
+    slimcuda_model* m = nullptr;
+    expect_code(c, slimcuda_model_load(bytes.data(), bytes.size(), 0, 0, &m));
+    slimcuda_model_free(m);
+  }
+}
+
+// Every prefix of a valid package: an error or a success, never a crash (ASan watches).
+TEST(Packages, EveryTruncationIsHandled) {
+  const std::vector<uint8_t> bytes =
+      read_bytes(fixture_relative("packages.json", "packages/valid_dynamic_bounded.slimcuda"));
+  int ok = 0;
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+    const int32_t rc = slimcuda_package_check(prefix.data(), prefix.size());
+    EXPECT_TRUE(rc == SLIMCUDA_OK || rc == SLIMCUDA_ERROR_INVALID_PROGRAM) << n;
+    ok += rc == SLIMCUDA_OK;
+  }
+  EXPECT_EQ(ok, 0) << "a truncated package was accepted";
+}
+
+TEST(Packages, WriterRoundTripsAndRefusesBadMetadata) {
+  ModelPackage p;
+  LibrarySpec lib;
+  lib.device_type = DeviceType::CUDA;
+  lib.so = {1, 2, 3};
+  MethodSpec m;
+  m.name = "forward";
+  TensorSpec t;
+  t.name = "x";
+  t.sizes = {8, 4};
+  t.min_sizes = {1, 4};
+  t.dynamism = Dynamism::DynamicBounded;
+  t.device = Device{DeviceType::CUDA, 0};
+  t.dim_order = {1, 0};
+  m.inputs.push_back(t);
+  lib.methods.push_back(m);
+  p.libraries.push_back(lib);
+  p.weights = {9, 9};
+  std::vector<uint8_t> bytes;
+  ASSERT_EQ(p.serialize(&bytes, "test"), Error::Ok);
+  ModelPackage q;
+  ASSERT_EQ(ModelPackage::parse(bytes.data(), bytes.size(), &q, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(q.libraries.size(), 1u);
+  const TensorSpec& r = q.libraries[0].methods[0].inputs[0];
+  EXPECT_EQ(r.name, "x");
+  EXPECT_EQ(r.sizes, t.sizes);
+  EXPECT_EQ(r.min_sizes, t.min_sizes);
+  EXPECT_EQ(r.dim_order, t.dim_order);
+  EXPECT_EQ(r.dynamism, Dynamism::DynamicBounded);
+  EXPECT_EQ(r.device.index, 0);
+  EXPECT_EQ(q.weights, p.weights);
+  EXPECT_EQ(q.library(DeviceType::CUDA)->so, lib.so);
+  EXPECT_EQ(q.library(DeviceType::CPU), nullptr);
+  // The writer applies the reader's rules.
+  p.libraries[0].methods[0].inputs[0].dynamism = Dynamism::DynamicUnbounded;
+  EXPECT_EQ(p.serialize(&bytes, "test"), Error::InvalidProgram);
+  p.libraries.clear();
+  EXPECT_EQ(p.serialize(&bytes, "test"), Error::InvalidArgument);
+}
+
+TEST(Packages, PackFromManifest) {
+  EXPECT_EQ(slimcuda_package_pack("/nonexistent/manifest.json", "/tmp/x.slimcuda"), SLIMCUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(slimcuda_package_pack(nullptr, "/tmp/x.slimcuda"), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  const std::string dir = ::testing::TempDir();
+  {
+    std::ofstream(dir + "/m.so", std::ios::binary) << "not really a library";
+    std::ofstream(dir + "/manifest.json")
+        << R"({"libraries": [{"device": "cpu", "so": "m.so", "methods": [{"name": "forward",
+              "inputs": [{"name": "x", "dtype": "int64", "sizes": [3], "device": "cpu"}],
+              "outputs": [{"name": "y", "dtype": "bool", "sizes": [3], "device": "cpu"}]}]}]})";
+    std::ofstream(dir + "/bad.json") << R"({"libraries": [{"device": "tpu", "so": "m.so", "methods": []}]})";
+  }
+  ASSERT_EQ(slimcuda_package_pack((dir + "/manifest.json").c_str(), (dir + "/out.slimcuda").c_str()), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  const std::vector<uint8_t> bytes = read_bytes(dir + "/out.slimcuda");
+  EXPECT_EQ(slimcuda_package_check(bytes.data(), bytes.size()), SLIMCUDA_OK);
+  EXPECT_EQ(slimcuda_package_pack((dir + "/bad.json").c_str(), (dir + "/bad.slimcuda").c_str()),
+            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slimcuda_last_error_message()).find("unknown device \"tpu\""), std::string::npos)
+      << slimcuda_last_error_message();
+}
+
+}  // namespace
+}  // namespace slimcuda::testing
