@@ -130,6 +130,49 @@ static inline sc_result sc_tensor_to_host(void* src, void* data, size_t n, int32
                              : slimcuda_tensor_copy_to_host((const slimcuda_tensor*)src, data, n, dtype));
 }
 
+static inline sc_result sc_package_check(const void* data, size_t n) { return sc_wrap(slimcuda_package_check(data, n)); }
+static inline sc_result sc_package_pack(const char* manifest, const char* out) {
+  return sc_wrap(slimcuda_package_pack(manifest, out));
+}
+static inline sc_result sc_model_load(const void* data, size_t n, int32_t type, int32_t index) {
+  slimcuda_model* m = NULL;
+  sc_result r = sc_wrap(slimcuda_model_load(data, n, type, index, &m));
+  r.ptr = m;
+  return r;
+}
+static inline sc_result sc_model_load_file(const char* path, int32_t type, int32_t index) {
+  slimcuda_model* m = NULL;
+  sc_result r = sc_wrap(slimcuda_model_load_file(path, type, index, &m));
+  r.ptr = m;
+  return r;
+}
+static inline void sc_model_free(void* m) { slimcuda_model_free((slimcuda_model*)m); }
+// i64 = (device_type << 32) | (uint32)device_index
+static inline sc_result sc_model_device(void* m) {
+  int32_t type = 0, index = 0;
+  sc_result r = sc_wrap(slimcuda_model_device((const slimcuda_model*)m, &type, &index));
+  r.i64 = ((int64_t)type << 32) | (uint32_t)index;
+  return r;
+}
+// i64 = (inputs << 32) | outputs
+static inline sc_result sc_model_num_io(void* m) {
+  size_t in = 0, out = 0;
+  sc_result r = sc_wrap(slimcuda_model_num_io((const slimcuda_model*)m, &in, &out));
+  r.i64 = ((int64_t)in << 32) | (uint32_t)out;
+  return r;
+}
+static inline sc_result sc_model_spec(void* m, int output, size_t i, slimcuda_tensor_spec* spec) {
+  return sc_wrap(output ? slimcuda_model_output_spec((const slimcuda_model*)m, i, spec)
+                        : slimcuda_model_input_spec((const slimcuda_model*)m, i, spec));
+}
+static inline sc_result sc_model_run(void* m, void** inputs, size_t n_in, void** outputs, size_t n_out,
+                                     int with_stream, void* stream) {
+  return sc_wrap(with_stream ? slimcuda_model_run_on((slimcuda_model*)m, (slimcuda_tensor* const*)inputs, n_in,
+                                                     (slimcuda_tensor**)outputs, n_out, stream)
+                             : slimcuda_model_run((slimcuda_model*)m, (slimcuda_tensor* const*)inputs, n_in,
+                                                  (slimcuda_tensor**)outputs, n_out));
+}
+
 // Copies and kernels: with_stream = 0 uses this thread's selection, 1 selects `stream`
 // for the call only (the _on variants).
 static inline sc_result sc_copy_h2d(void* dst, const void* src, size_t n, int32_t device, int with_stream,

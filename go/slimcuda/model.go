@@ -1,0 +1,230 @@
+package slimcuda
+
+// #include <stdlib.h>
+//
+// #include "wrappers.h"
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Dynamism says how a model input or output's shape may vary.
+type Dynamism int32
+
+// The kinds of shape dynamism.
+const (
+	Static           Dynamism = 0 // sizes are exact
+	DynamicBounded   Dynamism = 1 // sizes are upper bounds
+	DynamicUnbounded Dynamism = 2 // only the rank is fixed (CPU only)
+)
+
+func (d Dynamism) String() string {
+	switch d {
+	case Static:
+		return "static"
+	case DynamicBounded:
+		return "dynamic-bounded"
+	case DynamicUnbounded:
+		return "dynamic-unbounded"
+	}
+	return fmt.Sprintf("Dynamism(%d)", int32(d))
+}
+
+// TensorSpec is one declared input or output of a model.
+type TensorSpec struct {
+	Name     string
+	DType    DType
+	Sizes    []int64 // exact, or upper bounds when DynamicBounded
+	Dynamism Dynamism
+	Device   Device // Index -1: the model's device
+}
+
+// A Model is a loaded model package: one of its libraries (CPU or CUDA), loaded from
+// memory, with the AOTInductor container it defines. Run may be called from several
+// goroutines at once; Close must not race with it.
+type Model struct {
+	h       unsafe.Pointer
+	mu      sync.RWMutex // Run holds it shared, Close exclusively
+	closed  bool
+	device  Device
+	inputs  []TensorSpec
+	outputs []TensorSpec
+}
+
+// LoadOption configures Load.
+type LoadOption func(*loadConfig)
+
+type loadConfig struct{ deviceType, deviceIndex int }
+
+// LoadOnCPU loads the package's CPU library.
+func LoadOnCPU() LoadOption { return func(c *loadConfig) { c.deviceType, c.deviceIndex = int(CPU), 0 } }
+
+// LoadOnCUDA loads the package's CUDA library on device index (-1: current).
+func LoadOnCUDA(index int) LoadOption {
+	return func(c *loadConfig) { c.deviceType, c.deviceIndex = int(CUDA), index }
+}
+
+// Load reads a model package file and loads it: by default its CUDA library when a GPU is
+// there, else its CPU library. Package bytes are checked as untrusted input
+// (ErrInvalidProgram for malformed packages).
+func Load(path string, opts ...LoadOption) (*Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{Op: "Load", Code: ErrNotFound, Message: err.Error()}
+	}
+	m, err := LoadBytes(data, opts...)
+	if e, ok := err.(*Error); ok {
+		e.Op = "Load"
+	}
+	return m, err
+}
+
+// LoadBytes loads a model package held in memory (see Load).
+func LoadBytes(data []byte, opts ...LoadOption) (*Model, error) {
+	cfg := loadConfig{deviceType: -1, deviceIndex: -1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.deviceIndex != int(int32(cfg.deviceIndex)) {
+		return nil, argError("LoadBytes", "device index %d out of range", cfg.deviceIndex)
+	}
+	r := C.sc_model_load(slicePtr(data), C.size_t(len(data)), C.int32_t(cfg.deviceType), C.int32_t(cfg.deviceIndex))
+	runtime.KeepAlive(data)
+	if err := check("LoadBytes", r); err != nil {
+		return nil, err
+	}
+	m := &Model{h: r.ptr}
+	if err := m.describe(); err != nil {
+		C.sc_model_free(m.h)
+		return nil, err
+	}
+	runtime.SetFinalizer(m, func(m *Model) { m.Close() })
+	return m, nil
+}
+
+// describe caches the device and the I/O specs (they never change).
+func (m *Model) describe() error {
+	r := C.sc_model_device(m.h)
+	if err := check("Model", r); err != nil {
+		return err
+	}
+	m.device = Device{Type: DeviceType(r.i64 >> 32), Index: int(int32(uint32(r.i64)))}
+	r = C.sc_model_num_io(m.h)
+	if err := check("Model", r); err != nil {
+		return err
+	}
+	nIn, nOut := int(r.i64>>32), int(uint32(r.i64))
+	for k, n := range []int{nIn, nOut} {
+		for i := 0; i < n; i++ {
+			var spec C.slimcuda_tensor_spec
+			if err := check("Model", C.sc_model_spec(m.h, C.int(k), C.size_t(i), &spec)); err != nil {
+				return err
+			}
+			ts := TensorSpec{
+				Name:     C.GoString(spec.name),
+				DType:    DType(spec.dtype),
+				Sizes:    make([]int64, int(spec.ndim)),
+				Dynamism: Dynamism(spec.dynamism),
+				Device:   Device{Type: DeviceType(spec.device_type), Index: int(spec.device_index)},
+			}
+			sizes := unsafe.Slice((*int64)(unsafe.Pointer(spec.sizes)), int(spec.ndim))
+			copy(ts.Sizes, sizes)
+			if k == 0 {
+				m.inputs = append(m.inputs, ts)
+			} else {
+				m.outputs = append(m.outputs, ts)
+			}
+		}
+	}
+	return nil
+}
+
+// Device is the device the model was loaded for.
+func (m *Model) Device() Device { return m.device }
+
+// Inputs and Outputs are the model's declared inputs and outputs.
+func (m *Model) Inputs() []TensorSpec  { return append([]TensorSpec(nil), m.inputs...) }
+func (m *Model) Outputs() []TensorSpec { return append([]TensorSpec(nil), m.outputs...) }
+
+// Run runs the model on inputs and returns new output tensors (close them). Inputs are
+// checked against the model's specs (dtype, shape within bounds, device, and for CUDA
+// that the data is device memory): ErrInvalidArgument otherwise. A CUDA model runs on the
+// call's stream (OnStream, WithCallerStream) and then Run returns once the work is
+// enqueued — read outputs on the same stream; without one it runs on the model's own
+// stream and Run waits for it.
+func (m *Model) Run(inputs []*Tensor, opts ...CallOption) ([]*Tensor, error) {
+	const op = "Model.Run"
+	if m == nil {
+		return nil, argError(op, "nil model")
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, &Error{Op: op, Code: ErrInvalidState, Message: "model is closed"}
+	}
+	with, stream, err := streamArgs(op, collect(opts))
+	if err != nil {
+		return nil, err
+	}
+	in := make([]unsafe.Pointer, len(inputs))
+	for i, t := range inputs {
+		h, err := t.handle(op)
+		if err != nil {
+			return nil, err
+		}
+		in[i] = h
+	}
+	out := make([]unsafe.Pointer, len(m.outputs))
+	var inPtr, outPtr *unsafe.Pointer
+	if len(in) > 0 {
+		inPtr = &in[0]
+	}
+	if len(out) > 0 {
+		outPtr = &out[0]
+	}
+	r := C.sc_model_run(m.h, inPtr, C.size_t(len(in)), outPtr, C.size_t(len(out)), with, stream)
+	runtime.KeepAlive(inputs)
+	if err := check(op, r); err != nil {
+		return nil, err
+	}
+	result := make([]*Tensor, len(out))
+	for i, h := range out {
+		result[i] = newTensor(h)
+	}
+	return result, nil
+}
+
+// Close unloads the model. It is idempotent.
+func (m *Model) Close() error {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		m.closed = true
+		runtime.SetFinalizer(m, nil)
+		C.sc_model_free(m.h)
+	}
+	return nil
+}
+
+// CheckPackage checks package bytes as Load would, loading nothing.
+func CheckPackage(data []byte) error {
+	r := C.sc_package_check(slicePtr(data), C.size_t(len(data)))
+	runtime.KeepAlive(data)
+	return check("CheckPackage", r)
+}
+
+// Pack writes a model package from a JSON manifest (format: csrc/package/manifest.h).
+func Pack(manifestPath, outPath string) error {
+	cm, co := C.CString(manifestPath), C.CString(outPath)
+	defer C.free(unsafe.Pointer(cm))
+	defer C.free(unsafe.Pointer(co))
+	return check("Pack", C.sc_package_pack(cm, co))
+}
