@@ -230,6 +230,18 @@ int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs
 int32_t slimcuda_model_run_on(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
                               slimcuda_tensor** outputs, size_t num_outputs, void* stream);
 
+/* ---- Measurements (the `slimcuda bench` command) ----------------------------------------
+ * Times `iterations` blocking copies of nbytes between pinned host memory and device memory,
+ * through slimcuda and through the raw CUDA runtime, alternating in rounds: *raw_us and
+ * *slimcuda_us are median microseconds per copy. direction 0: host to device, 1: device to
+ * host. with_stream 1: slimcuda with a non-blocking caller stream selected, raw
+ * cudaMemcpyAsync + cudaStreamSynchronize on it; 0: no stream, raw cudaMemcpy.
+ * NOT_SUPPORTED without a GPU. */
+int32_t slimcuda_measure_copy(size_t nbytes, int32_t direction, int32_t with_stream, int32_t iterations,
+                              double* raw_us, double* slimcuda_us);
+/* The same for device allocation: slimcuda_device_alloc + free against cudaMalloc + cudaFree. */
+int32_t slimcuda_measure_alloc(size_t nbytes, int32_t iterations, double* raw_us, double* slimcuda_us);
+
 /* A call that does nothing and succeeds: measures the cost of crossing the ABI (cgo). */
 int32_t slimcuda_noop(void);
 

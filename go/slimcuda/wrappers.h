@@ -173,6 +173,26 @@ static inline sc_result sc_model_run(void* m, void** inputs, size_t n_in, void**
                                                   (slimcuda_tensor**)outputs, n_out));
 }
 
+// f64 results come back through a struct: {raw, slimcuda}.
+typedef struct {
+  int32_t code;
+  char* msg;
+  double raw_us;
+  double slimcuda_us;
+} sc_measure;
+static inline sc_measure sc_measure_copy(size_t n, int32_t direction, int32_t with_stream, int32_t iterations) {
+  sc_measure m = {0, NULL, 0, 0};
+  m.code = slimcuda_measure_copy(n, direction, with_stream, iterations, &m.raw_us, &m.slimcuda_us);
+  if (m.code != 0) m.msg = strdup(slimcuda_last_error_message());
+  return m;
+}
+static inline sc_measure sc_measure_alloc(size_t n, int32_t iterations) {
+  sc_measure m = {0, NULL, 0, 0};
+  m.code = slimcuda_measure_alloc(n, iterations, &m.raw_us, &m.slimcuda_us);
+  if (m.code != 0) m.msg = strdup(slimcuda_last_error_message());
+  return m;
+}
+
 // Copies and kernels: with_stream = 0 uses this thread's selection, 1 selects `stream`
 // for the call only (the _on variants).
 static inline sc_result sc_copy_h2d(void* dst, const void* src, size_t n, int32_t device, int with_stream,

@@ -1,86 +1,106 @@
-// Command slimcuda is slimcuda's command-line tool.
+// Command slimcuda runs model packages with libslimcuda and reports on the machine.
 //
 // Usage:
 //
-//	slimcuda [info]      show the CUDA runtime, driver and devices (says so plainly without a GPU)
+//	slimcuda info                    the CUDA runtime, driver and GPUs (says so plainly without a GPU)
+//	slimcuda run [flags] [PACKAGE]   run a model package (default: the demo) and summarize its outputs
+//	slimcuda pack [-o OUT] MANIFEST  write a model package from a JSON manifest
+//	slimcuda bench [flags]           copies and allocations through slimcuda as ratios to raw CUDA
 //
-// More commands (run, pack, bench) come with the model runtime.
+// Exit status: 0 success, 1 failure, 2 bad usage.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/slimcuda/slimcuda/go/slimcuda"
 )
 
 const usage = `usage: slimcuda <command> [flags]
 
 commands:
   info    show the CUDA runtime, driver and devices (the default)
+  run     run a model package (default: the demo package) and summarize its outputs
+  pack    write a model package from a JSON manifest
+  bench   time copies and allocations through slimcuda against raw CUDA
 
 Run 'slimcuda <command> -h' for a command's flags.
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// run executes one command and returns the process exit status: 0 success, 1 failure,
-// 2 bad usage.
+// errUsage marks errors that were the caller's (exit status 2).
+var errUsage = errors.New("usage")
+
+type command func(args []string, stdout, stderr io.Writer) error
+
+// run executes one command and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	cmd := "info"
+	name := "info"
 	if len(args) > 0 {
-		cmd, args = args[0], args[1:]
+		name, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "info":
-		return info(args, stdout, stderr)
-	case "-h", "-help", "--help", "help":
+	commands := map[string]command{"info": info, "run": runModel, "pack": pack, "bench": bench}
+	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "slimcuda: unknown command %q\n%s", cmd, usage)
-	return 2
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "slimcuda: unknown command %q\n%s", name, usage)
+		return 2
+	}
+	switch err := cmd(args, stdout, stderr); {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
 }
 
-func info(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("info", flag.ContinueOnError)
+// newFlags makes a command's flag set; usageLine and doc form its -h text.
+func newFlags(name, usageLine, doc string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: slimcuda info\n\nShows the CUDA runtime and driver versions and every device.")
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
-	}
-	runtime, driver, err := slimcuda.CUDAVersions()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "CUDA runtime %s, driver %s\n", runtime, driver)
-	n, err := slimcuda.DeviceCount()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	if n == 0 {
-		fmt.Fprintln(stdout, "no GPU: no usable CUDA device (work runs on the CPU path)")
-		return 0
-	}
-	fmt.Fprintf(stdout, "%d CUDA device(s):\n", n)
-	for i := 0; i < n; i++ {
-		p, err := slimcuda.Properties(i)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
+		fmt.Fprintf(stderr, "usage: slimcuda %s\n\n%s\n", usageLine, doc)
+		if hasFlags(fs) {
+			fmt.Fprintln(stderr, "\nflags:")
+			fs.PrintDefaults()
 		}
-		fmt.Fprintf(stdout, "  %d: %s, compute capability %s, %.1f GiB\n", i, p.Name, p.ComputeCapability,
-			float64(p.TotalMemory)/(1<<30))
 	}
-	return 0
+	return fs
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// parse parses flags and checks the number of positional arguments.
+func parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() < minArgs || fs.NArg() > maxArgs {
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// usageError reports a bad flag value with the command's usage (exit status 2).
+func usageError(fs *flag.FlagSet, stderr io.Writer, format string, a ...any) error {
+	fmt.Fprintf(stderr, "slimcuda %s: %s\n", fs.Name(), fmt.Sprintf(format, a...))
+	fs.Usage()
+	return errUsage
 }

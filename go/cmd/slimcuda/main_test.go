@@ -2,26 +2,36 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/slimcuda/slimcuda/go/internal/fixture"
 	"github.com/slimcuda/slimcuda/go/slimcuda"
 	"github.com/stretchr/testify/require"
 )
+
+func gpu(t *testing.T) bool {
+	n, err := slimcuda.DeviceCount()
+	require.NoError(t, err)
+	if n == 0 && os.Getenv("SLIMCUDA_REQUIRE_GPU") == "1" {
+		t.Fatal("SLIMCUDA_REQUIRE_GPU=1 but no GPU")
+	}
+	return n > 0
+}
 
 func TestInfoReportsRuntimeAndDevices(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, run([]string{"info"}, &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "CUDA runtime 13.")
-	n, err := slimcuda.DeviceCount()
-	require.NoError(t, err)
-	if n == 0 {
-		require.False(t, os.Getenv("SLIMCUDA_REQUIRE_GPU") == "1", "SLIMCUDA_REQUIRE_GPU=1 but no GPU")
-		require.Contains(t, out.String(), "no GPU")
-	} else {
+	if gpu(t) {
 		require.Contains(t, out.String(), "0: ")
 		require.Contains(t, out.String(), "compute capability")
+	} else {
+		require.Contains(t, out.String(), "no GPU")
 	}
 }
 
@@ -33,15 +43,125 @@ func TestDefaultCommandIsInfo(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"frobnicate"}, {"info", "extra"}, {"info", "-nosuchflag"}, {"run", "-device", "tpu"},
+		{"run", "a", "b"}, {"pack"}, {"bench", "-iterations", "0"}, {"run", "-iterations", "-1"}} {
+		var out, errOut bytes.Buffer
+		require.Equal(t, 2, run(args, &out, &errOut), "%v: %s", args, errOut.String())
+		require.Contains(t, errOut.String(), "usage: slimcuda", "%v", args)
+	}
+	for _, cmd := range []string{"info", "run", "pack", "bench"} {
+		var out, errOut bytes.Buffer
+		require.Equal(t, 0, run([]string{cmd, "-h"}, &out, &errOut), cmd)
+		require.Contains(t, errOut.String(), "usage: slimcuda "+cmd)
+	}
 	var out, errOut bytes.Buffer
-	require.Equal(t, 2, run([]string{"frobnicate"}, &out, &errOut))
-	require.Contains(t, errOut.String(), `unknown command "frobnicate"`)
-	errOut.Reset()
-	require.Equal(t, 2, run([]string{"info", "extra"}, &out, &errOut))
-	require.Contains(t, errOut.String(), "usage: slimcuda info")
-	errOut.Reset()
-	require.Equal(t, 2, run([]string{"info", "-nosuchflag"}, &out, &errOut))
-	out.Reset()
 	require.Equal(t, 0, run([]string{"--help"}, &out, &errOut))
 	require.True(t, strings.HasPrefix(out.String(), "usage: slimcuda"))
+}
+
+func demoPath(t *testing.T) string {
+	return fixture.Runfile(t, "SLIMCUDA_DEMO_PACKAGE", "models/demo/demo.slimcuda")
+}
+
+// `slimcuda run` on the demo gives the reference outputs (testdata/demo_model.json,
+// case run_cpu_batch_4: the same deterministic input), on the CPU and, with a GPU, on CUDA.
+func TestRunDemoMatchesReference(t *testing.T) {
+	data, err := os.ReadFile(fixture.Runfile(t, "SLIMCUDA_DEMO_MODEL_JSON", "testdata/demo_model.json"))
+	require.NoError(t, err)
+	var doc struct {
+		Cases []struct {
+			Name   string    `json:"name"`
+			Expect []float64 `json:"expect_output"`
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	var want []float64
+	for _, c := range doc.Cases {
+		if c.Name == "run_cpu_batch_4" {
+			want = c.Expect
+		}
+	}
+	require.Len(t, want, 32)
+	devices := []string{"cpu"}
+	if gpu(t) {
+		devices = append(devices, "cuda", "auto")
+	}
+	for _, device := range devices {
+		var out, errOut bytes.Buffer
+		code := run([]string{"run", "-json", "-values", "-iterations", "2", "-device", device, demoPath(t)}, &out, &errOut)
+		require.Equal(t, 0, code, errOut.String())
+		var s Summary
+		require.NoError(t, json.Unmarshal(out.Bytes(), &s))
+		require.Len(t, s.Outputs, 1)
+		require.Equal(t, []int64{4, 8}, s.Outputs[0].Sizes)
+		require.Equal(t, "float32", s.Outputs[0].DType)
+		for i := range want {
+			require.LessOrEqual(t, math.Abs(s.Outputs[0].Values[i]-want[i]), 1e-6, "%s output %d", device, i)
+		}
+		if device == "cpu" {
+			require.Equal(t, "cpu", s.Device)
+		} else {
+			require.Equal(t, "cuda:0", s.Device)
+		}
+	}
+}
+
+func TestRunWithoutArgumentsUsesTheDemo(t *testing.T) {
+	t.Setenv("SLIMCUDA_DEMO_PACKAGE", demoPath(t))
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"run"}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "output y: float32 [4 8]")
+	require.Contains(t, errOut.String(), "slimcuda: loading")
+}
+
+func TestRunRejectsBadPackages(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.slimcuda")
+	require.NoError(t, os.WriteFile(bad, []byte("definitely not a package"), 0o644))
+	var out, errOut bytes.Buffer
+	require.Equal(t, 1, run([]string{"run", bad}, &out, &errOut))
+	require.Contains(t, errOut.String(), "InvalidProgram")
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"run", filepath.Join(t.TempDir(), "missing.slimcuda")}, &out, &errOut))
+	require.Contains(t, errOut.String(), "NotFound")
+}
+
+func TestPackWritesALoadablePackage(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(demoPath(t))
+	require.NoError(t, err)
+	// Unpacking is not a command; build a manifest around a fake library instead and check the result.
+	so := filepath.Join(dir, "m.so")
+	require.NoError(t, os.WriteFile(so, src[:64], 0o644))
+	manifest := filepath.Join(dir, "m.json")
+	require.NoError(t, os.WriteFile(manifest, []byte(`{"libraries": [{"device": "cpu", "so": "m.so", "methods": [
+		{"name": "forward", "inputs": [{"name": "x", "dtype": "float32", "sizes": [2], "device": "cpu"}],
+		 "outputs": [{"name": "y", "dtype": "float32", "sizes": [2], "device": "cpu"}]}]}]}`), 0o644))
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"pack", manifest}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "wrote "+filepath.Join(dir, "m.slimcuda"))
+	data, err := os.ReadFile(filepath.Join(dir, "m.slimcuda"))
+	require.NoError(t, err)
+	require.NoError(t, slimcuda.CheckPackage(data))
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"pack", "-o", filepath.Join(dir, "x.slimcuda"), filepath.Join(dir, "none.json")}, &out,
+		&errOut))
+	require.Contains(t, errOut.String(), "NotFound")
+}
+
+func TestBench(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"bench", "-iterations", "20", "-json"}, &out, &errOut)
+	if !gpu(t) {
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut.String(), "no GPU")
+		return
+	}
+	require.Equal(t, 0, code, errOut.String())
+	var rows []BenchRow
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rows))
+	require.Len(t, rows, 18)
+	for _, r := range rows {
+		require.Greater(t, r.RawMicros, 0.0, r.What)
+		require.Greater(t, r.SlimcudaMicros, 0.0, r.What)
+	}
 }

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/slimcuda/slimcuda/go/slimcuda"
+)
+
+// demoPackage finds the demo package: $SLIMCUDA_DEMO_PACKAGE, else the runfiles of a
+// `bazel run`, else models/demo/demo.slimcuda below the working directory.
+func demoPackage() (string, error) {
+	if p := os.Getenv("SLIMCUDA_DEMO_PACKAGE"); p != "" {
+		return p, nil
+	}
+	var candidates []string
+	for _, dir := range []string{os.Getenv("RUNFILES_DIR"), os.Args[0] + ".runfiles"} {
+		if dir != "" {
+			candidates = append(candidates, filepath.Join(dir, "slimcuda", "models", "demo", "demo.slimcuda"))
+		}
+	}
+	candidates = append(candidates, filepath.Join("bazel-bin", "models", "demo", "demo.slimcuda"))
+	for _, p := range candidates {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("slimcuda run: no demo package found (give a PACKAGE, or set SLIMCUDA_DEMO_PACKAGE; " +
+		"`bazel run //go/cmd/slimcuda -- run` provides it)")
+}
+
+// Summary is what `slimcuda run` reports (also as JSON with --json).
+type Summary struct {
+	Package    string          `json:"package"`
+	Device     string          `json:"device"`
+	LoadMillis float64         `json:"load_ms"`
+	FirstRunMs float64         `json:"first_run_ms"`
+	RunMillis  float64         `json:"run_ms_mean"`
+	Iterations int             `json:"iterations"`
+	Inputs     []TensorSummary `json:"inputs"`
+	Outputs    []TensorSummary `json:"outputs"`
+}
+
+// TensorSummary describes one input or output.
+type TensorSummary struct {
+	Name   string    `json:"name"`
+	DType  string    `json:"dtype"`
+	Sizes  []int64   `json:"sizes"`
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	Sum    float64   `json:"sum"`
+	Values []float64 `json:"values,omitempty"` // all values when --values
+}
+
+func runModel(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", "run [flags] [PACKAGE]",
+		"Loads a model package (default: the demo package), runs it on deterministic inputs and summarizes the\n"+
+			"outputs and timings. With a GPU it uses the CUDA library, else the CPU library.", stderr)
+	device := fs.String("device", "auto", "auto (CUDA when a GPU is there), cpu or cuda")
+	batch := fs.Int64("batch", 4, "size of dimension 0 of dynamic-bounded inputs")
+	iterations := fs.Int("iterations", 10, "timed runs after the first")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	values := fs.Bool("values", false, "include every output value")
+	if err := parse(fs, args, 0, 1); err != nil {
+		return err
+	}
+	if *iterations < 0 {
+		return usageError(fs, stderr, "-iterations must be >= 0")
+	}
+	path := fs.Arg(0)
+	if path == "" {
+		var err error
+		if path, err = demoPackage(); err != nil {
+			return err
+		}
+	}
+	var opts []slimcuda.LoadOption
+	switch *device {
+	case "auto":
+	case "cpu":
+		opts = append(opts, slimcuda.LoadOnCPU())
+	case "cuda":
+		opts = append(opts, slimcuda.LoadOnCUDA(-1))
+	default:
+		return usageError(fs, stderr, "-device %q: want auto, cpu or cuda", *device)
+	}
+	progress := func(format string, a ...any) {
+		if !*asJSON {
+			fmt.Fprintf(stderr, "slimcuda: "+format+"\n", a...)
+		}
+	}
+	progress("loading %s", path)
+	start := time.Now()
+	model, err := slimcuda.Load(path, opts...)
+	if err != nil {
+		return err
+	}
+	defer model.Close()
+	s := Summary{Package: path, Device: model.Device().String(), LoadMillis: ms(time.Since(start)), Iterations: *iterations}
+
+	inputs := make([]*slimcuda.Tensor, 0, len(model.Inputs()))
+	defer func() {
+		for _, t := range inputs {
+			t.Close()
+		}
+	}()
+	for _, spec := range model.Inputs() {
+		t, summary, err := makeInput(spec, model.Device(), *batch)
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, t)
+		s.Inputs = append(s.Inputs, summary)
+	}
+	progress("running on %s", s.Device)
+	start = time.Now()
+	outputs, err := model.Run(inputs)
+	if err != nil {
+		return err
+	}
+	s.FirstRunMs = ms(time.Since(start))
+	for i, out := range outputs {
+		summary, err := summarize(model.Outputs()[i].Name, out, *values)
+		out.Close()
+		if err != nil {
+			return err
+		}
+		s.Outputs = append(s.Outputs, summary)
+	}
+	if *iterations > 0 {
+		start = time.Now()
+		for i := 0; i < *iterations; i++ {
+			outs, err := model.Run(inputs)
+			if err != nil {
+				return err
+			}
+			for _, o := range outs {
+				o.Close()
+			}
+		}
+		s.RunMillis = ms(time.Since(start)) / float64(*iterations)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	fmt.Fprintf(stdout, "%s on %s: load %.2f ms, first run %.3f ms, mean of %d runs %.3f ms\n", s.Package, s.Device,
+		s.LoadMillis, s.FirstRunMs, s.Iterations, s.RunMillis)
+	for _, o := range s.Outputs {
+		fmt.Fprintf(stdout, "  output %s: %s %v, min %.6g, max %.6g, sum %.6g\n", o.Name, o.DType, o.Sizes, o.Min, o.Max,
+			o.Sum)
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// makeInput builds a deterministic input for spec: x[k] = ((k*5) % 11 - 5) / 8 over the
+// row-major index k (the demo's reference inputs), cast to the input's dtype.
+func makeInput(spec slimcuda.TensorSpec, device slimcuda.Device, batch int64) (*slimcuda.Tensor, TensorSummary, error) {
+	sizes := append([]int64(nil), spec.Sizes...)
+	if spec.Dynamism != slimcuda.Static && len(sizes) > 0 {
+		if spec.Dynamism == slimcuda.DynamicUnbounded || batch <= sizes[0] {
+			sizes[0] = batch
+		}
+		for i := range sizes {
+			if sizes[i] < 0 {
+				sizes[i] = 1
+			}
+		}
+	}
+	n := int64(1)
+	for _, d := range sizes {
+		n *= d
+	}
+	values := make([]float64, n)
+	for k := range values {
+		values[k] = float64((k*5)%11-5) / 8
+	}
+	t, err := slimcuda.NewTensor(sizes, spec.DType, device)
+	if err != nil {
+		return nil, TensorSummary{}, err
+	}
+	if err := t.CopyFromHost(values); err != nil {
+		t.Close()
+		return nil, TensorSummary{}, err
+	}
+	return t, describe(spec.Name, spec.DType, sizes, values, false), nil
+}
+
+func summarize(name string, t *slimcuda.Tensor, all bool) (TensorSummary, error) {
+	info, err := t.Info()
+	if err != nil {
+		return TensorSummary{}, err
+	}
+	values := make([]float64, info.Numel)
+	if err := t.CopyToHost(values); err != nil {
+		return TensorSummary{}, err
+	}
+	return describe(name, info.DType, info.Sizes, values, all), nil
+}
+
+func describe(name string, dtype slimcuda.DType, sizes []int64, values []float64, all bool) TensorSummary {
+	s := TensorSummary{Name: name, DType: dtype.String(), Sizes: sizes, Min: math.Inf(1), Max: math.Inf(-1)}
+	for _, v := range values {
+		s.Min = math.Min(s.Min, v)
+		s.Max = math.Max(s.Max, v)
+		s.Sum += v
+	}
+	if len(values) == 0 {
+		s.Min, s.Max = 0, 0
+	}
+	if all {
+		s.Values = values
+	}
+	return s
+}
