@@ -2,6 +2,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <cstring>
 #include <new>
 
 #include "csrc/package/package_generated.h"
@@ -19,6 +20,15 @@ constexpr size_t kMaxTensors = 4096;
 constexpr size_t kMaxNameLength = 1024;
 
 bool valid_device_type(int v) { return v == static_cast<int>(DeviceType::CPU) || v == static_cast<int>(DeviceType::CUDA); }
+
+// The verifier checks a vector's length word, not that 8-byte elements are 8-byte
+// aligned; a hostile file can misalign them. Copy them out bytewise instead of reading
+// through flatbuffers' typed accessors.
+std::vector<int64_t> read_longs(const flatbuffers::Vector<int64_t>* v) {
+  std::vector<int64_t> out(v->size());
+  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(int64_t));
+  return out;
+}
 
 }  // namespace
 
@@ -93,6 +103,13 @@ Error ModelPackage::parse(const uint8_t* data, size_t size, ModelPackage* out, c
                                 "%zu bytes: larger than a package can be", size);
     SLIMCUDA_CHECK_OR_RETURN_AT(function, fb::PackageBufferHasIdentifier(data), Error::InvalidProgram,
                                 "bad magic: not a slimcuda model package (identifier SCPK)");
+    // The verifier wants the buffer 8-byte aligned (as any allocator gives); copy if not.
+    std::vector<uint64_t> aligned;
+    if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
+      aligned.resize((size + 7) / 8);
+      std::memcpy(aligned.data(), data, size);
+      data = reinterpret_cast<const uint8_t*>(aligned.data());
+    }
     flatbuffers::Verifier verifier(data, size, /*max_depth=*/64, /*max_tables=*/1000000);
     SLIMCUDA_CHECK_OR_RETURN_AT(function, fb::VerifyPackageBuffer(verifier), Error::InvalidProgram,
                                 "corrupt package: offsets or lengths out of range (FlatBuffers verifier)");
@@ -144,13 +161,13 @@ Error ModelPackage::parse(const uint8_t* data, size_t size, ModelPackage* out, c
               SLIMCUDA_CHECK_OR_RETURN_AT(function, t->sizes()->size() <= static_cast<uint32_t>(kMaxDims),
                                           Error::InvalidProgram, "rank %u > %lld", t->sizes()->size(),
                                           static_cast<long long>(kMaxDims));
-              s.sizes.assign(t->sizes()->begin(), t->sizes()->end());
+              s.sizes = read_longs(t->sizes());
             }
             if (t->min_sizes() != nullptr) {
               SLIMCUDA_CHECK_OR_RETURN_AT(function, t->min_sizes()->size() <= static_cast<uint32_t>(kMaxDims),
                                           Error::InvalidProgram, "min_sizes longer than %lld",
                                           static_cast<long long>(kMaxDims));
-              s.min_sizes.assign(t->min_sizes()->begin(), t->min_sizes()->end());
+              s.min_sizes = read_longs(t->min_sizes());
             }
             if (t->dim_order() != nullptr) {
               SLIMCUDA_CHECK_OR_RETURN_AT(function, t->dim_order()->size() <= static_cast<uint32_t>(kMaxDims),

@@ -6,17 +6,30 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-bash tools/install.sh --prefix "$dir/prefix"
-export PKG_CONFIG_PATH="$dir/prefix/lib/pkgconfig"
+# The go command caches the flags pkg-config gave without noticing when they change; CGO_LDFLAGS
+# is part of its cache key, so naming the prefix there keeps stale flags out.
+installed="${TMPDIR:-/tmp}/slimcuda-consumer"
+rm -rf "$installed"
+bash tools/install.sh --prefix "$installed/prefix"
+export PKG_CONFIG_PATH="$installed/prefix/lib/pkgconfig" CGO_LDFLAGS="-L$installed/prefix/lib"
 cc -std=c11 -Wall -Werror tools/consumer/consumer.c -o "$dir/consumer_c" $(pkg-config --cflags --libs slimcuda)
 c++ -std=c++17 -Wall -Werror tools/consumer/consumer.cc -o "$dir/consumer_cc" $(pkg-config --cflags --libs slimcuda)
 "$dir/consumer_c"
 "$dir/consumer_cc"
+# The demo model from C++ and from a Go program outside this module (plain go build).
+bazel build //models/demo:demo_package 2>/dev/null
+demo="$PWD/bazel-bin/models/demo/demo.slimcuda"
+c++ -std=c++17 -Wall -Werror tools/consumer/model_consumer.cc -o "$dir/model_consumer" $(pkg-config --cflags --libs slimcuda)
+"$dir/model_consumer" "$demo" | tee "$dir/model_consumer.out"
+want=$(python3 -c "import json;c=[c for c in json.load(open('testdata/demo_model.json'))['cases'] if c['name']=='run_cpu_batch_4'][0];print('%.8f'%sum(c['expect_output']))")
+grep -q "output sum $want" "$dir/model_consumer.out" || { echo "consumer: model_consumer sum differs from $want" >&2; exit 1; }
+(cd tools/consumer/goapp && GOFLAGS=-mod=mod go build -o "$dir/goapp" .)
+"$dir/goapp" "$demo" testdata/demo_model.json
 # A program that knows only PyTorch's shim signatures, against the plain and the prefixed
 # install (dlopen: no slimcuda header, no link-time dependency).
 cc -std=c11 -Wall -Werror tools/consumer/shim_consumer.c -o "$dir/shim_consumer" -ldl
-"$dir/shim_consumer" "$dir/prefix/lib/libslimcuda.so"
-bash tools/check_shims.sh "$dir/prefix/lib/libslimcuda.so"
+"$dir/shim_consumer" "$installed/prefix/lib/libslimcuda.so"
+bash tools/check_shims.sh "$installed/prefix/lib/libslimcuda.so"
 bash tools/install.sh --prefix "$dir/prefixed" --shim-prefix slimcuda_
 grep -q 'define SLIMCUDA_SHIM_PREFIX slimcuda_' "$dir/prefixed/include/slimcuda/shim_prefix.h"
 "$dir/shim_consumer" "$dir/prefixed/lib/libslimcuda.so" slimcuda_
@@ -27,7 +40,7 @@ if "$dir/shim_consumer" "$dir/prefixed/lib/libslimcuda.so" >/dev/null 2>&1; then
 fi
 bazel build //csrc:libslimcuda.so 2>/dev/null # leave the default build in bazel-bin
 # The installed library exports the C ABI and the kernels' host stubs, nothing unprefixed.
-nm -D --defined-only "$dir/prefix/lib/libslimcuda.so" | awk '{print $3}' >"$dir/exports"
+nm -D --defined-only "$installed/prefix/lib/libslimcuda.so" | awk '{print $3}' >"$dir/exports"
 grep -q '^slimcuda_copy_host_to_device$' "$dir/exports"
 grep -q '^slimcuda_caller_stream_push$' "$dir/exports"
 grep -q '_ZN8slimcuda7kernels15fill_f32_kernel' "$dir/exports"

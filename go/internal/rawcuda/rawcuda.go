@@ -2,7 +2,22 @@
 // the Go benchmarks compare slimcuda against in the same run. Benchmarks only.
 package rawcuda
 
-// #include <cuda_runtime_api.h>
+// The few CUDA runtime functions the baseline needs are declared below (same ABI as
+// cuda_runtime_api.h), so the package also builds with plain `go test` against the
+// installed library, where no CUDA headers exist (pkgconfig.go links its libcudart).
+
+/*
+#include <stddef.h>
+
+typedef int cudaError_t;
+typedef struct CUstream_st* cudaStream_t;
+extern cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int flags);
+extern cudaError_t cudaFreeHost(void* p);
+extern cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, int kind);
+extern cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, int kind, cudaStream_t s);
+extern cudaError_t cudaStreamSynchronize(cudaStream_t s);
+extern const char* cudaGetErrorString(cudaError_t e);
+*/
 import "C"
 
 import (
@@ -10,8 +25,14 @@ import (
 	"unsafe"
 )
 
+// cudaMemcpyKind values.
+const (
+	hostToDevice = 1
+	deviceToHost = 2
+)
+
 func check(what string, e C.cudaError_t) error {
-	if e != C.cudaSuccess {
+	if e != 0 {
 		return fmt.Errorf("rawcuda: %s: %s", what, C.GoString(C.cudaGetErrorString(e)))
 	}
 	return nil
@@ -20,7 +41,7 @@ func check(what string, e C.cudaError_t) error {
 // HostAlloc returns n bytes of pinned (page-locked) host memory; free with HostFree.
 func HostAlloc(n int) ([]byte, error) {
 	var p unsafe.Pointer
-	if err := check("cudaHostAlloc", C.cudaHostAlloc(&p, C.size_t(n), C.cudaHostAllocDefault)); err != nil {
+	if err := check("cudaHostAlloc", C.cudaHostAlloc(&p, C.size_t(n), 0)); err != nil {
 		return nil, err
 	}
 	return unsafe.Slice((*byte)(p), n), nil
@@ -31,19 +52,19 @@ func HostFree(b []byte) error { return check("cudaFreeHost", C.cudaFreeHost(unsa
 
 // CopyToDevice is cudaMemcpy host -> device.
 func CopyToDevice(dst unsafe.Pointer, src []byte) error {
-	return check("cudaMemcpy", C.cudaMemcpy(dst, unsafe.Pointer(&src[0]), C.size_t(len(src)), C.cudaMemcpyHostToDevice))
+	return check("cudaMemcpy", C.cudaMemcpy(dst, unsafe.Pointer(&src[0]), C.size_t(len(src)), hostToDevice))
 }
 
 // CopyToHost is cudaMemcpy device -> host.
 func CopyToHost(dst []byte, src unsafe.Pointer) error {
-	return check("cudaMemcpy", C.cudaMemcpy(unsafe.Pointer(&dst[0]), src, C.size_t(len(dst)), C.cudaMemcpyDeviceToHost))
+	return check("cudaMemcpy", C.cudaMemcpy(unsafe.Pointer(&dst[0]), src, C.size_t(len(dst)), deviceToHost))
 }
 
 // CopyToDeviceAsyncSync is cudaMemcpyAsync on stream, then cudaStreamSynchronize, in one
-// cgo call (as a C++ caller would write it).
+// cgo call each (as a C++ caller would write it).
 func CopyToDeviceAsyncSync(dst unsafe.Pointer, src []byte, stream unsafe.Pointer) error {
 	s := C.cudaStream_t(stream)
-	if err := check("cudaMemcpyAsync", C.cudaMemcpyAsync(dst, unsafe.Pointer(&src[0]), C.size_t(len(src)), C.cudaMemcpyHostToDevice, s)); err != nil {
+	if err := check("cudaMemcpyAsync", C.cudaMemcpyAsync(dst, unsafe.Pointer(&src[0]), C.size_t(len(src)), hostToDevice, s)); err != nil {
 		return err
 	}
 	return check("cudaStreamSynchronize", C.cudaStreamSynchronize(s))
@@ -52,7 +73,7 @@ func CopyToDeviceAsyncSync(dst unsafe.Pointer, src []byte, stream unsafe.Pointer
 // CopyToHostAsyncSync is the device -> host twin of CopyToDeviceAsyncSync.
 func CopyToHostAsyncSync(dst []byte, src unsafe.Pointer, stream unsafe.Pointer) error {
 	s := C.cudaStream_t(stream)
-	if err := check("cudaMemcpyAsync", C.cudaMemcpyAsync(unsafe.Pointer(&dst[0]), src, C.size_t(len(dst)), C.cudaMemcpyDeviceToHost, s)); err != nil {
+	if err := check("cudaMemcpyAsync", C.cudaMemcpyAsync(unsafe.Pointer(&dst[0]), src, C.size_t(len(dst)), deviceToHost, s)); err != nil {
 		return err
 	}
 	return check("cudaStreamSynchronize", C.cudaStreamSynchronize(s))

@@ -1,0 +1,7 @@
+module example.com/goapp
+
+go 1.26
+
+require github.com/slimcuda/slimcuda v0.0.0
+
+replace github.com/slimcuda/slimcuda => ../../..

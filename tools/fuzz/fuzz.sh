@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tools/fuzz/fuzz.sh [SECONDS] — fuzz the model package reader for SECONDS each (default 20):
+#   1. libFuzzer (clang 14, with ASan and UBSan) on ModelPackage::parse;
+#   2. Go's native fuzzer on slimcuda.CheckPackage, through cgo and the installed library.
+# Seeds: testdata/packages/*.slimcuda. Crashes are kept in fuzz-out/ (git-ignored).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+seconds="${1:-20}"
+out="$PWD/fuzz-out"
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# --- libFuzzer -----------------------------------------------------------------------------
+mkdir -p "$work/gen/csrc/package" "$work/include/slimcuda" "$work/corpus"
+flatc --cpp --scoped-enums -o "$work/gen/csrc/package" csrc/package/package.fbs
+for h in csrc/core/*.h; do ln -s "$PWD/$h" "$work/include/slimcuda/$(basename "$h")"; done
+clang++-14 -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -I. -I"$work/gen" -I"$work/include" \
+  csrc/package/package_fuzzer.cc csrc/package/model_package.cc csrc/core/last_error.cc csrc/core/error.cc \
+  -o "$work/package_fuzzer"
+cp testdata/packages/*.slimcuda "$work/corpus/"
+echo "fuzz: libFuzzer on ModelPackage::parse for ${seconds}s"
+"$work/package_fuzzer" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/" \
+  "$work/corpus" 2>"$work/libfuzzer.log" || { tail -40 "$work/libfuzzer.log"; exit 1; }
+grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]+ runs' "$work/libfuzzer.log" | sed 's/^/fuzz: libFuzzer /'
+
+# --- Go native fuzzing, against the installed library ----------------------------------------
+# The go command caches the flags pkg-config gave without noticing when they change; CGO_LDFLAGS
+# is part of its cache key, so naming the prefix there keeps stale flags out.
+prefix="${TMPDIR:-/tmp}/slimcuda-fuzz/prefix"
+bash tools/install.sh --prefix "$prefix" >/dev/null
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig" CGO_LDFLAGS="-L$prefix/lib"
+echo "fuzz: go test -fuzz FuzzCheckPackage for ${seconds}s"
+(cd go/slimcuda && GOFLAGS=-mod=mod go test -run '^$' -fuzz '^FuzzCheckPackage$' -fuzztime "${seconds}s" \
+  -parallel 2 . 2>&1 | tee "$work/gofuzz.log" | tail -3)
+grep -q '^ok' "$work/gofuzz.log"
+echo "fuzz: both fuzzers finished without a finding"
