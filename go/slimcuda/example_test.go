@@ -106,3 +106,30 @@ func ExampleTensor() {
 	fmt.Println(out, info.Strides, info.DType)
 	// Output: [0 3 1 4 2 5] [2 1] int64
 }
+
+// Load a model package and run it; inputs are checked against model.Inputs().
+func ExampleLoad() {
+	model, err := slimcuda.Load("model.slimcuda") // CUDA library when there is a GPU, else CPU
+	if err != nil {
+		log.Fatal(err) // errors.Is(err, slimcuda.ErrInvalidProgram) for a malformed package
+	}
+	defer model.Close()
+	spec := model.Inputs()[0]
+	x, err := slimcuda.NewTensor([]int64{4, spec.Sizes[1]}, spec.DType, model.Device())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.CopyFromHost(make([]float32, 4*spec.Sizes[1])); err != nil {
+		log.Fatal(err)
+	}
+	outs, err := model.Run([]*slimcuda.Tensor{x})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, out := range outs {
+		info, _ := out.Info()
+		fmt.Println(info.Sizes, info.DType)
+		out.Close()
+	}
+}

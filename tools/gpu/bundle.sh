@@ -8,6 +8,7 @@
 # DIR/lib/      libslimcuda.so and libcudart.so.<major>
 # DIR/testdata/ the shared fixtures
 # DIR/slimcuda  the CLI (LD_LIBRARY_PATH=DIR/lib DIR/slimcuda info)
+# DIR/demo.slimcuda  the demo model package
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${1:-gpu-bundle}"
@@ -16,7 +17,7 @@ tests=$(bazel query 'kind("(cc|go)_test", //...)' 2>/dev/null | sort)
 benches=$(bazel query 'attr(name, "_benchmark$", kind("cc_binary", //...))' 2>/dev/null | sort)
 echo "bundle: building $(echo "$tests" | wc -l) tests and $(echo "$benches" | wc -l) benchmarks"
 # shellcheck disable=SC2086
-bazel build $tests $benches //csrc:libslimcuda.so //go/cmd/slimcuda >/dev/null
+bazel build $tests $benches //csrc:libslimcuda.so //go/cmd/slimcuda //models/demo:demo_package >/dev/null
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/bench" "$out/lib" "$out/testdata"
@@ -41,7 +42,8 @@ cp -L bazel-bin/csrc/libslimcuda.so "$out/lib/"
 cp -L "$(bin_of //go/cmd/slimcuda:slimcuda)" "$out/slimcuda"
 cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/null ||
   cp -L "$(bazel info output_base 2>/dev/null)"/external/local_cuda/lib/libcudart.so.[0-9]* "$out/lib/"
-cp testdata/*.json "$out/testdata/"
+cp -r testdata/*.json testdata/packages "$out/testdata/"
+cp -L bazel-bin/models/demo/demo.slimcuda "$out/"
 cp tools/gpu/run.sh "$out/run.sh"
 chmod -R u+w "$out"
 echo "bundle: $out: $(ls "$out/bin" | wc -l) test binaries, $(ls "$out/bench" | wc -l) benchmarks, $(du -sh "$out" | cut -f1)"

@@ -8,7 +8,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export SLIMCUDA_REQUIRE_GPU=1
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 SLIMCUDA_FIXTURES="$(ls "$here"/testdata/*.json | tr '\n' ' ')"
-export SLIMCUDA_FIXTURES
+export SLIMCUDA_FIXTURES SLIMCUDA_DEMO_PACKAGE="$here/demo.slimcuda"
+export SLIMCUDA_DEMO_MODEL_JSON="$here/testdata/demo_model.json"
 logs="${SLIMCUDA_GPU_LOGS:-$here/logs}"
 mkdir -p "$logs"
 
