@@ -9,6 +9,7 @@
 # DIR/testdata/ the shared fixtures
 # DIR/slimcuda  the CLI (LD_LIBRARY_PATH=DIR/lib DIR/slimcuda info)
 # DIR/demo.slimcuda  the demo model package
+# DIR/zoo_runner, DIR/pack  for tools/aoti/run_zoo.sh (real AOTInductor exports)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${1:-gpu-bundle}"
@@ -17,7 +18,8 @@ tests=$(bazel query 'kind("(cc|go)_test", //...)' 2>/dev/null | sort)
 benches=$(bazel query 'attr(name, "_benchmark$", kind("cc_binary", //...))' 2>/dev/null | sort)
 echo "bundle: building $(echo "$tests" | wc -l) tests and $(echo "$benches" | wc -l) benchmarks"
 # shellcheck disable=SC2086
-bazel build $tests $benches //csrc:libslimcuda.so //go/cmd/slimcuda //models/demo:demo_package >/dev/null
+bazel build $tests $benches //csrc:libslimcuda.so //go/cmd/slimcuda //models/demo:demo_package \
+  //tools/aoti:zoo_runner //csrc/package:pack >/dev/null
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/bench" "$out/lib" "$out/testdata"
@@ -40,6 +42,7 @@ for b in $benches; do
 done
 cp -L bazel-bin/csrc/libslimcuda.so "$out/lib/"
 cp -L "$(bin_of //go/cmd/slimcuda:slimcuda)" "$out/slimcuda"
+cp -L bazel-bin/tools/aoti/zoo_runner bazel-bin/csrc/package/pack "$out/"
 cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/null ||
   cp -L "$(bazel info output_base 2>/dev/null)"/external/local_cuda/lib/libcudart.so.[0-9]* "$out/lib/"
 cp -r testdata/*.json testdata/packages "$out/testdata/"

@@ -165,3 +165,50 @@ func TestBench(t *testing.T) {
 		require.Greater(t, r.SlimcudaMicros, 0.0, r.What)
 	}
 }
+
+// -inputs and -save: raw tensors in, raw float32 outputs out (what tools/aoti/run_zoo.sh uses).
+func TestRunWithRawInputsAndSavedOutputs(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(fixture.Runfile(t, "SLIMCUDA_DEMO_MODEL_JSON", "testdata/demo_model.json"))
+	require.NoError(t, err)
+	var doc struct {
+		Cases []struct {
+			Name   string    `json:"name"`
+			Input  []float32 `json:"input"`
+			Expect []float32 `json:"expect_output"`
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	var in, want []float32
+	for _, c := range doc.Cases {
+		if c.Name == "run_cpu_batch_1" {
+			in, want = c.Input, c.Expect
+		}
+	}
+	require.Len(t, in, 16)
+	raw := make([]byte, 0, 64)
+	for _, v := range in {
+		b := math.Float32bits(v)
+		raw = append(raw, byte(b), byte(b>>8), byte(b>>16), byte(b>>24))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.bin"), raw, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "inputs.json"),
+		[]byte(`[{"file": "x.bin", "dtype": "float32", "sizes": [1, 16]}]`), 0o644))
+	var out, errOut bytes.Buffer
+	code := run([]string{"run", "-device", "cpu", "-inputs", dir, "-save", filepath.Join(dir, "out"), demoPath(t)}, &out,
+		&errOut)
+	require.Equal(t, 0, code, errOut.String())
+	got, err := os.ReadFile(filepath.Join(dir, "out", "output_0.bin"))
+	require.NoError(t, err)
+	require.Len(t, got, 32)
+	for i := range want {
+		v := math.Float32frombits(uint32(got[4*i]) | uint32(got[4*i+1])<<8 | uint32(got[4*i+2])<<16 | uint32(got[4*i+3])<<24)
+		require.Equal(t, want[i], v, "output %d", i)
+	}
+	require.FileExists(t, filepath.Join(dir, "out", "outputs.json"))
+	// A malformed inputs.json or a short file is an error, not a crash.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.bin"), raw[:10], 0o644))
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", dir, demoPath(t)}, &out, &errOut))
+	require.Contains(t, errOut.String(), "whole number")
+}

@@ -66,6 +66,8 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 	iterations := fs.Int("iterations", 10, "timed runs after the first")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	values := fs.Bool("values", false, "include every output value")
+	inputsDir := fs.String("inputs", "", "read the inputs from DIR/inputs.json and its raw files instead of making them")
+	saveDir := fs.String("save", "", "write each output to DIR/output_<i>.bin (raw, row-major) and DIR/outputs.json")
 	if err := parse(fs, args, 0, 1); err != nil {
 		return err
 	}
@@ -109,13 +111,21 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 			t.Close()
 		}
 	}()
-	for _, spec := range model.Inputs() {
-		t, summary, err := makeInput(spec, model.Device(), *batch)
+	if *inputsDir != "" {
+		loaded, err := readInputs(*inputsDir, model.Device())
+		inputs = append(inputs, loaded...)
 		if err != nil {
 			return err
 		}
-		inputs = append(inputs, t)
-		s.Inputs = append(s.Inputs, summary)
+	} else {
+		for _, spec := range model.Inputs() {
+			t, summary, err := makeInput(spec, model.Device(), *batch)
+			if err != nil {
+				return err
+			}
+			inputs = append(inputs, t)
+			s.Inputs = append(s.Inputs, summary)
+		}
 	}
 	progress("running on %s", s.Device)
 	start = time.Now()
@@ -124,6 +134,11 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	s.FirstRunMs = ms(time.Since(start))
+	if *saveDir != "" {
+		if err := saveOutputs(*saveDir, outputs); err != nil {
+			return err
+		}
+	}
 	for i, out := range outputs {
 		summary, err := summarize(model.Outputs()[i].Name, out, *values)
 		out.Close()
