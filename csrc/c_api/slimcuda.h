@@ -93,8 +93,10 @@ int32_t slimcuda_device_free(void* ptr, int32_t device_index);
  * bytes); device_index < -1 -> INVALID_ARGUMENT; no GPU/driver -> NOT_SUPPORTED; index not
  * an existing device -> INVALID_ARGUMENT; nbytes = 0 -> OK with nothing enqueued. With a
  * caller stream selected on this thread, the copy is enqueued on it (after the work already
- * there), and the call waits for exactly that copy before returning; the stream's device
- * must equal the index (-1 = current device), else INVALID_ARGUMENT. With no selection, a
+ * there), and the call waits for exactly that copy before returning; the device is the
+ * stream's own (read from the stream): index -1 means it, another index must equal it, else
+ * INVALID_ARGUMENT. (A selected NULL, the legacy default stream, exists on every device:
+ * -1 is then the current device.) With no selection, a
  * synchronous copy. Either way `src`/`dst` host memory may be reused once the call returns. */
 int32_t slimcuda_copy_host_to_device(void* dst, const void* src, size_t nbytes, int32_t device_index);
 int32_t slimcuda_copy_device_to_host(void* dst, const void* src, size_t nbytes, int32_t device_index);

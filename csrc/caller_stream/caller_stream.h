@@ -20,6 +20,11 @@ namespace slimcuda {
 ///  - std::nullopt means "no selection"; a selected nullptr means the legacy default stream.
 ///    slimcuda never confuses the two.
 ///  - The stream is borrowed: the caller keeps it alive while it is selected.
+///  - Devices: a stream belongs to one GPU, and slimcuda reads that device from the stream
+///    itself. Work that names device -1 runs on the selected stream's device; work that names
+///    another device is refused (InvalidArgument) rather than enqueued on a stream of a
+///    different GPU. One selection per thread covers all devices: to work on two GPUs at
+///    once, use two threads (or per-call streams), each with its own GPU's stream.
 
 /// This thread's selection, or std::nullopt if none.
 [[nodiscard]] std::optional<cudaStream_t> getCallerStream() noexcept;

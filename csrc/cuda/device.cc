@@ -77,8 +77,13 @@ Error stream_device(cudaStream_t stream, int* device) noexcept {
 
 Error resolve_device_for_stream(int index, cudaStream_t stream, int* resolved) noexcept {
   SLIMCUDA_RETURN_IF_ERROR(resolve_device(index, resolved));
+  if (stream == nullptr) return Error::Ok;  // the legacy default stream of whichever device
   int owner = -1;
   SLIMCUDA_RETURN_IF_ERROR(stream_device(stream, &owner));
+  if (index == -1) {
+    *resolved = owner;
+    return Error::Ok;
+  }
   SLIMCUDA_CHECK_OR_RETURN(owner == *resolved, Error::InvalidArgument,
                            "caller stream belongs to device %d, the call names device %d", owner, *resolved);
   return Error::Ok;

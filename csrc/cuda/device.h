@@ -19,8 +19,10 @@ namespace slimcuda::cuda {
 /// The device `stream` belongs to (the current device for the legacy default stream).
 [[nodiscard]] Error stream_device(cudaStream_t stream, int* device) noexcept;
 
-/// Resolves `index` and, when `stream` is a caller stream, checks that it lives on that
-/// device (InvalidArgument otherwise): work is never enqueued on another GPU's stream.
+/// Resolves `index` for work on `stream`: a stream belongs to one device, read from the
+/// stream itself. index -1 means that device; any other index must name it
+/// (InvalidArgument otherwise: work is never enqueued on another GPU's stream). The legacy
+/// default stream (nullptr) exists on every device: -1 is then the current device.
 [[nodiscard]] Error resolve_device_for_stream(int index, cudaStream_t stream, int* resolved) noexcept;
 
 /// Blocks until the work enqueued on `stream` so far has finished — and no later work:

@@ -314,6 +314,69 @@ std::string shape_string(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
+// Between two GPUs: pack (and convert) on the source GPU, copy peer to peer, scatter on the
+// destination GPU. Blocking: it first waits for the caller stream (whichever GPU it is on),
+// so data a kernel is still writing there is complete, and returns when dst is written.
+Error copy_between_gpus(const SlimTensor& dst, const SlimTensor& src, int64_t numel, const char* function) noexcept {
+  const int from = src.device().index, to = dst.device().index;
+  const int dt = static_cast<int>(dst.dtype()), st = static_cast<int>(src.dtype());
+  const int des = static_cast<int>(dst.element_size()), ses = static_cast<int>(src.element_size());
+  const size_t bytes = static_cast<size_t>(numel) * des;
+  const std::vector<int64_t> packed = contiguous_strides(dst.sizes());
+  const std::optional<cudaStream_t> caller = getCallerStream();
+  if (caller.has_value() && *caller != nullptr) {
+    int owner = -1;
+    SLIMCUDA_RETURN_IF_ERROR(cuda::stream_device(*caller, &owner));
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, owner == from || owner == to, Error::InvalidArgument,
+                                "caller stream belongs to device %d, the copy is between devices %d and %d", owner,
+                                from, to);
+    cuda::DeviceGuard guard(owner);
+    SLIMCUDA_RETURN_IF_ERROR(guard.error());
+    SLIMCUDA_RETURN_IF_ERROR(cuda::wait_for_stream(*caller, owner));
+  }
+  void* a = nullptr;
+  void* b = nullptr;
+  Error e = Error::Ok;
+  {
+    cuda::DeviceGuard guard(from);
+    SLIMCUDA_RETURN_IF_ERROR(guard.error());
+    SLIMCUDA_CUDA_TRY_AT(function, cudaMalloc(&a, bytes));
+    e = launch_copy(static_cast<char*>(a), dt, des, static_cast<const char*>(src.data_ptr()), st, ses,
+                    make_plan(dst.sizes(), packed, src.strides()), numel, nullptr, function);
+    if (e == Error::Ok && cudaStreamSynchronize(nullptr) != cudaSuccess) {
+      e = set_last_error(Error::Internal, function, "packing on device %d failed: %s", from,
+                         cudaGetErrorString(cudaGetLastError()));
+    }
+  }
+  if (e == Error::Ok) {
+    cuda::DeviceGuard guard(to);
+    e = guard.error();
+    if (e == Error::Ok && cudaMalloc(&b, bytes) != cudaSuccess) {
+      b = nullptr;
+      e = set_last_error(Error::MemoryAllocationFailed, function, "%zu bytes on device %d: %s", bytes, to,
+                         cudaGetErrorString(cudaGetLastError()));
+    }
+    if (e == Error::Ok && cudaMemcpyPeer(b, to, a, from, bytes) != cudaSuccess) {
+      e = set_last_error(Error::Internal, function, "peer copy %d -> %d: %s", from, to,
+                         cudaGetErrorString(cudaGetLastError()));
+    }
+    if (e == Error::Ok) {
+      e = launch_copy(static_cast<char*>(dst.data_ptr()), dt, des, static_cast<const char*>(b), dt, des,
+                      make_plan(dst.sizes(), dst.strides(), packed), numel, nullptr, function);
+    }
+    if (e == Error::Ok && cudaStreamSynchronize(nullptr) != cudaSuccess) {
+      e = set_last_error(Error::Internal, function, "scatter on device %d failed: %s", to,
+                         cudaGetErrorString(cudaGetLastError()));
+    }
+    if (b != nullptr && cudaFree(b) != cudaSuccess) (void)cudaGetLastError();
+  }
+  {
+    cuda::DeviceGuard guard(from);
+    if (a != nullptr && cudaFree(a) != cudaSuccess) (void)cudaGetLastError();
+  }
+  return e;
+}
+
 }  // namespace
 
 Error copy_tensor(const SlimTensor& dst, const SlimTensor& src, const char* function) noexcept {
@@ -334,9 +397,9 @@ Error copy_tensor(const SlimTensor& dst, const SlimTensor& src, const char* func
     host_copy(d, dt, des, s, st, ses, plan, numel);
     return Error::Ok;
   }
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, !(dd.is_cuda() && sd.is_cuda() && dd.index != sd.index),
-                              Error::NotSupported, "copy_ between GPUs %d and %d is not supported", sd.index,
-                              dd.index);
+  if (dd.is_cuda() && sd.is_cuda() && dd.index != sd.index) {
+    return copy_between_gpus(dst, src, numel, function);
+  }
   const int gpu = dd.is_cuda() ? dd.index : sd.index;
   const cudaStream_t stream = getCallerStream().value_or(nullptr);
   int device = -1;

@@ -13,7 +13,8 @@ namespace slimcuda {
 ///
 /// Blocking: when a host tensor is involved (host<->device), the call returns once the
 /// copy is complete. Device<->device on one GPU is enqueued and returns at once, like a
-/// kernel launch. Copies between two GPUs are NotSupported (yet).
+/// kernel launch. Between two GPUs: packed on the source GPU, copied peer to peer and
+/// scattered on the destination GPU, blocking (after waiting for the caller stream).
 [[nodiscard]] Error copy_tensor(const SlimTensor& dst, const SlimTensor& src, const char* function) noexcept;
 
 }  // namespace slimcuda

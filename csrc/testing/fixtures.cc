@@ -74,7 +74,7 @@ const std::vector<Case>* load(Registry& r, const std::string& file, std::string*
   for (const auto& c : doc["cases"]) {
     Case k{file, c.value("name", ""), c.value("op", ""), c.value("requires", "none"), c};
     if (k.name.empty() || k.op.empty() || !names.insert(k.name).second ||
-        (k.needs != "none" && k.needs != "gpu" && k.needs != "no_gpu")) {
+        (k.needs != "none" && k.needs != "gpu" && k.needs != "gpu2" && k.needs != "no_gpu")) {
       *why = p->second + ": bad case " + c.dump() + " (needs a unique name, an op and a valid requires)";
       return nullptr;
     }
@@ -144,6 +144,9 @@ bool begin_case(const Case& c) {
   bool run = true;
   if (c.needs == "gpu" && !has_gpu()) {
     if (gpu_required()) ADD_FAILURE() << c.name << ": SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable";
+    run = false;
+  } else if (c.needs == "gpu2" && gpu_count() < 2) {
+    if (gpus_required() >= 2) ADD_FAILURE() << c.name << ": SLIMCUDA_REQUIRE_GPUS asks for two GPUs, found " << gpu_count();
     run = false;
   } else if (c.needs == "no_gpu" && has_gpu()) {
     run = false;
@@ -217,12 +220,19 @@ std::string demo_package_path() {
   return runfile(p);
 }
 
-bool has_gpu() {
-  static const bool gpu = [] {
+int gpu_count() {
+  static const int count = [] {
     int32_t n = 0;
-    return slimcuda_device_count(&n) == SLIMCUDA_OK && n > 0;
+    return slimcuda_device_count(&n) == SLIMCUDA_OK ? n : 0;
   }();
-  return gpu;
+  return count;
+}
+
+bool has_gpu() { return gpu_count() > 0; }
+
+int gpus_required() {
+  const char* v = std::getenv("SLIMCUDA_REQUIRE_GPUS");
+  return v == nullptr ? 0 : std::atoi(v);
 }
 
 bool gpu_required() {

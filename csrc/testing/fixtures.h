@@ -21,7 +21,7 @@ struct Case {
   std::string file;      // basename, e.g. "kernels.json"
   std::string name;      // unique within the file
   std::string op;        // which test handles it
-  std::string needs;     // "requires": "none", "gpu" or "no_gpu"
+  std::string needs;     // "requires": "none", "gpu", "gpu2" (two GPUs) or "no_gpu"
   nlohmann::json data;   // the whole case object
 };
 
@@ -34,7 +34,8 @@ bool own_fixture(const std::string& file);
 std::vector<Case> cases(const std::string& file, const std::string& op);
 
 /// Marks `c` visited and says whether to run it: false for a GPU case without a GPU (a
-/// test failure instead when SLIMCUDA_REQUIRE_GPU=1) and for a no_gpu case with a GPU.
+/// test failure instead when SLIMCUDA_REQUIRE_GPU=1), for a gpu2 case with fewer than two
+/// GPUs (a failure when SLIMCUDA_REQUIRE_GPUS >= 2) and for a no_gpu case with a GPU.
 bool begin_case(const Case& c);
 
 /// Error code for a name used in fixtures ("Ok", "InvalidArgument", ...); fails the test
@@ -57,6 +58,9 @@ std::string demo_package_path();
 
 /// Whether a CUDA device is usable, and whether SLIMCUDA_REQUIRE_GPU=1 demands one.
 bool has_gpu();
+/// Usable CUDA devices, and how many SLIMCUDA_REQUIRE_GPUS demands (0 if unset).
+int gpu_count();
+int gpus_required();
 bool gpu_required();
 
 }  // namespace slimcuda::testing

@@ -17,8 +17,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "DeviceCount:", err)
 		os.Exit(1)
 	}
-	fx = fixture.NewSuite(n > 0, "allocator.json", "caller_stream.json", "demo_model.json", "kernels.json",
-		"packages.json", "tensor.json")
+	fx = fixture.NewSuite(n, "allocator.json", "caller_stream.json", "demo_model.json", "kernels.json",
+		"multi_gpu.json", "packages.json", "tensor.json")
 	code := m.Run()
 	if err := fx.Verify(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -6,6 +6,8 @@
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export SLIMCUDA_REQUIRE_GPU=1
+# Two-GPU cases skip on one GPU; on a two-GPU machine run with SLIMCUDA_REQUIRE_GPUS=2.
+export SLIMCUDA_REQUIRE_GPUS="${SLIMCUDA_REQUIRE_GPUS:-1}"
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 SLIMCUDA_FIXTURES="$(ls "$here"/testdata/*.json | tr '\n' ' ')"
 export SLIMCUDA_FIXTURES SLIMCUDA_DEMO_PACKAGE="$here/demo.slimcuda"
