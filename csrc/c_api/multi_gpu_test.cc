@@ -68,7 +68,7 @@ TEST(MultiGpu, TensorCopy) {
     ASSERT_EQ(slimcuda_tensor_copy_from_host(src, values.data(), n * 8, SLIMCUDA_FLOAT64), SLIMCUDA_OK);
     const int32_t dst_device = c.data.at("dst_device").get<int32_t>();
     if (c.data.at("transpose_dst").get<bool>()) {
-      const int64_t tsizes[2] = {sizes[1], sizes[0]}, strides[2] = {1, sizes[1]};
+      const int64_t tsizes[2] = {sizes[1], sizes[0]}, strides[2] = {1, sizes[0]};
       ASSERT_EQ(slimcuda_tensor_empty(2, tsizes, nullptr, dtype_of(c.data.at("dst_dtype")), SLIMCUDA_DEVICE_CUDA,
                                       dst_device, 0, &dst_base),
                 SLIMCUDA_OK);

@@ -89,7 +89,7 @@ func TestMultiGPUTensorCopy(t *testing.T) {
 				base, err := NewTensor([]int64{sizes[1], sizes[0]}, dstType, Device{CUDA, dstDev})
 				require.NoError(t, err)
 				defer base.Close()
-				dst, err = base.View(sizes, []int64{1, sizes[1]}, 0)
+				dst, err = base.View(sizes, []int64{1, sizes[0]}, 0)
 				require.NoError(t, err)
 			} else {
 				dst, err = NewTensor(sizes, dstType, Device{CUDA, dstDev})
