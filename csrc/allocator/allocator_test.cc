@@ -257,3 +257,90 @@ TEST(CpuAllocator, AllocAlignCopyFree) {
 
 }  // namespace
 }  // namespace slimcuda::testing
+
+namespace slimcuda::testing {
+namespace {
+
+slimcuda_memory_stats stats(int32_t device) {
+  slimcuda_memory_stats s{};
+  EXPECT_EQ(slimcuda_memory_stats_get(device, &s), SLIMCUDA_OK) << slimcuda_last_error_message();
+  return s;
+}
+
+TEST(CachingAllocator, WithoutGpu) {
+  if (has_gpu()) GTEST_SKIP() << "a GPU is present";
+  slimcuda_memory_stats s{};
+  EXPECT_EQ(slimcuda_memory_stats_get(0, &s), SLIMCUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(slimcuda_empty_cache(0), SLIMCUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(slimcuda_memory_stats_get(0, nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(CachingAllocator, ReusesAFreedBlockOnTheSameStream) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  void* p = nullptr;
+  void* q = nullptr;
+  ASSERT_EQ(slimcuda_device_alloc(1000, 0, 0, &p), SLIMCUDA_OK);
+  const slimcuda_memory_stats before = stats(0);
+  ASSERT_EQ(slimcuda_device_free(p, 0), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_device_alloc(1000, 0, 0, &q), SLIMCUDA_OK);
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(stats(0).cache_hits, before.cache_hits + 1);
+  EXPECT_EQ(slimcuda_device_free(q, 0), SLIMCUDA_OK);
+}
+
+// A block freed while a kernel on stream A may still write it is not handed to stream B.
+TEST(CachingAllocator, CrossStreamReuseWaitsForTheFirstStream) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  void *a = nullptr, *b = nullptr;
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &a), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &b), SLIMCUDA_OK);
+  constexpr size_t n = 256 * 1024;  // floats: 1 MiB
+  void* p = nullptr;
+  ASSERT_EQ(slimcuda_caller_stream_push(a), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_device_alloc(n * 4, 0, 0, &p), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_spin(100000, 0), SLIMCUDA_OK);  // A is busy for 100 ms
+  ASSERT_EQ(slimcuda_fill_f32(p, n, 1.0f, 0), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_device_free(p, 0), SLIMCUDA_OK);  // freed while A will still write it
+  ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+
+  ASSERT_EQ(slimcuda_caller_stream_push(b), SLIMCUDA_OK);
+  std::vector<void*> mine;
+  for (int i = 0; i < 4; ++i) {
+    void* q = nullptr;
+    ASSERT_EQ(slimcuda_device_alloc(n * 4, 0, 0, &q), SLIMCUDA_OK);
+    EXPECT_NE(q, p) << "B got memory that A's queued kernel still writes";
+    mine.push_back(q);
+  }
+  // What B writes into its own blocks survives A's late kernel.
+  std::vector<float> out(n);
+  ASSERT_EQ(slimcuda_fill_f32(mine[0], n, 2.0f, 0), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_stream_synchronize(a), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_copy_device_to_host(out.data(), mine[0], n * 4, 0), SLIMCUDA_OK);
+  EXPECT_EQ(out, std::vector<float>(n, 2.0f));
+  for (void* q : mine) EXPECT_EQ(slimcuda_device_free(q, 0), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+  EXPECT_EQ(slimcuda_stream_destroy(a), SLIMCUDA_OK);
+  EXPECT_EQ(slimcuda_stream_destroy(b), SLIMCUDA_OK);
+}
+
+TEST(CachingAllocator, StatsReturnToZeroAfterEverythingIsFreed) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  ASSERT_EQ(slimcuda_empty_cache(0), SLIMCUDA_OK);
+  const slimcuda_memory_stats start = stats(0);
+  std::vector<void*> blocks;
+  for (size_t n : {size_t{1}, size_t{777}, size_t{1} << 20, (size_t{3} << 20) + 5, size_t{64} << 20}) {
+    void* p = nullptr;
+    ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &p), SLIMCUDA_OK);
+    blocks.push_back(p);
+  }
+  EXPECT_GT(stats(0).allocated_bytes, start.allocated_bytes);
+  for (void* p : blocks) EXPECT_EQ(slimcuda_device_free(p, 0), SLIMCUDA_OK);
+  EXPECT_EQ(stats(0).allocated_bytes, start.allocated_bytes);
+  ASSERT_EQ(slimcuda_empty_cache(0), SLIMCUDA_OK);
+  const slimcuda_memory_stats end = stats(0);
+  EXPECT_EQ(end.reserved_bytes, end.allocated_bytes) << "only blocks still in use stay reserved";
+  EXPECT_GE(end.peak_allocated_bytes, size_t{64} << 20);
+}
+
+}  // namespace
+}  // namespace slimcuda::testing

@@ -3,9 +3,16 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <vector>
+
+#include "csrc/allocator/block_pool.h"
+#include "csrc/allocator/cuda_allocator.h"
 
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
@@ -19,8 +26,89 @@ constexpr size_t kCudaMallocAlignment = 256;  // what cudaMalloc guarantees
 
 bool is_power_of_two(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
+constexpr int kMaxDevices = 128;  // DeviceIndex is int8
+
+// The caching pool's device side for one GPU: cudaMalloc'ed segments and pooled events.
+class CudaPoolBackend final : public PoolBackend {
+ public:
+  explicit CudaPoolBackend(int device) : device_(device) {}
+  ~CudaPoolBackend() override {
+    for (cudaEvent_t e : events_) {
+      if (cudaEventDestroy(e) != cudaSuccess) (void)cudaGetLastError();
+    }
+  }
+  Error allocate_segment(size_t bytes, void** out) noexcept override {
+    cuda::DeviceGuard guard(device_);
+    SLIMCUDA_RETURN_IF_ERROR(guard.error());
+    const cudaError_t err = cudaMalloc(out, bytes);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      *out = nullptr;
+      return set_last_error(err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal,
+                            "cudaMalloc", "%zu bytes on device %d: %s", bytes, device_, cudaGetErrorString(err));
+    }
+    return Error::Ok;
+  }
+  void free_segment(void* ptr) noexcept override {
+    cuda::DeviceGuard guard(device_);
+    if (cudaFree(ptr) != cudaSuccess) (void)cudaGetLastError();
+  }
+  void* record(void* stream) noexcept override {
+    cuda::DeviceGuard guard(device_);
+    cudaEvent_t e = nullptr;
+    if (!events_.empty()) {
+      e = events_.back();
+      events_.pop_back();
+    } else if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;  // no marker: the block simply is not reused on another stream yet
+    }
+    if (cudaEventRecord(e, static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+      (void)cudaGetLastError();
+      events_.push_back(e);
+      return nullptr;
+    }
+    return e;
+  }
+  bool done(void* marker) noexcept override {
+    const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(marker));
+    if (err != cudaSuccess) (void)cudaGetLastError();  // cudaErrorNotReady: still running
+    return err == cudaSuccess;
+  }
+  void release_marker(void* marker) noexcept override {
+    if (marker != nullptr) events_.push_back(static_cast<cudaEvent_t>(marker));  // under the pool's lock
+  }
+  void synchronize() noexcept override {
+    cuda::DeviceGuard guard(device_);
+    if (cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
+  }
+
+ private:
+  int device_;
+  std::vector<cudaEvent_t> events_;
+};
+
+bool caching_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("SLIMCUDA_CACHING_ALLOCATOR");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return enabled;
+}
+
 class CudaAllocator final : public DeviceAllocator {
  public:
+  // The pool of `device`, created on first use (nullptr when caching is off).
+  BlockPool* pool(int device, bool create) noexcept {
+    if (!caching_enabled() || device < 0 || device >= kMaxDevices) return nullptr;
+    std::lock_guard<std::mutex> lock(pools_mu_);
+    std::unique_ptr<BlockPool>& p = pools_[device];
+    if (p == nullptr && create) {
+      p.reset(new (std::nothrow) BlockPool(std::make_unique<CudaPoolBackend>(device)));
+    }
+    return p.get();
+  }
+
   Result<void*> allocate(size_t nbytes, DeviceIndex index, size_t alignment) noexcept override {
     if (alignment == 0) alignment = kCudaMallocAlignment;
     SLIMCUDA_CHECK_OR_RETURN(is_power_of_two(alignment), Error::InvalidArgument,
@@ -28,6 +116,15 @@ class CudaAllocator final : public DeviceAllocator {
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(index, &device));
     if (nbytes == 0) return static_cast<void*>(nullptr);
+    if (alignment <= kCudaMallocAlignment) {
+      if (BlockPool* p = pool(device, true)) {
+        // Cached blocks are ordered on the stream they are allocated on: the caller
+        // stream, else the legacy default stream.
+        void* out = nullptr;
+        SLIMCUDA_RETURN_IF_ERROR(p->allocate(nbytes, getCallerStream().value_or(nullptr), &out));
+        return out;
+      }
+    }
     // cudaMalloc aligns to 256; larger alignments over-allocate and remember the base.
     const size_t extra = alignment > kCudaMallocAlignment ? alignment - kCudaMallocAlignment : 0;
     SLIMCUDA_CHECK_OR_RETURN(nbytes <= SIZE_MAX - extra, Error::MemoryAllocationFailed,
@@ -54,6 +151,18 @@ class CudaAllocator final : public DeviceAllocator {
 
   void deallocate(void* ptr, DeviceIndex index) noexcept override {
     if (ptr == nullptr) return;
+    if (caching_enabled()) {
+      int device = -1;
+      if (cuda::resolve_device(index, &device) != Error::Ok) return;
+      // The named device's pool first; a block freed under another index is still found.
+      for (int d = -1; d < kMaxDevices; ++d) {
+        BlockPool* p = pool(d == -1 ? device : d, false);
+        if (p != nullptr && p->owns(ptr)) {
+          (void)p->free(ptr);
+          return;
+        }
+      }
+    }
     void* base = ptr;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -113,13 +222,36 @@ class CudaAllocator final : public DeviceAllocator {
 
   std::mutex mutex_;
   std::unordered_map<void*, void*> offsets_;  // aligned pointer -> cudaMalloc base
+  std::mutex pools_mu_;
+  std::unique_ptr<BlockPool> pools_[kMaxDevices];
 };
+
+CudaAllocator& the_cuda_allocator() {
+  // Never destroyed: blocks may be freed by static destructors after main returns, and
+  // the CUDA runtime may already be unloading then.
+  static CudaAllocator* instance = new CudaAllocator();
+  return *instance;
+}
 
 }  // namespace
 
-DeviceAllocator* cuda_allocator() noexcept {
-  static CudaAllocator instance;
-  return &instance;
+DeviceAllocator* cuda_allocator() noexcept { return &the_cuda_allocator(); }
+
+Error cuda_memory_stats(int device_index, PoolStats* out) noexcept {
+  int device = -1;
+  SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
+  BlockPool* p = the_cuda_allocator().pool(device, false);
+  *out = p != nullptr ? p->stats() : PoolStats{};
+  return Error::Ok;
 }
+
+Error cuda_empty_cache(int device_index) noexcept {
+  int device = -1;
+  SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
+  if (BlockPool* p = the_cuda_allocator().pool(device, false)) p->empty_cache();
+  return Error::Ok;
+}
+
+bool cuda_caching_enabled() noexcept { return caching_enabled(); }
 
 }  // namespace slimcuda

@@ -7,6 +7,7 @@
 #include <new>
 #include <optional>
 
+#include "csrc/allocator/cuda_allocator.h"
 #include "csrc/core/c_entry.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
@@ -224,6 +225,28 @@ int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignm
     if (!r.ok()) return r.error();
     *out = r.value();
     return Error::Ok;
+  });
+}
+
+int32_t slimcuda_memory_stats_get(int32_t device_index, slimcuda_memory_stats* out) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
+    DeviceIndex index = 0;
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
+    PoolStats s;
+    SLIMCUDA_RETURN_IF_ERROR(cuda_memory_stats(index, &s));
+    *out = slimcuda_memory_stats{s.allocated_bytes, s.peak_allocated_bytes, s.reserved_bytes, s.peak_reserved_bytes,
+                                 s.allocations,     s.frees,                s.cache_hits,     s.cache_misses,
+                                 s.segments,        s.oom_retries};
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_empty_cache(int32_t device_index) {
+  return c_entry(__func__, [&](const char* function) {
+    DeviceIndex index = 0;
+    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
+    return cuda_empty_cache(index);
   });
 }
 

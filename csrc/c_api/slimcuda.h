@@ -89,6 +89,23 @@ int32_t slimcuda_stream_device(void* stream, int32_t* device_index);
 int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignment, void** out);
 int32_t slimcuda_device_free(void* ptr, int32_t device_index);
 
+/* Device memory is cached per GPU: freed blocks are kept and reused — at once on the
+ * stream they were allocated on (the caller stream, else the legacy default stream), on
+ * another stream once the work queued on theirs is done. Work on other streams that uses a
+ * block must be finished before it is freed. SLIMCUDA_CACHING_ALLOCATOR=0 in the
+ * environment (read at load) turns caching off. */
+typedef struct {
+  uint64_t allocated_bytes, peak_allocated_bytes; /* handed out, not yet freed */
+  uint64_t reserved_bytes, peak_reserved_bytes;   /* held from CUDA: allocated + cached */
+  uint64_t allocations, frees, cache_hits, cache_misses;
+  uint64_t segments;                              /* cudaMalloc'ed segments held */
+  uint64_t oom_retries;                           /* allocations retried after emptying the cache */
+} slimcuda_memory_stats;
+/* The cache's statistics for device_index (-1: current); zeros before its first allocation. */
+int32_t slimcuda_memory_stats_get(int32_t device_index, slimcuda_memory_stats* out);
+/* Returns cached, unused device memory of device_index to CUDA (waits for the device first). */
+int32_t slimcuda_empty_cache(int32_t device_index);
+
 /* Blocking copies. Checks, in order: dst or src NULL -> INVALID_ARGUMENT (even for 0
  * bytes); device_index < -1 -> INVALID_ARGUMENT; no GPU/driver -> NOT_SUPPORTED; index not
  * an existing device -> INVALID_ARGUMENT; nbytes = 0 -> OK with nothing enqueued. With a

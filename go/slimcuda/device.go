@@ -75,3 +75,40 @@ func Properties(index int) (DeviceProperties, error) {
 		ComputeCapability: fmt.Sprintf("%d.%d", cc/10, cc%10),
 	}, nil
 }
+
+// MemoryStats is the device memory cache's accounting for one GPU (see slimcuda.h).
+type MemoryStats struct {
+	AllocatedBytes, PeakAllocatedBytes uint64 // handed out and not yet freed
+	ReservedBytes, PeakReservedBytes   uint64 // held from CUDA: allocated + cached
+	Allocations, Frees                 uint64
+	CacheHits, CacheMisses             uint64
+	Segments                           uint64 // cudaMalloc'ed segments held
+	OOMRetries                         uint64 // allocations retried after emptying the cache
+}
+
+// GetMemoryStats returns the cache's statistics for device (CurrentDevice for the current
+// one). ErrNotSupported without a GPU.
+func GetMemoryStats(device int) (MemoryStats, error) {
+	if err := checkDevice("GetMemoryStats", device); err != nil {
+		return MemoryStats{}, err
+	}
+	var s C.slimcuda_memory_stats
+	if err := check("GetMemoryStats", C.sc_memory_stats(C.int32_t(device), &s)); err != nil {
+		return MemoryStats{}, err
+	}
+	return MemoryStats{
+		AllocatedBytes: uint64(s.allocated_bytes), PeakAllocatedBytes: uint64(s.peak_allocated_bytes),
+		ReservedBytes: uint64(s.reserved_bytes), PeakReservedBytes: uint64(s.peak_reserved_bytes),
+		Allocations: uint64(s.allocations), Frees: uint64(s.frees),
+		CacheHits: uint64(s.cache_hits), CacheMisses: uint64(s.cache_misses),
+		Segments: uint64(s.segments), OOMRetries: uint64(s.oom_retries),
+	}, nil
+}
+
+// EmptyCache returns device's cached, unused memory to CUDA.
+func EmptyCache(device int) error {
+	if err := checkDevice("EmptyCache", device); err != nil {
+		return err
+	}
+	return check("EmptyCache", C.sc_empty_cache(C.int32_t(device)))
+}

@@ -39,3 +39,29 @@ func TestPropertiesOnGPU(t *testing.T) {
 	require.Greater(t, p.TotalMemory, uint64(1<<30))
 	require.Equal(t, "9.0", p.ComputeCapability) // the H200
 }
+
+func TestMemoryStats(t *testing.T) {
+	n, err := DeviceCount()
+	require.NoError(t, err)
+	_, err = GetMemoryStats(500)
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	if n == 0 {
+		_, err = GetMemoryStats(0)
+		require.ErrorIs(t, err, ErrNotSupported)
+		require.ErrorIs(t, EmptyCache(0), ErrNotSupported)
+		return
+	}
+	require.NoError(t, EmptyCache(0))
+	before, err := GetMemoryStats(0)
+	require.NoError(t, err)
+	b, err := Alloc(3000, OnDevice(0))
+	require.NoError(t, err)
+	during, err := GetMemoryStats(0)
+	require.NoError(t, err)
+	require.Equal(t, before.AllocatedBytes+3072, during.AllocatedBytes) // 512-byte units
+	require.NoError(t, b.Close())
+	after, err := GetMemoryStats(0)
+	require.NoError(t, err)
+	require.Equal(t, before.AllocatedBytes, after.AllocatedBytes)
+	require.Equal(t, during.Allocations, after.Frees-before.Frees+before.Allocations)
+}

@@ -193,6 +193,11 @@ static inline sc_measure sc_measure_alloc(size_t n, int32_t iterations) {
   return m;
 }
 
+static inline sc_result sc_memory_stats(int32_t device, slimcuda_memory_stats* out) {
+  return sc_wrap(slimcuda_memory_stats_get(device, out));
+}
+static inline sc_result sc_empty_cache(int32_t device) { return sc_wrap(slimcuda_empty_cache(device)); }
+
 // Copies and kernels: with_stream = 0 uses this thread's selection, 1 selects `stream`
 // for the call only (the _on variants).
 static inline sc_result sc_copy_h2d(void* dst, const void* src, size_t n, int32_t device, int with_stream,

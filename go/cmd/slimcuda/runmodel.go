@@ -44,6 +44,8 @@ type Summary struct {
 	Iterations int             `json:"iterations"`
 	Inputs     []TensorSummary `json:"inputs"`
 	Outputs    []TensorSummary `json:"outputs"`
+	// Device memory cache statistics after the runs (CUDA models).
+	Memory *slimcuda.MemoryStats `json:"memory,omitempty"`
 }
 
 // TensorSummary describes one input or output.
@@ -160,6 +162,11 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 		}
 		s.RunMillis = ms(time.Since(start)) / float64(*iterations)
 	}
+	if model.Device().Type == slimcuda.CUDA {
+		if m, err := slimcuda.GetMemoryStats(model.Device().Index); err == nil {
+			s.Memory = &m
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -167,6 +174,10 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s on %s: load %.2f ms, first run %.3f ms, mean of %d runs %.3f ms\n", s.Package, s.Device,
 		s.LoadMillis, s.FirstRunMs, s.Iterations, s.RunMillis)
+	if s.Memory != nil {
+		fmt.Fprintf(stdout, "  device memory: peak %d bytes allocated, %d reserved; cache %d hits, %d misses\n",
+			s.Memory.PeakAllocatedBytes, s.Memory.PeakReservedBytes, s.Memory.CacheHits, s.Memory.CacheMisses)
+	}
 	for _, o := range s.Outputs {
 		fmt.Fprintf(stdout, "  output %s: %s %v, min %.6g, max %.6g, sum %.6g\n", o.Name, o.DType, o.Sizes, o.Min, o.Max,
 			o.Sum)

@@ -1,0 +1,187 @@
+#include "csrc/allocator/block_pool.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <new>
+
+#include "slimcuda/last_error.h"
+
+namespace slimcuda {
+namespace {
+
+constexpr size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+// At most this many cached blocks are examined per allocation before asking the device:
+// bounds the time spent on blocks of busy streams.
+constexpr int kMaxCandidates = 64;
+
+}  // namespace
+
+BlockPool::BlockPool(std::unique_ptr<PoolBackend> backend) : backend_(std::move(backend)) {}
+
+BlockPool::~BlockPool() {
+  // Blocks still in use are the caller's leak; their segments go with the process.
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [stream, m] : markers_) backend_->release_marker(m.marker);
+  release_free_segments();
+  for (FreeSet& set : free_) {
+    for (Block* b : set) delete b;
+  }
+}
+
+bool BlockPool::ready_for(Block* b, void* stream) {
+  if (b->stream == stream) return true;  // ordered after the earlier use on the same stream
+  StreamMarker& m = markers_[b->stream];
+  if (m.marker == nullptr || m.recorded_at < b->freed_at) {
+    if (m.marker != nullptr) backend_->release_marker(m.marker);
+    m.marker = backend_->record(b->stream);
+    m.recorded_at = ++sequence_;
+  }
+  return m.marker != nullptr && backend_->done(m.marker);
+}
+
+BlockPool::Block* BlockPool::find_free(size_t size, bool small, void* stream) {
+  FreeSet& set = free_[small ? 1 : 0];
+  Block key{nullptr, size, nullptr, small};
+  int examined = 0;
+  for (auto it = set.lower_bound(&key); it != set.end() && examined < kMaxCandidates; ++it, ++examined) {
+    Block* b = *it;
+    // A large request takes a cached block only if it does not waste more than the block's
+    // own size would allow for a split (keeps huge blocks for huge requests).
+    if (!small && b->size >= size + kSmallLimit && b->size > 2 * size) break;
+    if (ready_for(b, stream)) return b;
+  }
+  return nullptr;
+}
+
+BlockPool::Block* BlockPool::take(Block* b, size_t size, void* stream) {
+  free_[b->small ? 1 : 0].erase(b);
+  const size_t rest = b->size - size;
+  if (rest >= (b->small ? kRound : kSmallLimit)) {
+    Block* r = new Block{b->ptr + size, rest, b->stream, b->small};
+    r->freed_at = b->freed_at;
+    r->prev = b;
+    r->next = b->next;
+    if (b->next != nullptr) b->next->prev = r;
+    b->next = r;
+    b->size = size;
+    free_[r->small ? 1 : 0].insert(r);
+  }
+  b->in_use = true;
+  b->stream = stream;
+  in_use_[b->ptr] = b;
+  return b;
+}
+
+Error BlockPool::allocate(size_t bytes, void* stream, void** out) noexcept {
+  try {
+    *out = nullptr;
+    SLIMCUDA_CHECK_OR_RETURN(bytes > 0, Error::InvalidArgument, "zero-byte block");
+    SLIMCUDA_CHECK_OR_RETURN(bytes <= (SIZE_MAX >> 2), Error::MemoryAllocationFailed, "%zu bytes", bytes);
+    const size_t size = round_up(bytes, kRound);
+    const bool small = size <= kSmallLimit;
+    std::lock_guard<std::mutex> lock(mu_);
+    Block* b = find_free(size, small, stream);
+    if (b != nullptr) {
+      ++stats_.cache_hits;
+    } else {
+      ++stats_.cache_misses;
+      const size_t segment = small ? kSmallSegment : round_up(size, kLargeRound);
+      void* p = nullptr;
+      Error e = backend_->allocate_segment(segment, &p);
+      if (e == Error::MemoryAllocationFailed) {
+        ++stats_.oom_retries;
+        release_free_segments();
+        e = backend_->allocate_segment(segment, &p);
+      }
+      SLIMCUDA_RETURN_IF_ERROR(e);
+      b = new Block{static_cast<char*>(p), segment, stream, small};
+      ++stats_.segments;
+      stats_.reserved_bytes += segment;
+      stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
+      free_[small ? 1 : 0].insert(b);
+    }
+    b = take(b, size, stream);
+    stats_.allocated_bytes += b->size;
+    stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+    ++stats_.allocations;
+    *out = b->ptr;
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
+  }
+}
+
+Error BlockPool::free(void* ptr) noexcept {
+  if (ptr == nullptr) return Error::Ok;
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = in_use_.find(ptr);
+    SLIMCUDA_CHECK_OR_RETURN(it != in_use_.end(), Error::InvalidArgument, "%p is not a block of this pool", ptr);
+    Block* b = it->second;
+    in_use_.erase(it);
+    b->in_use = false;
+    b->freed_at = ++sequence_;
+    stats_.allocated_bytes -= b->size;
+    ++stats_.frees;
+    // Coalesce with free neighbours used on the same stream (one stream keeps the merged
+    // block's reuse rule exact).
+    for (Block* n : {b->prev, b->next}) {
+      if (n == nullptr || n->in_use || n->stream != b->stream) continue;
+      free_[n->small ? 1 : 0].erase(n);
+      Block* lo = n == b->prev ? n : b;
+      Block* hi = n == b->prev ? b : n;
+      lo->size += hi->size;
+      lo->next = hi->next;
+      if (hi->next != nullptr) hi->next->prev = lo;
+      lo->freed_at = std::max(lo->freed_at, hi->freed_at);
+      delete hi;
+      b = lo;
+    }
+    free_[b->small ? 1 : 0].insert(b);
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
+  }
+}
+
+bool BlockPool::owns(void* ptr) const noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  return in_use_.count(ptr) != 0;
+}
+
+void BlockPool::release_free_segments() {
+  backend_->synchronize();
+  for (FreeSet& set : free_) {
+    for (auto it = set.begin(); it != set.end();) {
+      Block* b = *it;
+      if (b->prev == nullptr && b->next == nullptr) {  // a whole segment, unused
+        backend_->free_segment(b->ptr);
+        stats_.reserved_bytes -= b->size;
+        --stats_.segments;
+        it = set.erase(it);
+        delete b;
+      } else {
+        ++it;
+      }
+    }
+  }
+}
+
+void BlockPool::empty_cache() noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  release_free_segments();
+}
+
+PoolStats BlockPool::stats() const noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void BlockPool::reset_peaks() noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.peak_allocated_bytes = stats_.allocated_bytes;
+  stats_.peak_reserved_bytes = stats_.reserved_bytes;
+}
+
+}  // namespace slimcuda

@@ -1,0 +1,120 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "slimcuda/error.h"
+
+namespace slimcuda {
+
+/// What a BlockPool needs from the device: raw segments and stream-ordered completion
+/// markers. The CUDA backend uses cudaMalloc/cudaFree and events; tests use a fake.
+class PoolBackend {
+ public:
+  virtual ~PoolBackend() = default;
+  /// A new segment of `bytes`; MemoryAllocationFailed when the device is out of memory.
+  virtual Error allocate_segment(size_t bytes, void** out) noexcept = 0;
+  virtual void free_segment(void* ptr) noexcept = 0;
+  /// Marks "all work enqueued on `stream` so far"; returns an opaque marker.
+  virtual void* record(void* stream) noexcept = 0;
+  /// Whether the work before `marker` has finished.
+  virtual bool done(void* marker) noexcept = 0;
+  virtual void release_marker(void* marker) noexcept = 0;
+  /// Blocks until every stream's work is done (before releasing memory to the device).
+  virtual void synchronize() noexcept = 0;
+};
+
+/// Statistics of a pool, in bytes and counts. "Allocated": handed out and not yet freed;
+/// "reserved": held from the device (allocated + cached).
+struct PoolStats {
+  uint64_t allocated_bytes = 0, peak_allocated_bytes = 0;
+  uint64_t reserved_bytes = 0, peak_reserved_bytes = 0;
+  uint64_t allocations = 0, frees = 0;  // counts of blocks handed out / returned
+  uint64_t cache_hits = 0, cache_misses = 0;
+  uint64_t segments = 0;                 // live segments held from the device
+  uint64_t oom_retries = 0;              // device allocations retried after releasing the cache
+};
+
+/// A caching allocator for one device: segments from the backend are split into blocks,
+/// handed out, cached when freed, coalesced with free neighbours, and reused.
+///
+/// Stream-ordered reuse: a block remembers the stream it was last used on. Freed, it is at
+/// once reusable on that same stream (later work there is ordered after the earlier use);
+/// for another stream only once a marker recorded on its stream after the free says that
+/// work is done. Markers are recorded lazily — when an allocation on another stream finds
+/// nothing on its own — one per stream, so freeing costs no device call. Thread-safe.
+///
+/// Sizes: requests round up to 512 bytes. Requests up to 1 MiB come from 2 MiB segments
+/// shared by many blocks; larger ones get their own segment rounded up to 2 MiB, and are
+/// split only when the remainder is at least 1 MiB.
+class BlockPool {
+ public:
+  static constexpr size_t kRound = 512;
+  static constexpr size_t kSmallLimit = size_t{1} << 20;
+  static constexpr size_t kSmallSegment = size_t{2} << 20;
+  static constexpr size_t kLargeRound = size_t{2} << 20;
+
+  explicit BlockPool(std::unique_ptr<PoolBackend> backend);
+  ~BlockPool();
+  BlockPool(const BlockPool&) = delete;
+  BlockPool& operator=(const BlockPool&) = delete;
+
+  /// A block of at least `bytes` (> 0) for use on `stream`, 512-byte aligned (256 from the
+  /// backend's segments, kept by 512-byte splitting). Out of device memory: releases the
+  /// cached free segments and tries once more; then MemoryAllocationFailed.
+  [[nodiscard]] Error allocate(size_t bytes, void* stream, void** out) noexcept;
+  /// Returns a block from allocate(); nullptr is ignored; unknown pointers give
+  /// InvalidArgument (nothing is freed).
+  [[nodiscard]] Error free(void* ptr) noexcept;
+  /// Whether `ptr` is a block handed out by this pool.
+  [[nodiscard]] bool owns(void* ptr) const noexcept;
+  /// Releases every fully free segment to the backend (waiting for all streams first).
+  void empty_cache() noexcept;
+  [[nodiscard]] PoolStats stats() const noexcept;
+  void reset_peaks() noexcept;
+
+ private:
+  struct Block {
+    char* ptr;
+    size_t size;
+    void* stream;            // last stream it was used on
+    bool small;
+    bool in_use = false;
+    uint64_t freed_at = 0;   // sequence number of its last free
+    Block* prev = nullptr;   // neighbours within the segment
+    Block* next = nullptr;
+  };
+  // The newest marker recorded on a stream, and the sequence number it was recorded at: it
+  // covers every block freed on that stream before then.
+  struct StreamMarker {
+    void* marker = nullptr;
+    uint64_t recorded_at = 0;
+  };
+  struct Order {
+    bool operator()(const Block* a, const Block* b) const {
+      if (a->size != b->size) return a->size < b->size;
+      return a->ptr < b->ptr;
+    }
+  };
+  using FreeSet = std::set<Block*, Order>;
+
+  Block* find_free(size_t size, bool small, void* stream);
+  bool ready_for(Block* b, void* stream);
+  Block* take(Block* b, size_t size, void* stream);
+  void release_free_segments();
+
+  std::unique_ptr<PoolBackend> backend_;
+  mutable std::mutex mu_;
+  FreeSet free_[2];                              // [small?]
+  std::unordered_map<void*, Block*> in_use_;     // ptr -> block
+  std::map<void*, StreamMarker> markers_;        // stream -> newest marker
+  uint64_t sequence_ = 0;
+  PoolStats stats_;
+};
+
+}  // namespace slimcuda

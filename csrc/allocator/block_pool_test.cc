@@ -1,0 +1,219 @@
+// BlockPool's caching rules with a fake device (host memory, streams whose completion the
+// test controls): reuse, cross-stream safety, split and coalesce, out-of-memory retry,
+// statistics. Runs without a GPU; the CUDA-backed pool is covered by allocator_test.
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "csrc/allocator/block_pool.h"
+
+namespace slimcuda {
+namespace {
+
+// A fake device: segments are malloc'ed (up to a capacity); a stream is an id whose work
+// "completes" when the test says so.
+struct FakeDevice {
+  size_t capacity = SIZE_MAX, used = 0;
+  std::map<void*, size_t> segments;
+  std::map<void*, int> enqueued, completed;  // per stream: work recorded, work done
+  int synchronizes = 0;
+  std::mutex mu;
+};
+
+struct Marker {
+  void* stream;
+  int upto;
+};
+
+class FakeBackend final : public PoolBackend {
+ public:
+  explicit FakeBackend(FakeDevice* d) : d_(d) {}
+  Error allocate_segment(size_t bytes, void** out) noexcept override {
+    std::lock_guard<std::mutex> lock(d_->mu);
+    if (d_->used + bytes > d_->capacity) return Error::MemoryAllocationFailed;
+    *out = std::aligned_alloc(512, bytes);
+    d_->segments[*out] = bytes;
+    d_->used += bytes;
+    return Error::Ok;
+  }
+  void free_segment(void* ptr) noexcept override {
+    std::lock_guard<std::mutex> lock(d_->mu);
+    d_->used -= d_->segments.at(ptr);
+    d_->segments.erase(ptr);
+    std::free(ptr);
+  }
+  void* record(void* stream) noexcept override {
+    std::lock_guard<std::mutex> lock(d_->mu);
+    return new Marker{stream, d_->enqueued[stream]};
+  }
+  bool done(void* marker) noexcept override {
+    std::lock_guard<std::mutex> lock(d_->mu);
+    auto* m = static_cast<Marker*>(marker);
+    return d_->completed[m->stream] >= m->upto;
+  }
+  void release_marker(void* marker) noexcept override { delete static_cast<Marker*>(marker); }
+  void synchronize() noexcept override {
+    std::lock_guard<std::mutex> lock(d_->mu);
+    ++d_->synchronizes;
+    for (auto& [s, n] : d_->enqueued) d_->completed[s] = n;
+  }
+
+ private:
+  FakeDevice* d_;
+};
+
+void* const kStreamA = reinterpret_cast<void*>(0xA);
+void* const kStreamB = reinterpret_cast<void*>(0xB);
+
+struct PoolTest : ::testing::Test {
+  FakeDevice device;
+  BlockPool pool{std::make_unique<FakeBackend>(&device)};
+  // Work "running" on a stream: enqueued but not completed.
+  void busy(void* s) { device.enqueued[s] = device.completed[s] + 1; }
+  void finish(void* s) { device.completed[s] = device.enqueued[s]; }
+  void* alloc(size_t n, void* s) {
+    void* p = nullptr;
+    EXPECT_EQ(pool.allocate(n, s, &p), Error::Ok);
+    return p;
+  }
+};
+
+TEST_F(PoolTest, FreedBlockIsReusedOnItsStream) {
+  void* a = alloc(1000, kStreamA);
+  ASSERT_EQ(pool.free(a), Error::Ok);
+  busy(kStreamA);  // the freed block may still be in use by queued work on A: fine for A
+  EXPECT_EQ(alloc(1000, kStreamA), a);
+  const PoolStats s = pool.stats();
+  EXPECT_EQ(s.cache_hits, 1u);
+  EXPECT_EQ(s.cache_misses, 1u);
+  EXPECT_EQ(s.segments, 1u);
+  EXPECT_EQ(s.allocated_bytes, 1024u);  // rounded to 512-byte units
+}
+
+TEST_F(PoolTest, OtherStreamWaitsUntilTheFirstIsDone) {
+  void* a = alloc(1 << 20, kStreamA);   // one 2 MiB small segment, both halves used on A
+  void* a2 = alloc(1 << 20, kStreamA);
+  ASSERT_EQ(pool.free(a), Error::Ok);
+  ASSERT_EQ(pool.free(a2), Error::Ok);  // coalesced: a free 2 MiB block last used on A
+  busy(kStreamA);                       // work on A may still touch it
+  void* b = alloc(1 << 20, kStreamB);
+  void* b2 = alloc(1 << 20, kStreamB);
+  EXPECT_NE(b, a) << "a block still in use on A was handed to B";
+  EXPECT_NE(b2, a);
+  EXPECT_NE(b2, a2);
+  EXPECT_EQ(pool.stats().segments, 2u);
+  finish(kStreamA);
+  void* b3 = alloc(1 << 20, kStreamB);
+  EXPECT_EQ(b3, a) << "A is done: its cached memory serves B";
+  EXPECT_EQ(pool.stats().segments, 2u);
+  for (void* p : {b, b2, b3}) ASSERT_EQ(pool.free(p), Error::Ok);
+}
+
+TEST_F(PoolTest, SplitAndCoalesce) {
+  void* x = alloc(4096, kStreamA);
+  void* y = alloc(4096, kStreamA);
+  void* z = alloc(4096, kStreamA);
+  EXPECT_EQ(static_cast<char*>(y) - static_cast<char*>(x), 4096);
+  EXPECT_EQ(static_cast<char*>(z) - static_cast<char*>(y), 4096);
+  EXPECT_EQ(pool.stats().segments, 1u);
+  ASSERT_EQ(pool.free(y), Error::Ok);
+  ASSERT_EQ(pool.free(x), Error::Ok);
+  ASSERT_EQ(pool.free(z), Error::Ok);
+  // Coalesced back into the whole segment: one 2 MiB request fits without a new segment.
+  void* big = alloc(BlockPool::kSmallLimit, kStreamA);
+  EXPECT_EQ(big, x);
+  EXPECT_EQ(pool.stats().segments, 1u);
+  ASSERT_EQ(pool.free(big), Error::Ok);
+}
+
+TEST_F(PoolTest, StatsReturnToZeroAfterEverythingIsFreed) {
+  std::vector<void*> blocks;
+  for (size_t n : {1u, 511u, 513u, 70000u, 1u << 20, (1u << 20) + 1, 5u << 20}) blocks.push_back(alloc(n, kStreamA));
+  EXPECT_GT(pool.stats().allocated_bytes, 0u);
+  for (void* p : blocks) ASSERT_EQ(pool.free(p), Error::Ok);
+  PoolStats s = pool.stats();
+  EXPECT_EQ(s.allocated_bytes, 0u);
+  EXPECT_EQ(s.allocations, s.frees);
+  EXPECT_GT(s.reserved_bytes, 0u) << "freed memory stays cached";
+  pool.empty_cache();
+  s = pool.stats();
+  EXPECT_EQ(s.reserved_bytes, 0u);
+  EXPECT_EQ(s.segments, 0u);
+  EXPECT_EQ(device.used, 0u);
+  EXPECT_GE(s.peak_allocated_bytes, (5u << 20));
+}
+
+TEST_F(PoolTest, LargeRequestsRoundToTwoMiBAndSplitBigRemainders) {
+  void* p = alloc((3u << 20) + 100, kStreamA);  // 4 MiB segment; 1 MiB - 100 left: not split
+  EXPECT_EQ(pool.stats().reserved_bytes, 4u << 20);
+  ASSERT_EQ(pool.free(p), Error::Ok);
+  void* q = alloc(2u << 20, kStreamA);  // reuses the 4 MiB segment, splits off 2 MiB
+  EXPECT_EQ(q, p);
+  void* r = alloc(2u << 20, kStreamA);
+  EXPECT_EQ(static_cast<char*>(r), static_cast<char*>(p) + (2u << 20));
+  EXPECT_EQ(pool.stats().segments, 1u);
+  ASSERT_EQ(pool.free(q), Error::Ok);
+  ASSERT_EQ(pool.free(r), Error::Ok);
+}
+
+TEST_F(PoolTest, OutOfMemoryReleasesTheCacheAndRetries) {
+  device.capacity = 8u << 20;
+  void* a = alloc(6u << 20, kStreamA);
+  ASSERT_EQ(pool.free(a), Error::Ok);  // cached: the device is still 6 MiB full
+  busy(kStreamA);                       // and A may still use it: B cannot take it yet
+  void* b = alloc(4u << 20, kStreamB);  // a new segment does not fit: release the cache, retry
+  EXPECT_NE(b, nullptr);
+  EXPECT_EQ(pool.stats().oom_retries, 1u);
+  EXPECT_GE(device.synchronizes, 1);
+  void* c = nullptr;
+  EXPECT_EQ(pool.allocate(16u << 20, kStreamA, &c), Error::MemoryAllocationFailed);
+  EXPECT_EQ(c, nullptr);
+  ASSERT_EQ(pool.free(b), Error::Ok);
+}
+
+TEST_F(PoolTest, BadInput) {
+  int local = 0;
+  EXPECT_EQ(pool.free(&local), Error::InvalidArgument);
+  EXPECT_EQ(pool.free(nullptr), Error::Ok);
+  void* p = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(pool.allocate(0, kStreamA, &p), Error::InvalidArgument);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_EQ(pool.allocate(SIZE_MAX, kStreamA, &p), Error::MemoryAllocationFailed);
+  void* q = alloc(10, kStreamA);
+  EXPECT_TRUE(pool.owns(q));
+  ASSERT_EQ(pool.free(q), Error::Ok);
+  EXPECT_FALSE(pool.owns(q));
+  EXPECT_EQ(pool.free(q), Error::InvalidArgument) << "double free is refused";
+}
+
+TEST_F(PoolTest, ThreadsOnTheirOwnStreams) {
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      void* stream = reinterpret_cast<void*>(static_cast<uintptr_t>(0x100 + t));
+      std::set<void*> mine;
+      for (int i = 0; i < 500; ++i) {
+        void* p = nullptr;
+        if (pool.allocate(64 + 512 * (i % 7), stream, &p) != Error::Ok || !mine.insert(p).second) ++errors;
+        if (i % 3 == 2) {
+          for (void* q : mine) errors += pool.free(q) != Error::Ok;
+          mine.clear();
+        }
+      }
+      for (void* q : mine) errors += pool.free(q) != Error::Ok;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(pool.stats().allocated_bytes, 0u);
+}
+
+}  // namespace
+}  // namespace slimcuda

@@ -1,0 +1,23 @@
+#pragma once
+
+#include "csrc/allocator/block_pool.h"
+#include "slimcuda/error.h"
+
+namespace slimcuda {
+
+// The CUDA allocator caches device memory per GPU (BlockPool) unless the environment sets
+// SLIMCUDA_CACHING_ALLOCATOR=0 when the library loads. Requests with alignment above 256
+// bytes bypass the cache.
+
+/// The caching statistics of device `device_index` (-1: current); zeros before its first
+/// allocation or with caching off.
+[[nodiscard]] Error cuda_memory_stats(int device_index, PoolStats* out) noexcept;
+
+/// Returns the cached, unused memory of device `device_index` to CUDA (after waiting for
+/// the device).
+[[nodiscard]] Error cuda_empty_cache(int device_index) noexcept;
+
+/// Whether the cache is on in this process.
+[[nodiscard]] bool cuda_caching_enabled() noexcept;
+
+}  // namespace slimcuda
