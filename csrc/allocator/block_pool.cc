@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 #include <new>
 
 #include "slimcuda/last_error.h"
@@ -15,6 +16,9 @@ constexpr size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; 
 // bounds the time spent on blocks of busy streams.
 constexpr int kMaxCandidates = 64;
 
+// The stream of blocks whose stream was retired: nobody's, reusable once their markers complete.
+void* const kRetired = reinterpret_cast<void*>(~uintptr_t{0});
+
 }  // namespace
 
 BlockPool::BlockPool(std::unique_ptr<PoolBackend> backend) : backend_(std::move(backend)) {}
@@ -22,6 +26,9 @@ BlockPool::BlockPool(std::unique_ptr<PoolBackend> backend) : backend_(std::move(
 BlockPool::~BlockPool() {
   // Blocks still in use are the caller's leak; their segments go with the process.
   std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [ptr, b] : in_use_) {
+    if (b->marker != nullptr) backend_->release_marker(b->marker);
+  }
   for (auto& [stream, m] : markers_) backend_->release_marker(m.marker);
   release_free_segments();
   for (FreeSet& set : free_) {
@@ -31,6 +38,7 @@ BlockPool::~BlockPool() {
 
 bool BlockPool::ready_for(Block* b, void* stream) {
   if (b->stream == stream) return true;  // ordered after the earlier use on the same stream
+  if (b->stream != nullptr) return b->marker == nullptr || backend_->done(b->marker);
   StreamMarker& m = markers_[b->stream];
   if (m.marker == nullptr || m.recorded_at < b->freed_at) {
     if (m.marker != nullptr) backend_->release_marker(m.marker);
@@ -60,12 +68,25 @@ BlockPool::Block* BlockPool::take(Block* b, size_t size, void* stream) {
   if (rest >= (b->small ? kRound : kSmallLimit)) {
     Block* r = new Block{b->ptr + size, rest, b->stream, b->small};
     r->freed_at = b->freed_at;
+    if (b->marker != nullptr) {
+      if (b->stream == stream) {
+        // Still possibly in use on its (live: it is being allocated on) stream: the
+        // remainder needs a marker of its own.
+        r->marker = backend_->record(stream);
+      } else {
+        r->stream = kRetired;  // its old work is done (ready_for said so): anyone's
+      }
+    }
     r->prev = b;
     r->next = b->next;
     if (b->next != nullptr) b->next->prev = r;
     b->next = r;
     b->size = size;
     free_[r->small ? 1 : 0].insert(r);
+  }
+  if (b->marker != nullptr) {
+    backend_->release_marker(b->marker);
+    b->marker = nullptr;
   }
   b->in_use = true;
   b->stream = stream;
@@ -122,6 +143,7 @@ Error BlockPool::free(void* ptr) noexcept {
     in_use_.erase(it);
     b->in_use = false;
     b->freed_at = ++sequence_;
+    if (b->stream != nullptr && b->stream != kRetired) b->marker = backend_->record(b->stream);
     stats_.allocated_bytes -= b->size;
     ++stats_.frees;
     // Coalesce with free neighbours used on the same stream (one stream keeps the merged
@@ -131,6 +153,10 @@ Error BlockPool::free(void* ptr) noexcept {
       free_[n->small ? 1 : 0].erase(n);
       Block* lo = n == b->prev ? n : b;
       Block* hi = n == b->prev ? b : n;
+      // Same stream: the newer marker (b's, just recorded) covers the older one.
+      if (n->marker != nullptr) backend_->release_marker(n->marker);
+      n->marker = nullptr;
+      lo->marker = b->marker;
       lo->size += hi->size;
       lo->next = hi->next;
       if (hi->next != nullptr) hi->next->prev = lo;
@@ -152,6 +178,27 @@ bool BlockPool::owns(void* ptr) const noexcept {
 
 void BlockPool::release_free_segments() {
   backend_->synchronize();
+  // Every queued use is done now: free neighbours merge whatever their streams.
+  for (FreeSet& set : free_) {
+    std::vector<Block*> blocks(set.begin(), set.end());
+    for (Block* b : blocks) {
+      if (set.count(b) == 0) continue;  // merged away already
+      if (b->marker != nullptr) backend_->release_marker(b->marker);
+      b->marker = nullptr;
+      b->stream = kRetired;
+      while (b->next != nullptr && !b->next->in_use) {
+        Block* n = b->next;
+        set.erase(n);
+        set.erase(b);
+        if (n->marker != nullptr) backend_->release_marker(n->marker);
+        b->size += n->size;
+        b->next = n->next;
+        if (n->next != nullptr) n->next->prev = b;
+        delete n;
+        set.insert(b);
+      }
+    }
+  }
   for (FreeSet& set : free_) {
     for (auto it = set.begin(); it != set.end();) {
       Block* b = *it;
@@ -165,6 +212,37 @@ void BlockPool::release_free_segments() {
         ++it;
       }
     }
+  }
+}
+
+void BlockPool::retire_stream(void* stream) noexcept {
+  if (stream == nullptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  bool any = false;
+  for (FreeSet& set : free_) {
+    for (Block* b : set) any = any || b->stream == stream;
+  }
+  for (auto& [ptr, b] : in_use_) any = any || b->stream == stream;
+  if (any) {
+    // The stream's queued work must be over before its blocks forget it: blocks still in
+    // use get no marker when freed later (the stream will be gone).
+    backend_->synchronize();
+    for (FreeSet& set : free_) {
+      for (Block* b : set) {
+        if (b->stream != stream) continue;
+        b->stream = kRetired;
+        if (b->marker != nullptr) backend_->release_marker(b->marker);
+        b->marker = nullptr;
+      }
+    }
+    for (auto& [ptr, b] : in_use_) {
+      if (b->stream == stream) b->stream = kRetired;
+    }
+  }
+  auto it = markers_.find(stream);
+  if (it != markers_.end()) {
+    backend_->release_marker(it->second.marker);
+    markers_.erase(it);
   }
 }
 

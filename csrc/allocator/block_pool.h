@@ -45,9 +45,12 @@ struct PoolStats {
 ///
 /// Stream-ordered reuse: a block remembers the stream it was last used on. Freed, it is at
 /// once reusable on that same stream (later work there is ordered after the earlier use);
-/// for another stream only once a marker recorded on its stream after the free says that
-/// work is done. Markers are recorded lazily — when an allocation on another stream finds
-/// nothing on its own — one per stream, so freeing costs no device call. Thread-safe.
+/// for another stream only once a marker says the work queued on its stream is done. The
+/// marker is recorded when the block is freed (the stream may be destroyed later); for the
+/// legacy default stream, which lives forever, lazily, once per stream, when another
+/// stream first wants its blocks. Before destroying a stream that blocks were allocated on,
+/// call retire_stream (slimcuda does for the streams it owns).
+/// Thread-safe.
 ///
 /// Sizes: requests round up to 512 bytes. Requests up to 1 MiB come from 2 MiB segments
 /// shared by many blocks; larger ones get their own segment rounded up to 2 MiB, and are
@@ -75,6 +78,10 @@ class BlockPool {
   [[nodiscard]] bool owns(void* ptr) const noexcept;
   /// Releases every fully free segment to the backend (waiting for all streams first).
   void empty_cache() noexcept;
+  /// `stream` is about to be destroyed: waits for the device if the pool has blocks of it,
+  /// then its blocks, cached or in use, stop being "its" (a new stream could reuse the
+  /// address) and serve any stream.
+  void retire_stream(void* stream) noexcept;
   [[nodiscard]] PoolStats stats() const noexcept;
   void reset_peaks() noexcept;
 
@@ -86,6 +93,7 @@ class BlockPool {
     bool small;
     bool in_use = false;
     uint64_t freed_at = 0;   // sequence number of its last free
+    void* marker = nullptr;  // recorded on `stream` at the free (non-default streams)
     Block* prev = nullptr;   // neighbours within the segment
     Block* next = nullptr;
   };

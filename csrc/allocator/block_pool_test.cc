@@ -99,9 +99,9 @@ TEST_F(PoolTest, FreedBlockIsReusedOnItsStream) {
 TEST_F(PoolTest, OtherStreamWaitsUntilTheFirstIsDone) {
   void* a = alloc(1 << 20, kStreamA);   // one 2 MiB small segment, both halves used on A
   void* a2 = alloc(1 << 20, kStreamA);
+  busy(kStreamA);                       // work queued on A uses them, then they are freed
   ASSERT_EQ(pool.free(a), Error::Ok);
   ASSERT_EQ(pool.free(a2), Error::Ok);  // coalesced: a free 2 MiB block last used on A
-  busy(kStreamA);                       // work on A may still touch it
   void* b = alloc(1 << 20, kStreamB);
   void* b2 = alloc(1 << 20, kStreamB);
   EXPECT_NE(b, a) << "a block still in use on A was handed to B";
@@ -165,8 +165,8 @@ TEST_F(PoolTest, LargeRequestsRoundToTwoMiBAndSplitBigRemainders) {
 TEST_F(PoolTest, OutOfMemoryReleasesTheCacheAndRetries) {
   device.capacity = 8u << 20;
   void* a = alloc(6u << 20, kStreamA);
+  busy(kStreamA);                       // A's queued work still uses it: B cannot take it yet
   ASSERT_EQ(pool.free(a), Error::Ok);  // cached: the device is still 6 MiB full
-  busy(kStreamA);                       // and A may still use it: B cannot take it yet
   void* b = alloc(4u << 20, kStreamB);  // a new segment does not fit: release the cache, retry
   EXPECT_NE(b, nullptr);
   EXPECT_EQ(pool.stats().oom_retries, 1u);
@@ -175,6 +175,41 @@ TEST_F(PoolTest, OutOfMemoryReleasesTheCacheAndRetries) {
   EXPECT_EQ(pool.allocate(16u << 20, kStreamA, &c), Error::MemoryAllocationFailed);
   EXPECT_EQ(c, nullptr);
   ASSERT_EQ(pool.free(b), Error::Ok);
+}
+
+// Blocks of a stream about to be destroyed stop belonging to it: a new stream that reuses
+// its address must still wait for the old work.
+TEST_F(PoolTest, RetiredStreamBlocksWaitForTheirMarkers) {
+  const size_t n = 4u << 20;  // whole large segments: no remainders to pick instead
+  void* a = alloc(n, kStreamA);
+  void* kept = alloc(n, kStreamA);  // still in use when A goes
+  busy(kStreamA);
+  ASSERT_EQ(pool.free(a), Error::Ok);
+  const int syncs = device.synchronizes;
+  pool.retire_stream(kStreamA);  // "destroyed": waits for A, then forgets it
+  EXPECT_EQ(device.synchronizes, syncs + 1);
+  void* later = alloc(n, kStreamB);
+  EXPECT_EQ(later, a) << "A's old work is done: its block serves anyone";
+  ASSERT_EQ(pool.free(kept), Error::Ok);  // freed after its stream is gone: no marker on it
+  void* last = alloc(n, kStreamB);
+  EXPECT_EQ(last, kept);
+  ASSERT_EQ(pool.free(later), Error::Ok);
+  ASSERT_EQ(pool.free(last), Error::Ok);
+  pool.retire_stream(kStreamB);
+  pool.retire_stream(nullptr);  // the legacy default stream is never retired
+}
+
+// empty_cache merges neighbours freed on different streams, so whole segments go back.
+TEST_F(PoolTest, EmptyCacheReleasesSegmentsSplitAcrossStreams) {
+  void* x = alloc(4096, kStreamA);
+  void* y = alloc(4096, kStreamB);  // B reuses the rest of A's segment (A is idle)
+  EXPECT_EQ(pool.stats().segments, 1u);
+  ASSERT_EQ(pool.free(x), Error::Ok);
+  ASSERT_EQ(pool.free(y), Error::Ok);
+  pool.empty_cache();
+  EXPECT_EQ(pool.stats().segments, 0u);
+  EXPECT_EQ(pool.stats().reserved_bytes, 0u);
+  EXPECT_EQ(device.used, 0u);
 }
 
 TEST_F(PoolTest, BadInput) {

@@ -254,4 +254,11 @@ Error cuda_empty_cache(int device_index) noexcept {
 
 bool cuda_caching_enabled() noexcept { return caching_enabled(); }
 
+void cuda_retire_stream(void* stream) noexcept {
+  if (stream == nullptr) return;
+  for (int d = 0; d < kMaxDevices; ++d) {
+    if (BlockPool* p = the_cuda_allocator().pool(d, false)) p->retire_stream(stream);
+  }
+}
+
 }  // namespace slimcuda

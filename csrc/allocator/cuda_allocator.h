@@ -17,6 +17,10 @@ namespace slimcuda {
 /// the device).
 [[nodiscard]] Error cuda_empty_cache(int device_index) noexcept;
 
+/// Call before destroying a stream that device memory was allocated on (see
+/// BlockPool::retire_stream). slimcuda's own streams do.
+void cuda_retire_stream(void* stream) noexcept;
+
 /// Whether the cache is on in this process.
 [[nodiscard]] bool cuda_caching_enabled() noexcept;
 

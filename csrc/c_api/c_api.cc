@@ -187,6 +187,7 @@ int32_t slimcuda_stream_destroy(void* stream) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument,
                              "null is the legacy default stream, which cannot be destroyed");
+    cuda_retire_stream(stream);  // cached device memory must not keep the stream's address
     SLIMCUDA_CUDA_TRY_AT(function, cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
     return Error::Ok;
   });

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "csrc/allocator/cuda_allocator.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
 #include "csrc/tensor/layout.h"
@@ -203,7 +204,10 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
 Model::~Model() {
   if (container_ != nullptr && delete_ != nullptr) delete_(container_);
   if (library_ != nullptr) dlclose(library_);
-  if (own_stream_ && cudaStreamDestroy(stream_) != cudaSuccess) (void)cudaGetLastError();
+  if (own_stream_) {
+    cuda_retire_stream(stream_);  // cached blocks (outputs, too) must not keep its address
+    if (cudaStreamDestroy(stream_) != cudaSuccess) (void)cudaGetLastError();
+  }
 }
 
 Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
