@@ -193,6 +193,15 @@ int32_t slimcuda_stream_destroy(void* stream) {
   });
 }
 
+int32_t slimcuda_stream_release(void* stream) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument,
+                             "null is the legacy default stream, which never goes away");
+    cuda_retire_stream(stream);
+    return Error::Ok;
+  });
+}
+
 int32_t slimcuda_stream_synchronize(void* stream) {
   return c_entry(__func__, [&](const char* function) {
     if (cuda::device_count() == 0) {

@@ -58,6 +58,10 @@ TEST(CApi, StreamCallsRejectBadInput) {
   EXPECT_EQ(slimcuda_stream_create(7, 0, &s), SLIMCUDA_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_DEFAULT, -3, &s), SLIMCUDA_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(slimcuda_stream_destroy(nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(slimcuda_stream_release(nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  // A stream no block was ever freed on: nothing to forget, no CUDA call (also without a GPU).
+  int not_a_stream = 0;
+  EXPECT_EQ(slimcuda_stream_release(&not_a_stream), SLIMCUDA_OK);
   EXPECT_EQ(slimcuda_stream_device(nullptr, nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
   if (!has_gpu()) {
     EXPECT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_DEFAULT, 0, &s), SLIMCUDA_ERROR_NOT_SUPPORTED);

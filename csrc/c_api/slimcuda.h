@@ -76,6 +76,11 @@ enum {
 int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** stream);
 /* Destroys a stream from slimcuda_stream_create (NULL is rejected: it is not ours). */
 int32_t slimcuda_stream_destroy(void* stream);
+/* Call before destroying a stream slimcuda did not create (yours, another library's) on
+ * which slimcuda memory was freed: waits for the stream's device, then the allocator's
+ * cached blocks no longer refer to the stream (a later stream at the same address must not
+ * inherit them). The stream itself is left alone. NULL: INVALID_ARGUMENT. */
+int32_t slimcuda_stream_release(void* stream);
 /* Blocks until all work enqueued on `stream` (NULL = legacy default stream) is done. */
 int32_t slimcuda_stream_synchronize(void* stream);
 /* The device a stream belongs to (NULL: the current device). */

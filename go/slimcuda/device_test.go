@@ -3,6 +3,7 @@ package slimcuda
 import (
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -64,4 +65,46 @@ func TestMemoryStats(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before.AllocatedBytes, after.AllocatedBytes)
 	require.Equal(t, during.Allocations, after.Frees-before.Frees+before.Allocations)
+}
+
+// Closing a wrapped stream makes the cache forget it: a block freed on it is then handed
+// to another stream at once. Closing a wrapped stream that nothing was freed on needs no GPU.
+func TestWrappedStreamCloseReleasesItsBlocks(t *testing.T) {
+	require.NoError(t, WrapStream(fakeHandle(0x7000)).Close())
+	require.NoError(t, DefaultStream().Close())
+	requireGPU(t)
+
+	owner, err := NewStream(NonBlocking()) // stands in for another library's stream
+	require.NoError(t, err)
+	defer owner.Close()
+	other, err := NewStream(NonBlocking())
+	require.NoError(t, err)
+	defer other.Close()
+
+	const n = 5*1024*1024 + 768 // a size no other test leaves in the cache
+	wrapped := WrapStream(owner.Handle())
+	var first unsafe.Pointer
+	require.NoError(t, WithCallerStream(wrapped, func() error {
+		b, err := Alloc(n)
+		if err != nil {
+			return err
+		}
+		first = b.Pointer()
+		if err := b.FillFloat32(1, n/4); err != nil {
+			return err
+		}
+		return b.Close()
+	}))
+	require.NoError(t, wrapped.Close())
+	require.NoError(t, wrapped.Close(), "Close is idempotent")
+
+	require.NoError(t, WithCallerStream(other, func() error {
+		b, err := Alloc(n)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		require.Equal(t, first, b.Pointer(), "the released stream's block should be free for any stream")
+		return nil
+	}))
 }

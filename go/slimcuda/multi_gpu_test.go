@@ -244,4 +244,3 @@ func driveGPU(t *testing.T, dev int, input, want []float32) error {
 	}
 	return nil
 }
-

@@ -59,8 +59,9 @@ func NewStream(opts ...StreamOption) (*Stream, error) {
 }
 
 // WrapStream borrows a cudaStream_t created elsewhere (another library's stream). Close
-// does not destroy it; the owner keeps it alive while slimcuda uses it. A nil handle is
-// the legacy default stream.
+// does not destroy it: it waits for the device and makes slimcuda's cached memory forget
+// the stream, so call Close before the owner destroys the stream. A nil handle is the
+// legacy default stream.
 func WrapStream(handle unsafe.Pointer) *Stream { return &Stream{handle: handle} }
 
 // DefaultStream returns the legacy default stream (CUDA's stream 0). Selecting it as the
@@ -99,16 +100,21 @@ func (s *Stream) Device() (int, error) {
 	return int(r.i64), nil
 }
 
-// Close destroys a stream made by NewStream; for wrapped and default streams it does
-// nothing. Close is idempotent and returns the first call's result.
+// Close destroys a stream made by NewStream. For a wrapped stream it leaves the stream
+// alone but waits for its device and makes slimcuda's cached memory forget it (see
+// WrapStream); for the default stream it does nothing. Close is idempotent and returns the
+// first call's result.
 func (s *Stream) Close() error {
 	if s == nil {
 		return nil
 	}
 	s.once.Do(func() {
 		runtime.SetFinalizer(s, nil)
-		if s.owned {
+		switch {
+		case s.owned:
 			s.err = check("Stream.Close", C.sc_stream_destroy(s.handle))
+		case s.handle != nil:
+			s.err = check("Stream.Close", C.sc_stream_release(s.handle))
 		}
 	})
 	return s.err

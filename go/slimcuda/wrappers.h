@@ -67,6 +67,7 @@ static inline sc_result sc_stream_create(int32_t flags, int32_t device) {
   return r;
 }
 static inline sc_result sc_stream_destroy(void* s) { return sc_wrap(slimcuda_stream_destroy(s)); }
+static inline sc_result sc_stream_release(void* s) { return sc_wrap(slimcuda_stream_release(s)); }
 static inline sc_result sc_stream_synchronize(void* s) { return sc_wrap(slimcuda_stream_synchronize(s)); }
 static inline sc_result sc_stream_device(void* s) {
   int32_t d = -1;
