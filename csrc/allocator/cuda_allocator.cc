@@ -13,6 +13,7 @@
 
 #include "csrc/allocator/block_pool.h"
 #include "csrc/allocator/cuda_allocator.h"
+#include "csrc/allocator/pinned_pool.h"
 
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
@@ -259,6 +260,7 @@ void cuda_retire_stream(void* stream) noexcept {
   for (int d = 0; d < kMaxDevices; ++d) {
     if (BlockPool* p = the_cuda_allocator().pool(d, false)) p->retire_stream(stream);
   }
+  pinned_retire_stream(stream);
 }
 
 }  // namespace slimcuda

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "csrc/allocator/cuda_allocator.h"
+#include "csrc/allocator/pinned_pool.h"
 #include "csrc/core/c_entry.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
@@ -257,6 +258,30 @@ int32_t slimcuda_empty_cache(int32_t device_index) {
     DeviceIndex index = 0;
     SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
     return cuda_empty_cache(index);
+  });
+}
+
+int32_t slimcuda_pinned_memory_stats_get(slimcuda_memory_stats* out) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
+    if (cuda::device_count() == 0) {
+      return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
+    }
+    const PoolStats s = pinned_memory_stats();
+    *out = slimcuda_memory_stats{s.allocated_bytes, s.peak_allocated_bytes, s.reserved_bytes, s.peak_reserved_bytes,
+                                 s.allocations,     s.frees,                s.cache_hits,     s.cache_misses,
+                                 s.segments,        s.oom_retries};
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_pinned_empty_cache(void) {
+  return c_entry(__func__, [&](const char* function) {
+    if (cuda::device_count() == 0) {
+      return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
+    }
+    pinned_empty_cache();
+    return Error::Ok;
   });
 }
 

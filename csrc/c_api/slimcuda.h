@@ -110,6 +110,10 @@ typedef struct {
 int32_t slimcuda_memory_stats_get(int32_t device_index, slimcuda_memory_stats* out);
 /* Returns cached, unused device memory of device_index to CUDA (waits for the device first). */
 int32_t slimcuda_empty_cache(int32_t device_index);
+/* The same for the cached pinned host pool (pinned tensors; one pool for all GPUs;
+ * segments are cudaHostAlloc'ed). NOT_SUPPORTED without a GPU. */
+int32_t slimcuda_pinned_memory_stats_get(slimcuda_memory_stats* out);
+int32_t slimcuda_pinned_empty_cache(void);
 
 /* Blocking copies. Checks, in order: dst or src NULL -> INVALID_ARGUMENT (even for 0
  * bytes); device_index < -1 -> INVALID_ARGUMENT; no GPU/driver -> NOT_SUPPORTED; index not

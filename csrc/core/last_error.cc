@@ -2,6 +2,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 namespace slimcuda {
 namespace {
@@ -14,12 +15,16 @@ thread_local char tls_message[kMessageCapacity] = {0};
 }  // namespace
 
 Error set_last_error(Error error, const char* function, const char* format, ...) noexcept {
-  int used = std::snprintf(tls_message, kMessageCapacity, "%s: ", function ? function : "slimcuda");
+  // Formatted into a local buffer first: an argument may be last_error_message() itself
+  // (wrapping a lower layer's message), which must not be overwritten while it is read.
+  char message[kMessageCapacity];
+  int used = std::snprintf(message, kMessageCapacity, "%s: ", function ? function : "slimcuda");
   if (used < 0 || used >= kMessageCapacity) used = 0;
   va_list args;
   va_start(args, format);
-  std::vsnprintf(tls_message + used, kMessageCapacity - used, format, args);
+  std::vsnprintf(message + used, kMessageCapacity - used, format, args);
   va_end(args);
+  std::memcpy(tls_message, message, kMessageCapacity);
   return error;
 }
 

@@ -151,6 +151,44 @@ TEST(MemoryShims, PinnedIsPageLocked) {
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(plain), 0);
 }
 
+// Pinned tensors come from the cached pinned pool: a freed block is reused for the next
+// pinned tensor of its size, the statistics count it, and they return to the start.
+TEST(MemoryShims, PinnedPoolReusesBlocksAndCounts) {
+  slimcuda_memory_stats s{};
+  EXPECT_EQ(slimcuda_pinned_memory_stats_get(nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  if (!slimcuda::testing::has_gpu()) {
+    EXPECT_EQ(slimcuda_pinned_memory_stats_get(&s), SLIMCUDA_ERROR_NOT_SUPPORTED);
+    EXPECT_EQ(slimcuda_pinned_empty_cache(), SLIMCUDA_ERROR_NOT_SUPPORTED);
+  }
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  ASSERT_EQ(slimcuda_pinned_empty_cache(), SLIMCUDA_OK);
+  slimcuda_memory_stats start{};
+  ASSERT_EQ(slimcuda_pinned_memory_stats_get(&start), SLIMCUDA_OK);
+  const int64_t n = 3 * 1024 * 1024 + 100;  // bytes (uint8)
+  void* first = nullptr;
+  for (int round = 0; round < 3; ++round) {
+    AtenTensorHandle t = nullptr;
+    ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(1, &n, nullptr, 0, kCPU, 0, &t), 0)
+        << slimcuda_last_error_message();
+    void* p = nullptr;
+    ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(t, &p), 0);
+    if (round == 0) first = p;
+    EXPECT_EQ(p, first) << "round " << round << ": the freed pinned block was not reused";
+    ASSERT_EQ(slimcuda_pinned_memory_stats_get(&s), SLIMCUDA_OK);
+    EXPECT_GE(s.allocated_bytes, start.allocated_bytes + static_cast<uint64_t>(n));
+    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(t), 0);
+  }
+  ASSERT_EQ(slimcuda_pinned_memory_stats_get(&s), SLIMCUDA_OK);
+  EXPECT_EQ(s.allocated_bytes, start.allocated_bytes);
+  EXPECT_EQ(s.allocations - start.allocations, 3u);
+  EXPECT_EQ(s.frees - start.frees, 3u);
+  EXPECT_EQ(s.cache_hits - start.cache_hits, 2u);
+  EXPECT_EQ(s.cache_misses - start.cache_misses, 1u);
+  ASSERT_EQ(slimcuda_pinned_empty_cache(), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_pinned_memory_stats_get(&s), SLIMCUDA_OK);
+  EXPECT_EQ(s.reserved_bytes, start.reserved_bytes);
+}
+
 // CUDA memory from empty_strided is device memory of the requested device.
 TEST(MemoryShims, CudaTensorIsDeviceMemory) {
   SLIMCUDA_REQUIRE_GPU_OR_SKIP();

@@ -4,6 +4,7 @@
 
 #include <new>
 
+#include "csrc/allocator/pinned_pool.h"
 #include "csrc/cuda/device.h"
 #include "slimcuda/device_allocator.h"
 #include "slimcuda/last_error.h"
@@ -37,16 +38,14 @@ Error Storage::allocate_pinned(size_t nbytes, std::shared_ptr<Storage>* out, con
       return set_last_error(Error::NotSupported, function,
                             "pinned memory needs a CUDA driver and device: %s", last_error_message());
     }
-    const cudaError_t err = cudaHostAlloc(&p, nbytes, cudaHostAllocDefault);
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      return set_last_error(err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal,
-                            function, "cudaHostAlloc(%zu): %s", nbytes, cudaGetErrorString(err));
+    const Error e = pinned_allocate(nbytes, &p);  // the cached pinned pool (pinned_pool.h)
+    if (e != Error::Ok) {
+      return set_last_error(e, function, "pinned allocation of %zu bytes: %s", nbytes, last_error_message());
     }
   }
   Storage* s = new (std::nothrow) Storage(p, nbytes, Device{DeviceType::CPU, -1}, Kind::Pinned);
   if (s == nullptr) {
-    if (p != nullptr) (void)cudaFreeHost(p);
+    pinned_free(p);
     return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
   }
   out->reset(s);
@@ -66,8 +65,7 @@ Storage::~Storage() {
       get_device_allocator(device_.type)->deallocate(data_, device_.index);
       break;
     case Kind::Pinned:
-      // Fails only while the runtime unloads at exit.
-      if (cudaFreeHost(data_) != cudaSuccess) (void)cudaGetLastError();
+      pinned_free(data_);
       break;
   }
 }

@@ -96,13 +96,30 @@ func GetMemoryStats(device int) (MemoryStats, error) {
 	if err := check("GetMemoryStats", C.sc_memory_stats(C.int32_t(device), &s)); err != nil {
 		return MemoryStats{}, err
 	}
+	return memoryStats(&s), nil
+}
+
+// GetPinnedMemoryStats returns the statistics of the cached pinned host pool (pinned
+// tensors; one pool shared by all GPUs). ErrNotSupported without a GPU.
+func GetPinnedMemoryStats() (MemoryStats, error) {
+	var s C.slimcuda_memory_stats
+	if err := check("GetPinnedMemoryStats", C.sc_pinned_memory_stats(&s)); err != nil {
+		return MemoryStats{}, err
+	}
+	return memoryStats(&s), nil
+}
+
+// EmptyPinnedCache returns cached, unused pinned host memory to CUDA.
+func EmptyPinnedCache() error { return check("EmptyPinnedCache", C.sc_pinned_empty_cache()) }
+
+func memoryStats(s *C.slimcuda_memory_stats) MemoryStats {
 	return MemoryStats{
 		AllocatedBytes: uint64(s.allocated_bytes), PeakAllocatedBytes: uint64(s.peak_allocated_bytes),
 		ReservedBytes: uint64(s.reserved_bytes), PeakReservedBytes: uint64(s.peak_reserved_bytes),
 		Allocations: uint64(s.allocations), Frees: uint64(s.frees),
 		CacheHits: uint64(s.cache_hits), CacheMisses: uint64(s.cache_misses),
 		Segments: uint64(s.segments), OOMRetries: uint64(s.oom_retries),
-	}, nil
+	}
 }
 
 // EmptyCache returns device's cached, unused memory to CUDA.

@@ -108,3 +108,41 @@ func TestWrappedStreamCloseReleasesItsBlocks(t *testing.T) {
 		return nil
 	}))
 }
+
+// Pinned tensors come from the cached pinned pool: the second tensor of a size reuses the
+// first one's block, and the statistics return to where they started.
+func TestPinnedPool(t *testing.T) {
+	n, err := DeviceCount()
+	require.NoError(t, err)
+	if n == 0 {
+		_, err := GetPinnedMemoryStats()
+		require.ErrorIs(t, err, ErrNotSupported)
+		require.ErrorIs(t, EmptyPinnedCache(), ErrNotSupported)
+	}
+	requireGPU(t)
+	require.NoError(t, EmptyPinnedCache())
+	start, err := GetPinnedMemoryStats()
+	require.NoError(t, err)
+	const size = 6*1024*1024 + 40 // bytes
+	var first unsafe.Pointer
+	for round := 0; round < 2; round++ {
+		x, err := NewTensor([]int64{size}, Uint8, Device{Type: CPU}, Pinned())
+		require.NoError(t, err)
+		info, err := x.Info()
+		require.NoError(t, err)
+		require.True(t, info.Pinned)
+		if round == 0 {
+			first = info.Data
+		}
+		require.Equal(t, first, info.Data, "round %d: the freed pinned block was not reused", round)
+		require.NoError(t, x.Close())
+	}
+	end, err := GetPinnedMemoryStats()
+	require.NoError(t, err)
+	require.Equal(t, start.AllocatedBytes, end.AllocatedBytes)
+	require.Equal(t, uint64(1), end.CacheHits-start.CacheHits)
+	require.NoError(t, EmptyPinnedCache())
+	end, err = GetPinnedMemoryStats()
+	require.NoError(t, err)
+	require.Equal(t, start.ReservedBytes, end.ReservedBytes)
+}

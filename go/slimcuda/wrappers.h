@@ -198,6 +198,10 @@ static inline sc_result sc_memory_stats(int32_t device, slimcuda_memory_stats* o
   return sc_wrap(slimcuda_memory_stats_get(device, out));
 }
 static inline sc_result sc_empty_cache(int32_t device) { return sc_wrap(slimcuda_empty_cache(device)); }
+static inline sc_result sc_pinned_memory_stats(slimcuda_memory_stats* out) {
+  return sc_wrap(slimcuda_pinned_memory_stats_get(out));
+}
+static inline sc_result sc_pinned_empty_cache(void) { return sc_wrap(slimcuda_pinned_empty_cache()); }
 
 // Copies and kernels: with_stream = 0 uses this thread's selection, 1 selects `stream`
 // for the call only (the _on variants).
