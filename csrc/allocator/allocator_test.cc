@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "csrc/allocator/staged_copy.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/device_allocator.h"
 #include "slimcuda/slimcuda.h"
@@ -375,6 +376,66 @@ TEST(CachingAllocator, StatsReturnToZeroAfterEverythingIsFreed) {
   const slimcuda_memory_stats end = stats(0);
   EXPECT_EQ(end.reserved_bytes, end.allocated_bytes) << "only blocks still in use stay reserved";
   EXPECT_GE(end.peak_allocated_bytes, size_t{64} << 20);
+}
+
+// Pageable copies from the staging threshold on go through pinned chunks: every byte lands
+// where it should, for odd sizes and unaligned offsets, with and without a caller stream,
+// and the staged path is really taken (the pinned pool hands out its chunks).
+TEST(StagedCopy, PageableRoundTripsOddSizesAndOffsets) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  const size_t threshold = staging_threshold();
+  ASSERT_GT(threshold, 0u) << "SLIMCUDA_STAGING_THRESHOLD=0 turns the path under test off";
+  void* stream = nullptr;
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+  const size_t sizes[] = {threshold - 1, threshold, threshold + 1, (size_t{4} << 20) + 7, (size_t{13} << 20) + 3,
+                          size_t{12} << 20};
+  for (int with_stream = 0; with_stream < 2; ++with_stream) {
+    if (with_stream) {
+      ASSERT_EQ(slimcuda_caller_stream_push(stream), SLIMCUDA_OK);
+    }
+    for (size_t n : sizes) {
+      std::vector<uint8_t> host(n + 8), back(n + 8, 0);
+      for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint8_t>((i * 131 + n) >> 3);
+      void* dev = nullptr;
+      ASSERT_EQ(slimcuda_device_alloc(n + 512, 0, 0, &dev), SLIMCUDA_OK);
+      uint8_t* d = static_cast<uint8_t*>(dev) + 3;
+      slimcuda_memory_stats before{}, after{};
+      ASSERT_EQ(slimcuda_pinned_memory_stats_get(&before), SLIMCUDA_OK);
+      ASSERT_EQ(slimcuda_copy_host_to_device(d, host.data() + 5, n, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_copy_device_to_host(back.data() + 1, d, n, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_pinned_memory_stats_get(&after), SLIMCUDA_OK);
+      EXPECT_EQ(std::memcmp(back.data() + 1, host.data() + 5, n), 0) << n << " bytes, stream " << with_stream;
+      EXPECT_EQ(back[0], 0) << "wrote before the destination";
+      EXPECT_EQ(back[n + 1], 0) << "wrote past the destination";
+      if (n >= threshold) {
+        EXPECT_GT(after.allocations, before.allocations) << n << " bytes: not staged";
+      } else {
+        EXPECT_EQ(after.allocations, before.allocations) << n << " bytes: staged below the threshold";
+      }
+      EXPECT_EQ(after.allocated_bytes, before.allocated_bytes) << "staging chunks not returned";
+      EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
+    }
+    if (with_stream) {
+      ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+    }
+  }
+  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
+}
+
+// The staged copy itself at sizes the policy would send direct (one byte, one chunk and a
+// bit), on the legacy default stream.
+TEST(StagedCopy, AnySizeThroughTheChunks) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  for (size_t n : {size_t{1}, size_t{7}, size_t{4096}, (size_t{4} << 20) + 1, (size_t{9} << 20) - 5}) {
+    std::vector<uint8_t> host(n), back(n, 0);
+    for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 7 + 1);
+    void* dev = nullptr;
+    ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
+    ASSERT_EQ(staged_copy(dev, host.data(), n, true, nullptr, 0), Error::Ok) << slimcuda_last_error_message();
+    ASSERT_EQ(staged_copy(back.data(), dev, n, false, nullptr, 0), Error::Ok) << slimcuda_last_error_message();
+    EXPECT_EQ(back, host) << n << " bytes";
+    EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
+  }
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "csrc/allocator/block_pool.h"
 #include "csrc/allocator/cuda_allocator.h"
 #include "csrc/allocator/pinned_pool.h"
+#include "csrc/allocator/staged_copy.h"
 
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
@@ -211,6 +212,10 @@ class CudaAllocator final : public DeviceAllocator {
     if (nbytes == 0) return Error::Ok;
     cuda::DeviceGuard guard(device);
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
+    const bool to_device = kind == cudaMemcpyHostToDevice;
+    if (should_stage(to_device ? src : dst, nbytes)) {  // big and pageable: through pinned chunks
+      return staged_copy(dst, src, nbytes, to_device, caller.value_or(nullptr), device);
+    }
     if (!caller.has_value()) {
       SLIMCUDA_CUDA_TRY(cudaMemcpy(dst, src, nbytes, kind));
       return Error::Ok;

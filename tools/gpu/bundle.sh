@@ -48,5 +48,6 @@ cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/n
 cp -r testdata/*.json testdata/packages "$out/testdata/"
 cp -L bazel-bin/models/demo/demo.slimcuda "$out/"
 cp tools/gpu/run.sh "$out/run.sh"
+cp tools/gpu/perf.sh "$out/perf.sh"
 chmod -R u+w "$out"
 echo "bundle: $out: $(ls "$out/bin" | wc -l) test binaries, $(ls "$out/bench" | wc -l) benchmarks, $(du -sh "$out" | cut -f1)"

@@ -1,0 +1,208 @@
+// staging_benchmark: pageable copies, the host memcpy ceiling and the allocators' cache
+// hits, each against raw CUDA in the same run (issue 8: P1, P4, P5).
+//
+//   host memcpy of 1 GiB on 1, 4, 8 and 16 threads  -- the ceiling for any staging scheme
+//   P1: pageable H2D / D2H, 1 MiB .. 1 GiB: raw cudaMemcpy (pageable), raw cudaMemcpy from
+//       pinned memory, slimcuda_copy_* (the library's policy: staged from the threshold
+//       on), and the staged copy forced at every size (to choose the threshold)
+//   P4: device alloc+free on a cache hit vs cudaMalloc+cudaFree and cudaMallocAsync pairs
+//   P5: pinned alloc+free on a cache hit vs cudaHostAlloc+cudaFreeHost
+//
+// Usage: staging_benchmark [--quick]   (needs a GPU; exits 2 without one)
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "csrc/allocator/pinned_pool.h"
+#include "csrc/allocator/staged_copy.h"
+#include "slimcuda/slimcuda.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+#define CHECK_CUDA(call)                                                                          \
+  do {                                                                                            \
+    cudaError_t e = (call);                                                                       \
+    if (e != cudaSuccess) {                                                                       \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
+      std::exit(1);                                                                               \
+    }                                                                                             \
+  } while (0)
+
+#define CHECK_OK(cond, what)                                                      \
+  do {                                                                            \
+    if (!(cond)) {                                                                \
+      std::fprintf(stderr, "%s failed: %s\n", what, slimcuda_last_error_message()); \
+      std::exit(1);                                                               \
+    }                                                                             \
+  } while (0)
+
+// Median seconds of `rounds` runs of op.
+double median_s(const std::function<void()>& op, int rounds) {
+  op();  // warm-up
+  std::vector<double> t;
+  for (int i = 0; i < rounds; ++i) {
+    const auto start = Clock::now();
+    op();
+    t.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::nth_element(t.begin(), t.begin() + rounds / 2, t.end());
+  return t[rounds / 2];
+}
+
+// Median µs per call over rounds of `iters` calls.
+double per_call_us(const std::function<void()>& op, int iters, int rounds) {
+  return median_s(
+             [&] {
+               for (int i = 0; i < iters; ++i) op();
+             },
+             rounds) *
+         1e6 / iters;
+}
+
+double host_memcpy_gbs(char* dst, const char* src, size_t n, int threads) {
+  return n / 1e9 / median_s(
+                       [&] {
+                         std::vector<std::thread> pool;
+                         const size_t slice = n / threads;
+                         for (int t = 0; t < threads; ++t) {
+                           pool.emplace_back([=] { std::memcpy(dst + t * slice, src + t * slice, slice); });
+                         }
+                         for (std::thread& th : pool) th.join();
+                       },
+                       3);
+}
+
+std::string size_name(size_t b) {
+  if (b >= (size_t{1} << 30)) return std::to_string(b >> 30) + " GiB";
+  if (b >= (size_t{1} << 20)) return std::to_string(b >> 20) + " MiB";
+  return std::to_string(b >> 10) + " KiB";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  int32_t devices = 0;
+  CHECK_OK(slimcuda_device_count(&devices) == SLIMCUDA_OK, "slimcuda_device_count");
+  if (devices == 0) {
+    std::fprintf(stderr, "staging_benchmark: no CUDA device: %s\n", slimcuda_last_error_message());
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s; host threads: %u; staging threshold %zu bytes\n\n", prop.name,
+              std::thread::hardware_concurrency(), slimcuda::staging_threshold());
+
+  const size_t kMax = quick ? size_t{256} << 20 : size_t{1} << 30;
+  char* pageable = static_cast<char*>(std::malloc(kMax));
+  char* pageable2 = static_cast<char*>(std::malloc(kMax));
+  CHECK_OK(pageable != nullptr && pageable2 != nullptr, "malloc");
+  std::memset(pageable, 1, kMax);  // fault the pages in before timing
+  std::memset(pageable2, 2, kMax);
+  char* pinned = nullptr;
+  CHECK_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&pinned), kMax, cudaHostAllocDefault));
+  std::memset(pinned, 3, kMax);
+  void* dev = nullptr;
+  CHECK_CUDA(cudaMalloc(&dev, kMax));
+
+  std::printf("## Host memcpy, %s (the ceiling for staging)\n\n| threads | GB/s |\n|---|---|\n",
+              size_name(kMax).c_str());
+  double memcpy4 = 0;
+  for (int threads : {1, 4, 8, 16}) {
+    const double gbs = host_memcpy_gbs(pageable2, pageable, kMax, threads);
+    if (threads == 4) memcpy4 = gbs;
+    std::printf("| %d | %.1f |\n", threads, gbs);
+  }
+
+  std::printf(
+      "\n## P1: pageable copies (GB/s, median)\n\n"
+      "| size | dir | raw pageable | raw pinned | slimcuda (policy) | slimcuda staged (forced) | goal 0.75×min(pinned, memcpy×4) | slimcuda / goal |\n"
+      "|---|---|---|---|---|---|---|---|\n");
+  for (size_t n = size_t{1} << 20; n <= kMax; n *= 4) {
+    const int rounds = n >= (size_t{256} << 20) ? 3 : 7;
+    for (int h2d = 1; h2d >= 0; --h2d) {
+      const cudaMemcpyKind kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+      auto gbs = [&](const std::function<void()>& op) { return n / 1e9 / median_s(op, rounds); };
+      const double raw = gbs([&] {
+        CHECK_CUDA(h2d ? cudaMemcpy(dev, pageable, n, kind) : cudaMemcpy(pageable, dev, n, kind));
+      });
+      const double raw_pinned = gbs([&] {
+        CHECK_CUDA(h2d ? cudaMemcpy(dev, pinned, n, kind) : cudaMemcpy(pinned, dev, n, kind));
+      });
+      const double slim = gbs([&] {
+        CHECK_OK((h2d ? slimcuda_copy_host_to_device(dev, pageable, n, 0)
+                      : slimcuda_copy_device_to_host(pageable, dev, n, 0)) == SLIMCUDA_OK,
+                 "slimcuda copy");
+      });
+      const double staged = gbs([&] {
+        CHECK_OK(slimcuda::staged_copy(h2d ? dev : pageable, h2d ? static_cast<void*>(pageable) : dev, n, h2d,
+                                       nullptr, 0) == slimcuda::Error::Ok,
+                 "staged_copy");
+      });
+      const double goal = 0.75 * std::min(raw_pinned, memcpy4);
+      std::printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f |\n", size_name(n).c_str(), h2d ? "H2D" : "D2H",
+                  raw, raw_pinned, slim, staged, goal, slim / goal);
+    }
+  }
+
+  const int iters = quick ? 200 : 2000;
+  std::printf("\n## P4 / P5: allocation + free pairs (µs per pair, median of 7 rounds of %d)\n\n", iters);
+  std::printf("| bytes | slimcuda device (cache hit) | cudaMalloc+cudaFree | cudaMallocAsync+cudaFreeAsync | slimcuda pinned (cache hit) | cudaHostAlloc+cudaFreeHost |\n|---|---|---|---|---|---|\n");
+  cudaStream_t stream = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (size_t n : {size_t{4096}, size_t{1} << 20, size_t{64} << 20}) {
+    const double dev_hit = per_call_us(
+        [&] {
+          void* p = nullptr;
+          CHECK_OK(slimcuda_device_alloc(n, 0, 0, &p) == SLIMCUDA_OK, "slimcuda_device_alloc");
+          CHECK_OK(slimcuda_device_free(p, 0) == SLIMCUDA_OK, "slimcuda_device_free");
+        },
+        iters, 7);
+    const double raw_malloc = per_call_us(
+        [&] {
+          void* p = nullptr;
+          CHECK_CUDA(cudaMalloc(&p, n));
+          CHECK_CUDA(cudaFree(p));
+        },
+        std::max(20, iters / 50), 7);
+    const double raw_async = per_call_us(
+        [&] {
+          void* p = nullptr;
+          CHECK_CUDA(cudaMallocAsync(&p, n, stream));
+          CHECK_CUDA(cudaFreeAsync(p, stream));
+        },
+        iters, 7);
+    const double pinned_hit = per_call_us(
+        [&] {
+          void* p = nullptr;
+          CHECK_OK(slimcuda::pinned_allocate(n, &p) == slimcuda::Error::Ok, "pinned_allocate");
+          slimcuda::pinned_free(p);
+        },
+        iters, 7);
+    const double raw_host = per_call_us(
+        [&] {
+          void* p = nullptr;
+          CHECK_CUDA(cudaHostAlloc(&p, n, cudaHostAllocDefault));
+          CHECK_CUDA(cudaFreeHost(p));
+        },
+        n >= (size_t{64} << 20) ? 3 : 20, 3);
+    std::printf("| %zu | %.3f | %.2f | %.3f | %.3f | %.1f |\n", n, dev_hit, raw_malloc, raw_async, pinned_hit, raw_host);
+  }
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_CUDA(cudaStreamDestroy(stream));
+  CHECK_CUDA(cudaFree(dev));
+  CHECK_CUDA(cudaFreeHost(pinned));
+  std::free(pageable);
+  std::free(pageable2);
+  return 0;
+}
