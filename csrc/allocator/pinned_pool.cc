@@ -16,6 +16,18 @@
 namespace slimcuda {
 namespace {
 
+// Page-locked memory usable from every GPU (portable), with the contract's error codes.
+Error host_alloc(size_t bytes, void** out) noexcept {
+  const cudaError_t err = cudaHostAlloc(out, bytes, cudaHostAllocPortable);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    *out = nullptr;
+    return set_last_error(err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal,
+                          "cudaHostAlloc", "%zu bytes: %s", bytes, cudaGetErrorString(err));
+  }
+  return Error::Ok;
+}
+
 // A marker is an event on the stream's own device (events cannot be recorded on another
 // device's stream); the pool keeps used ones per device for reuse.
 struct Marker {
@@ -33,16 +45,7 @@ class PinnedPoolBackend final : public PoolBackend {
       }
     }
   }
-  Error allocate_segment(size_t bytes, void** out) noexcept override {
-    const cudaError_t err = cudaHostAlloc(out, bytes, cudaHostAllocPortable);
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      *out = nullptr;
-      return set_last_error(err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal,
-                            "cudaHostAlloc", "%zu bytes: %s", bytes, cudaGetErrorString(err));
-    }
-    return Error::Ok;
-  }
+  Error allocate_segment(size_t bytes, void** out) noexcept override { return host_alloc(bytes, out); }
   void free_segment(void* ptr) noexcept override {
     if (cudaFreeHost(ptr) != cudaSuccess) (void)cudaGetLastError();
   }
@@ -115,14 +118,7 @@ Error pinned_allocate(size_t nbytes, void** out) noexcept {
   }
   if (nbytes == 0) return Error::Ok;
   if (BlockPool* p = pool(true)) return p->allocate(nbytes, getCallerStream().value_or(nullptr), out);
-  const cudaError_t err = cudaHostAlloc(out, nbytes, cudaHostAllocPortable);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    *out = nullptr;
-    return set_last_error(err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal,
-                          "cudaHostAlloc", "%zu bytes: %s", nbytes, cudaGetErrorString(err));
-  }
-  return Error::Ok;
+  return host_alloc(nbytes, out);
 }
 
 void pinned_free(void* ptr) noexcept {
