@@ -24,16 +24,19 @@ void* const kRetired = reinterpret_cast<void*>(~uintptr_t{0});
 BlockPool::BlockPool(std::unique_ptr<PoolBackend> backend) : backend_(std::move(backend)) {}
 
 BlockPool::~BlockPool() {
-  // Blocks still in use are the caller's leak; their segments go with the process.
+  // Memory still in use is the caller's: its segments stay allocated (they go with the
+  // process); only our bookkeeping for it is freed.
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [ptr, b] : in_use_) {
     if (b->marker != nullptr) backend_->release_marker(b->marker);
+    b->marker = nullptr;
   }
   for (auto& [stream, m] : markers_) backend_->release_marker(m.marker);
   release_free_segments();
   for (FreeSet& set : free_) {
     for (Block* b : set) delete b;
   }
+  for (auto& [ptr, b] : in_use_) delete b;
 }
 
 bool BlockPool::ready_for(Block* b, void* stream) {
@@ -180,9 +183,13 @@ void BlockPool::release_free_segments() {
   backend_->synchronize();
   // Every queued use is done now: free neighbours merge whatever their streams.
   for (FreeSet& set : free_) {
-    std::vector<Block*> blocks(set.begin(), set.end());
-    for (Block* b : blocks) {
-      if (set.count(b) == 0) continue;  // merged away already
+    // Merge from the first block of each run of free neighbours only: the blocks after it
+    // are deleted while merging, and must not be looked at again.
+    std::vector<Block*> heads;
+    for (Block* b : set) {
+      if (b->prev == nullptr || b->prev->in_use) heads.push_back(b);
+    }
+    for (Block* b : heads) {
       if (b->marker != nullptr) backend_->release_marker(b->marker);
       b->marker = nullptr;
       b->stream = kRetired;

@@ -19,6 +19,10 @@ namespace {
 // A fake device: segments are malloc'ed (up to a capacity); a stream is an id whose work
 // "completes" when the test says so.
 struct FakeDevice {
+  // Segments a test leaves in use go with the "device", as real ones go with the process.
+  ~FakeDevice() {
+    for (auto& [p, n] : segments) std::free(p);
+  }
   size_t capacity = SIZE_MAX, used = 0;
   std::map<void*, size_t> segments;
   std::map<void*, int> enqueued, completed;  // per stream: work recorded, work done
@@ -209,6 +213,28 @@ TEST_F(PoolTest, EmptyCacheReleasesSegmentsSplitAcrossStreams) {
   pool.empty_cache();
   EXPECT_EQ(pool.stats().segments, 0u);
   EXPECT_EQ(pool.stats().reserved_bytes, 0u);
+  EXPECT_EQ(device.used, 0u);
+}
+
+// Runs of several free neighbours (three streams, one in use between two runs) merge and
+// release without touching a block merged away (ASan in CI watches this).
+TEST_F(PoolTest, EmptyCacheMergesLongRunsAroundABlockInUse) {
+  void* const kStreamC = reinterpret_cast<void*>(0xC);
+  std::vector<void*> blocks;
+  for (void* s : {kStreamA, kStreamB, kStreamC, kStreamA, kStreamB, kStreamC, kStreamA}) blocks.push_back(alloc(4096, s));
+  EXPECT_EQ(pool.stats().segments, 1u);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (i != 3) {
+      ASSERT_EQ(pool.free(blocks[i]), Error::Ok);
+    }
+  }
+  pool.empty_cache();  // block 3 in use: the segment stays, both runs beside it merge
+  EXPECT_EQ(pool.stats().segments, 1u);
+  EXPECT_EQ(alloc(3 * 4096, kStreamB), blocks[0]) << "the merged run before block 3 was not reused";
+  EXPECT_EQ(pool.free(blocks[0]), Error::Ok);
+  EXPECT_EQ(pool.free(blocks[3]), Error::Ok);
+  pool.empty_cache();
+  EXPECT_EQ(pool.stats().segments, 0u);
   EXPECT_EQ(device.used, 0u);
 }
 
