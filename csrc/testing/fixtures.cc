@@ -241,3 +241,17 @@ bool gpu_required() {
 }
 
 }  // namespace slimcuda::testing
+
+#if defined(__SANITIZE_THREAD__)
+// ThreadSanitizer reads these from every test binary (they all link this file). glibc's
+// dynamic loader serialises dlopen and dlclose with its own lock, which ThreadSanitizer
+// does not see: concurrent model loads and frees (DemoModel.ConcurrentLoadsNeverCollide)
+// are reported as races inside ld.so. Only frames of the loader itself are suppressed.
+extern "C" const char* __tsan_default_suppressions() {
+  return "race:_dl_close_worker\n"
+         "race:_dl_open_worker\n"
+         "race:_dl_map_object\n"
+         "race:_dl_check_map_versions\n"
+         "race:_dl_relocate_object\n";
+}
+#endif
