@@ -17,30 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "csrc/allocator/benchmark_checks.h"
 #include "slimcuda/caller_stream.h"
 #include "slimcuda/slimcuda.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-#define CHECK_CUDA(call)                                                                     \
-  do {                                                                                       \
-    cudaError_t e = (call);                                                                  \
-    if (e != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
-
-#define CHECK_SC(call)                                                                       \
-  do {                                                                                       \
-    int32_t rc = (call);                                                                     \
-    if (rc != SLIMCUDA_OK) {                                                                 \
-      std::fprintf(stderr, "%s: %s\n", #call, slimcuda_last_error_message());                \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 // Median over `rounds` of the mean time of `iters` calls, in microseconds.
 double time_us(const std::function<void()>& op, int iters) {

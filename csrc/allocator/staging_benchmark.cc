@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "csrc/allocator/benchmark_checks.h"
 #include "csrc/allocator/pinned_pool.h"
 #include "csrc/allocator/staged_copy.h"
 #include "slimcuda/slimcuda.h"
@@ -28,23 +29,6 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-#define CHECK_CUDA(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t e = (call);                                                                       \
-    if (e != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
-
-#define CHECK_OK(cond, what)                                                      \
-  do {                                                                            \
-    if (!(cond)) {                                                                \
-      std::fprintf(stderr, "%s failed: %s\n", what, slimcuda_last_error_message()); \
-      std::exit(1);                                                               \
-    }                                                                             \
-  } while (0)
 
 // Median seconds of `rounds` runs of op.
 double median_s(const std::function<void()>& op, int rounds) {
@@ -93,7 +77,7 @@ std::string size_name(size_t b) {
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   int32_t devices = 0;
-  CHECK_OK(slimcuda_device_count(&devices) == SLIMCUDA_OK, "slimcuda_device_count");
+  CHECK_SC(slimcuda_device_count(&devices));
   if (devices == 0) {
     std::fprintf(stderr, "staging_benchmark: no CUDA device: %s\n", slimcuda_last_error_message());
     return 2;
@@ -140,9 +124,8 @@ int main(int argc, char** argv) {
         CHECK_CUDA(h2d ? cudaMemcpy(dev, pinned, n, kind) : cudaMemcpy(pinned, dev, n, kind));
       });
       const double slim = gbs([&] {
-        CHECK_OK((h2d ? slimcuda_copy_host_to_device(dev, pageable, n, 0)
-                      : slimcuda_copy_device_to_host(pageable, dev, n, 0)) == SLIMCUDA_OK,
-                 "slimcuda copy");
+        CHECK_SC(h2d ? slimcuda_copy_host_to_device(dev, pageable, n, 0)
+                     : slimcuda_copy_device_to_host(pageable, dev, n, 0));
       });
       const double staged = gbs([&] {
         CHECK_OK(slimcuda::staged_copy(h2d ? dev : pageable, h2d ? static_cast<void*>(pageable) : dev, n, h2d,
@@ -164,8 +147,8 @@ int main(int argc, char** argv) {
     const double dev_hit = per_call_us(
         [&] {
           void* p = nullptr;
-          CHECK_OK(slimcuda_device_alloc(n, 0, 0, &p) == SLIMCUDA_OK, "slimcuda_device_alloc");
-          CHECK_OK(slimcuda_device_free(p, 0) == SLIMCUDA_OK, "slimcuda_device_free");
+          CHECK_SC(slimcuda_device_alloc(n, 0, 0, &p));
+          CHECK_SC(slimcuda_device_free(p, 0));
         },
         iters, 7);
     const double raw_malloc = per_call_us(
