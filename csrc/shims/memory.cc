@@ -130,28 +130,26 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_as_strided)(AtenTensorHandle self, const
   });
 }
 
-AOTITorchError SLIMCUDA_SHIM(aoti_torch_clone)(AtenTensorHandle self, AtenTensorHandle* ret) {
-  return c_entry(__func__, [&](const char* function) {
+// The two clone shims differ only in the strides the copy gets.
+static AOTITorchError clone_shim(const char* name, AtenTensorHandle self, bool preserve_strides,
+                                 AtenTensorHandle* ret) {
+  return c_entry(name, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(ret);
     *ret = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(clone(*tensor(self), false, &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(clone(*tensor(self), preserve_strides, &t, function));
     *ret = handle(t);
     return Error::Ok;
   });
 }
 
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_clone)(AtenTensorHandle self, AtenTensorHandle* ret) {
+  return clone_shim(__func__, self, false, ret);
+}
+
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_clone_preserve_strides)(AtenTensorHandle self, AtenTensorHandle* ret) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_SHIM_NOT_NULL(self);
-    SLIMCUDA_SHIM_NOT_NULL(ret);
-    *ret = nullptr;  // a failed call leaves no stale handle behind
-    SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(clone(*tensor(self), true, &t, function));
-    *ret = handle(t);
-    return Error::Ok;
-  });
+  return clone_shim(__func__, self, true, ret);
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_copy_)(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking) {
