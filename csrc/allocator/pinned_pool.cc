@@ -123,10 +123,12 @@ Error pinned_allocate(size_t nbytes, void** out) noexcept {
 
 void pinned_free(void* ptr) noexcept {
   if (ptr == nullptr) return;
-  BlockPool* p = pool(false);
-  if (p != nullptr && p->owns(ptr) && p->free(ptr) == Error::Ok) return;
-  // Not the pool's (caching off): it came from cudaHostAlloc. Fails only while the runtime
-  // unloads at exit.
+  // With caching on every pinned block is the pool's (the setting is read once); off, it
+  // came from cudaHostAlloc. cudaFreeHost fails only while the runtime unloads at exit.
+  if (BlockPool* p = pool(false)) {
+    (void)p->free(ptr);
+    return;
+  }
   if (cudaFreeHost(ptr) != cudaSuccess) (void)cudaGetLastError();
 }
 
