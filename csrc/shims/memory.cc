@@ -9,34 +9,33 @@ using namespace slimcuda::shims;   // NOLINT
 
 extern "C" {
 
-AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided)(int64_t ndim, const int64_t* sizes_ptr,
-                                                       const int64_t* strides_ptr, int32_t dtype,
-                                                       int32_t device_type, int32_t device_index,
-                                                       AtenTensorHandle* ret_new_tensor) {
-  return c_entry(__func__, [&](const char* function) {
+// empty_strided and empty_strided_pinned differ only in the memory they ask for.
+static AOTITorchError empty_shim(const char* name, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
+                                 int32_t dtype, int32_t device_type, int32_t device_index, bool pinned,
+                                 AtenTensorHandle* ret_new_tensor) {
+  return c_entry(name, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
     *ret_new_tensor = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(
-        empty_strided(ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, false, &t, function));
+        empty_strided(ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, pinned, &t, function));
     *ret_new_tensor = handle(t);
     return Error::Ok;
   });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided)(int64_t ndim, const int64_t* sizes_ptr,
+                                                       const int64_t* strides_ptr, int32_t dtype,
+                                                       int32_t device_type, int32_t device_index,
+                                                       AtenTensorHandle* ret_new_tensor) {
+  return empty_shim(__func__, ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, false, ret_new_tensor);
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(int64_t ndim, const int64_t* sizes_ptr,
                                                               const int64_t* strides_ptr, int32_t dtype,
                                                               int32_t device_type, int32_t device_index,
                                                               AtenTensorHandle* ret_new_tensor) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
-    *ret_new_tensor = nullptr;  // a failed call leaves no stale handle behind
-    SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(
-        empty_strided(ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, true, &t, function));
-    *ret_new_tensor = handle(t);
-    return Error::Ok;
-  });
+  return empty_shim(__func__, ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, true, ret_new_tensor);
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(void* data, int64_t ndim,
