@@ -35,3 +35,13 @@
       std::exit(1);                                                                 \
     }                                                                               \
   } while (0)
+
+// Benchmarks measure GPUs: without one they say why and exit with status 2.
+inline void require_gpu_or_exit(const char* benchmark) {
+  int32_t devices = 0;
+  CHECK_SC(slimcuda_device_count(&devices));
+  if (devices == 0) {
+    std::fprintf(stderr, "%s: no CUDA device: %s\n", benchmark, slimcuda_last_error_message());
+    std::exit(2);
+  }
+}

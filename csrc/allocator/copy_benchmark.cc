@@ -64,12 +64,7 @@ std::string size_name(size_t b) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  int32_t devices = 0;
-  CHECK_SC(slimcuda_device_count(&devices));
-  if (devices == 0) {
-    std::fprintf(stderr, "copy_benchmark: no CUDA device: %s\n", slimcuda_last_error_message());
-    return 2;
-  }
+  require_gpu_or_exit("copy_benchmark");
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   int runtime = 0, driver = 0;
