@@ -1,9 +1,12 @@
 // The CUDA allocator through the C ABI, from testdata/allocator.json (the Go suite
 // go/slimcuda/allocator_test.go runs the same cases), plus C++-only checks of the
 // registry and the CPU allocator.
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -359,6 +362,32 @@ TEST(CachingAllocator, ReleasedForeignStreamHandsItsBlocksOn) {
   EXPECT_EQ(slimcuda_stream_destroy(other), SLIMCUDA_OK);
 }
 
+// A pointer freed twice, or pointing inside a block, is refused with InvalidArgument: it
+// must never reach cudaFree, which would release a segment the cache still hands out.
+TEST(CachingAllocator, DoubleFreeAndInteriorPointersAreRefused) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  constexpr size_t n = 6 * 1024 * 1024;  // its own segment: the block is the segment's base
+  void* p = nullptr;
+  ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &p), SLIMCUDA_OK);
+  const slimcuda_memory_stats in_use = stats(0);
+  EXPECT_EQ(slimcuda_device_free(static_cast<char*>(p) + 512, 0), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slimcuda_last_error_message()).find("not a block in use"), std::string::npos)
+      << slimcuda_last_error_message();
+  EXPECT_EQ(stats(0).allocated_bytes, in_use.allocated_bytes) << "an interior pointer freed something";
+  ASSERT_EQ(slimcuda_device_free(p, 0), SLIMCUDA_OK);
+  EXPECT_EQ(slimcuda_device_free(p, 0), SLIMCUDA_ERROR_INVALID_ARGUMENT) << "double free accepted";
+  EXPECT_EQ(stats(0).reserved_bytes, in_use.reserved_bytes) << "the double free released the segment";
+  // The segment is intact: the cache hands it out again and it holds data.
+  void* q = nullptr;
+  ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &q), SLIMCUDA_OK);
+  EXPECT_EQ(q, p);
+  std::vector<float> out(n / 4);
+  ASSERT_EQ(slimcuda_fill_f32(q, n / 4, 3.0f, 0), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_copy_device_to_host(out.data(), q, n, 0), SLIMCUDA_OK);
+  EXPECT_EQ(out, std::vector<float>(n / 4, 3.0f));
+  ASSERT_EQ(slimcuda_device_free(q, 0), SLIMCUDA_OK);
+}
+
 TEST(CachingAllocator, StatsReturnToZeroAfterEverythingIsFreed) {
   SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   ASSERT_EQ(slimcuda_empty_cache(0), SLIMCUDA_OK);
@@ -436,6 +465,60 @@ TEST(StagedCopy, AnySizeThroughTheChunks) {
     EXPECT_EQ(back, host) << n << " bytes";
     EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
   }
+}
+
+// Every pipeline shape moves every byte: one buffer (strictly serial), two, more buffers
+// than chunks, a last chunk of one byte, one thread and an odd number of threads.
+TEST(StagedCopy, EveryPipelineShapeRoundTrips) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  void* stream = nullptr;
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+  constexpr size_t kChunk = size_t{64} << 10;  // the smallest chunk a config may ask for
+  const StagingConfig shapes[] = {{kChunk, 1, 1}, {kChunk, 2, 3}, {kChunk, 5, 2}, {kChunk * 4, 3, 7},
+                                  {size_t{1} << 20, 16, 4}};
+  for (const StagingConfig& shape : shapes) {
+    for (size_t n : {size_t{1}, kChunk, kChunk + 1, 7 * kChunk + 13, size_t{3} << 20}) {
+      std::vector<uint8_t> host(n), back(n, 0);
+      for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 29 + n + shape.buffers);
+      void* dev = nullptr;
+      ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
+      ASSERT_EQ(staged_copy(dev, host.data(), n, true, stream, 0, shape), Error::Ok) << slimcuda_last_error_message();
+      ASSERT_EQ(staged_copy(back.data(), dev, n, false, stream, 0, shape), Error::Ok) << slimcuda_last_error_message();
+      EXPECT_EQ(back, host) << n << " bytes, chunk " << shape.chunk_bytes << ", " << shape.buffers << " buffers, "
+                            << shape.threads << " threads";
+      EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
+    }
+  }
+  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
+}
+
+// Three threads staging at once share the copy threads: nobody's bytes land in another's.
+TEST(StagedCopy, ConcurrentCopiesKeepTheirBytes) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  constexpr size_t n = (size_t{24} << 20) + 9;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<uint8_t> host(n), back(n, 0);
+      for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 13 + t * 101);
+      void* dev = nullptr;
+      if (slimcuda_device_alloc(n, 0, 0, &dev) != SLIMCUDA_OK) {
+        ++failures;
+        return;
+      }
+      for (int round = 0; round < 3; ++round) {
+        if (staged_copy(dev, host.data(), n, true, nullptr, 0) != Error::Ok ||
+            staged_copy(back.data(), dev, n, false, nullptr, 0) != Error::Ok || back != host) {
+          ++failures;
+        }
+        std::fill(back.begin(), back.end(), 0);
+      }
+      if (slimcuda_device_free(dev, 0) != SLIMCUDA_OK) ++failures;
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 }  // namespace

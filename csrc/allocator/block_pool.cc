@@ -16,7 +16,8 @@ constexpr size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; 
 // bounds the time spent on blocks of busy streams.
 constexpr int kMaxCandidates = 64;
 
-// The stream of blocks whose stream was retired: nobody's, reusable once their markers complete.
+// The stream of blocks whose stream was retired (or whose old work is known to be over):
+// nobody's, reusable by any stream at once.
 void* const kRetired = reinterpret_cast<void*>(~uintptr_t{0});
 
 }  // namespace
@@ -27,11 +28,9 @@ BlockPool::~BlockPool() {
   // Memory still in use is the caller's: its segments stay allocated (they go with the
   // process); only our bookkeeping for it is freed.
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [ptr, b] : in_use_) {
-    if (b->marker != nullptr) backend_->release_marker(b->marker);
-    b->marker = nullptr;
+  for (auto& [stream, m] : markers_) {
+    if (m.marker != nullptr) backend_->release_marker(m.marker);
   }
-  for (auto& [stream, m] : markers_) backend_->release_marker(m.marker);
   release_free_segments();
   for (FreeSet& set : free_) {
     for (Block* b : set) delete b;
@@ -40,18 +39,34 @@ BlockPool::~BlockPool() {
 }
 
 bool BlockPool::ready_for(Block* b, void* stream) {
-  if (b->stream == stream) return true;  // ordered after the earlier use on the same stream
-  if (b->stream != nullptr) return b->marker == nullptr || backend_->done(b->marker);
+  // Same stream: ordered after the earlier use. Retired: its work is known to be over.
+  if (b->stream == stream || b->stream == kRetired) return true;
   StreamMarker& m = markers_[b->stream];
-  if (m.marker == nullptr || m.recorded_at < b->freed_at) {
-    if (m.marker != nullptr) backend_->release_marker(m.marker);
-    m.marker = backend_->record(b->stream);
-    m.recorded_at = ++sequence_;
+  if (b->freed_at < m.done_before) return true;  // a completed marker covers it
+  if (m.marker != nullptr) {
+    // Pending, whether it covers b or not: b waits, and the marker is not replaced by a
+    // newer one (that would push back the blocks it covers). Asked once per search.
+    if (m.checked == search_) return false;
+    m.checked = search_;
+    if (!backend_->done(m.marker)) return false;
+    m.done_before = m.recorded_at;
+    backend_->release_marker(m.marker);
+    m.marker = nullptr;
+    if (b->freed_at < m.done_before) return true;
   }
-  return m.marker != nullptr && backend_->done(m.marker);
+  // Freed after every marker so far: record one now (b's work was enqueued before).
+  m.marker = backend_->record(b->stream);
+  m.recorded_at = ++sequence_;
+  m.checked = search_;
+  if (m.marker == nullptr || !backend_->done(m.marker)) return false;  // no marker: not this time
+  m.done_before = m.recorded_at;
+  backend_->release_marker(m.marker);
+  m.marker = nullptr;
+  return true;
 }
 
 BlockPool::Block* BlockPool::find_free(size_t size, bool small, void* stream) {
+  ++search_;
   FreeSet& set = free_[small ? 1 : 0];
   Block key{nullptr, size, nullptr, small};
   int examined = 0;
@@ -71,25 +86,15 @@ BlockPool::Block* BlockPool::take(Block* b, size_t size, void* stream) {
   if (rest >= (b->small ? kRound : kSmallLimit)) {
     Block* r = new Block{b->ptr + size, rest, b->stream, b->small};
     r->freed_at = b->freed_at;
-    if (b->marker != nullptr) {
-      if (b->stream == stream) {
-        // Still possibly in use on its (live: it is being allocated on) stream: the
-        // remainder needs a marker of its own.
-        r->marker = backend_->record(stream);
-      } else {
-        r->stream = kRetired;  // its old work is done (ready_for said so): anyone's
-      }
-    }
+    // Taken by another stream, b's old work is done (ready_for said so): the remainder is
+    // anyone's. On the same stream it stays that stream's, covered by its later markers.
+    if (b->stream != stream) r->stream = kRetired;
     r->prev = b;
     r->next = b->next;
     if (b->next != nullptr) b->next->prev = r;
     b->next = r;
     b->size = size;
     free_[r->small ? 1 : 0].insert(r);
-  }
-  if (b->marker != nullptr) {
-    backend_->release_marker(b->marker);
-    b->marker = nullptr;
   }
   b->in_use = true;
   b->stream = stream;
@@ -120,6 +125,7 @@ Error BlockPool::allocate(size_t bytes, void* stream, void** out) noexcept {
       }
       SLIMCUDA_RETURN_IF_ERROR(e);
       b = new Block{static_cast<char*>(p), segment, stream, small};
+      segments_.emplace(b->ptr, segment);
       ++stats_.segments;
       stats_.reserved_bytes += segment;
       stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
@@ -136,47 +142,69 @@ Error BlockPool::allocate(size_t bytes, void* stream, void** out) noexcept {
   }
 }
 
+bool BlockPool::free_locked(void* ptr) {
+  auto it = in_use_.find(ptr);
+  if (it == in_use_.end()) return false;
+  Block* b = it->second;
+  in_use_.erase(it);
+  b->in_use = false;
+  b->freed_at = ++sequence_;  // no device call here: markers are recorded when needed
+  stats_.allocated_bytes -= b->size;
+  ++stats_.frees;
+  // Coalesce with free neighbours used on the same stream (one stream keeps the merged
+  // block's reuse rule exact; the later free time covers both).
+  for (Block* n : {b->prev, b->next}) {
+    if (n == nullptr || n->in_use || n->stream != b->stream) continue;
+    free_[n->small ? 1 : 0].erase(n);
+    Block* lo = n == b->prev ? n : b;
+    Block* hi = n == b->prev ? b : n;
+    lo->size += hi->size;
+    lo->next = hi->next;
+    if (hi->next != nullptr) hi->next->prev = lo;
+    lo->freed_at = std::max(lo->freed_at, hi->freed_at);
+    delete hi;
+    b = lo;
+  }
+  free_[b->small ? 1 : 0].insert(b);
+  return true;
+}
+
 Error BlockPool::free(void* ptr) noexcept {
   if (ptr == nullptr) return Error::Ok;
   try {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = in_use_.find(ptr);
-    SLIMCUDA_CHECK_OR_RETURN(it != in_use_.end(), Error::InvalidArgument, "%p is not a block of this pool", ptr);
-    Block* b = it->second;
-    in_use_.erase(it);
-    b->in_use = false;
-    b->freed_at = ++sequence_;
-    if (b->stream != nullptr && b->stream != kRetired) b->marker = backend_->record(b->stream);
-    stats_.allocated_bytes -= b->size;
-    ++stats_.frees;
-    // Coalesce with free neighbours used on the same stream (one stream keeps the merged
-    // block's reuse rule exact).
-    for (Block* n : {b->prev, b->next}) {
-      if (n == nullptr || n->in_use || n->stream != b->stream) continue;
-      free_[n->small ? 1 : 0].erase(n);
-      Block* lo = n == b->prev ? n : b;
-      Block* hi = n == b->prev ? b : n;
-      // Same stream: the newer marker (b's, just recorded) covers the older one.
-      if (n->marker != nullptr) backend_->release_marker(n->marker);
-      n->marker = nullptr;
-      lo->marker = b->marker;
-      lo->size += hi->size;
-      lo->next = hi->next;
-      if (hi->next != nullptr) hi->next->prev = lo;
-      lo->freed_at = std::max(lo->freed_at, hi->freed_at);
-      delete hi;
-      b = lo;
-    }
-    free_[b->small ? 1 : 0].insert(b);
+    SLIMCUDA_CHECK_OR_RETURN(free_locked(ptr), Error::InvalidArgument, "%p is not a block of this pool", ptr);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
     return set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
   }
 }
 
+bool BlockPool::free_if_owned(void* ptr) noexcept {
+  if (ptr == nullptr) return false;
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    return free_locked(ptr);
+  } catch (const std::bad_alloc&) {
+    // The block left in_use_ before the set insert failed: it is lost to the cache (its
+    // segment stays reserved), never handed out twice.
+    set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
+    return true;
+  }
+}
+
 bool BlockPool::owns(void* ptr) const noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   return in_use_.count(ptr) != 0;
+}
+
+bool BlockPool::holds(const void* ptr) const noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  const char* p = static_cast<const char*>(ptr);
+  auto it = segments_.upper_bound(p);  // the first segment after p
+  if (it == segments_.begin()) return false;
+  --it;
+  return p < it->first + it->second;
 }
 
 void BlockPool::release_free_segments() {
@@ -190,14 +218,11 @@ void BlockPool::release_free_segments() {
       if (b->prev == nullptr || b->prev->in_use) heads.push_back(b);
     }
     for (Block* b : heads) {
-      if (b->marker != nullptr) backend_->release_marker(b->marker);
-      b->marker = nullptr;
       b->stream = kRetired;
       while (b->next != nullptr && !b->next->in_use) {
         Block* n = b->next;
         set.erase(n);
         set.erase(b);
-        if (n->marker != nullptr) backend_->release_marker(n->marker);
         b->size += n->size;
         b->next = n->next;
         if (n->next != nullptr) n->next->prev = b;
@@ -211,6 +236,7 @@ void BlockPool::release_free_segments() {
       Block* b = *it;
       if (b->prev == nullptr && b->next == nullptr) {  // a whole segment, unused
         backend_->free_segment(b->ptr);
+        segments_.erase(b->ptr);
         stats_.reserved_bytes -= b->size;
         --stats_.segments;
         it = set.erase(it);
@@ -232,14 +258,11 @@ void BlockPool::retire_stream(void* stream) noexcept {
   for (auto& [ptr, b] : in_use_) any = any || b->stream == stream;
   if (any) {
     // The stream's queued work must be over before its blocks forget it: blocks still in
-    // use get no marker when freed later (the stream will be gone).
+    // use become nobody's too, reusable by anyone once freed (the stream will be gone).
     backend_->synchronize();
     for (FreeSet& set : free_) {
       for (Block* b : set) {
-        if (b->stream != stream) continue;
-        b->stream = kRetired;
-        if (b->marker != nullptr) backend_->release_marker(b->marker);
-        b->marker = nullptr;
+        if (b->stream == stream) b->stream = kRetired;
       }
     }
     for (auto& [ptr, b] : in_use_) {
@@ -248,7 +271,7 @@ void BlockPool::retire_stream(void* stream) noexcept {
   }
   auto it = markers_.find(stream);
   if (it != markers_.end()) {
-    backend_->release_marker(it->second.marker);
+    if (it->second.marker != nullptr) backend_->release_marker(it->second.marker);
     markers_.erase(it);
   }
 }

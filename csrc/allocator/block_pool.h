@@ -45,11 +45,14 @@ struct PoolStats {
 ///
 /// Stream-ordered reuse: a block remembers the stream it was last used on. Freed, it is at
 /// once reusable on that same stream (later work there is ordered after the earlier use);
-/// for another stream only once a marker says the work queued on its stream is done. The
-/// marker is recorded when the block is freed (the stream may be destroyed later); for the
-/// legacy default stream, which lives forever, lazily, once per stream, when another
-/// stream first wants its blocks. Before destroying a stream that blocks were allocated on,
-/// call retire_stream (slimcuda does for the streams it owns).
+/// for another stream only once a marker says the work queued on its stream is done.
+/// Markers are per stream and recorded lazily, when another stream first wants a block
+/// freed since the last one: a free costs no device call (the hot path of a cache hit),
+/// and one marker covers every block freed on its stream before it. A pending marker is
+/// not replaced by a newer one (that would push back the blocks it already covers), so a
+/// busy stream's old blocks still come free. Because markers are recorded after the free,
+/// the stream must still exist then: before destroying a stream that blocks were
+/// allocated on, call retire_stream (slimcuda does for the streams it owns).
 /// Thread-safe.
 ///
 /// Sizes: requests round up to 512 bytes. Requests up to 1 MiB come from 2 MiB segments
@@ -74,8 +77,15 @@ class BlockPool {
   /// Returns a block from allocate(); nullptr is ignored; unknown pointers give
   /// InvalidArgument (nothing is freed).
   [[nodiscard]] Error free(void* ptr) noexcept;
+  /// free() for a pointer that may be another pool's: false (and no error recorded) when
+  /// `ptr` is not a block of this pool. One lock, where owns() + free() take two.
+  [[nodiscard]] bool free_if_owned(void* ptr) noexcept;
   /// Whether `ptr` is a block handed out by this pool.
   [[nodiscard]] bool owns(void* ptr) const noexcept;
+  /// Whether `ptr` points into memory the pool holds from the device (a block in use, a
+  /// cached one, or inside either): a pointer freed twice, or never handed out, that must
+  /// not reach the device's own free.
+  [[nodiscard]] bool holds(const void* ptr) const noexcept;
   /// Releases every fully free segment to the backend (waiting for all streams first).
   void empty_cache() noexcept;
   /// `stream` is about to be destroyed: waits for the device if the pool has blocks of it,
@@ -93,15 +103,17 @@ class BlockPool {
     bool small;
     bool in_use = false;
     uint64_t freed_at = 0;   // sequence number of its last free
-    void* marker = nullptr;  // recorded on `stream` at the free (non-default streams)
     Block* prev = nullptr;   // neighbours within the segment
     Block* next = nullptr;
   };
-  // The newest marker recorded on a stream, and the sequence number it was recorded at: it
-  // covers every block freed on that stream before then.
+  // Per stream: blocks freed before `done_before` (a sequence number) are known to be
+  // done; `marker`, when set, is pending and covers blocks freed before `recorded_at`.
+  // `checked`: the search in which the pending marker was last asked (once per search).
   struct StreamMarker {
     void* marker = nullptr;
     uint64_t recorded_at = 0;
+    uint64_t done_before = 0;
+    uint64_t checked = 0;
   };
   struct Order {
     bool operator()(const Block* a, const Block* b) const {
@@ -114,6 +126,8 @@ class BlockPool {
   Block* find_free(size_t size, bool small, void* stream);
   bool ready_for(Block* b, void* stream);
   Block* take(Block* b, size_t size, void* stream);
+  // free()'s body, under the lock; false when `ptr` is not in use here.
+  bool free_locked(void* ptr);
   void release_free_segments();
 
   std::unique_ptr<PoolBackend> backend_;
@@ -121,7 +135,9 @@ class BlockPool {
   FreeSet free_[2];                              // [small?]
   std::unordered_map<void*, Block*> in_use_;     // ptr -> block
   std::map<void*, StreamMarker> markers_;        // stream -> newest marker
+  std::map<const char*, size_t> segments_;       // base -> bytes, for holds()
   uint64_t sequence_ = 0;
+  uint64_t search_ = 0;  // find_free calls, for StreamMarker::checked
   PoolStats stats_;
 };
 

@@ -1,6 +1,7 @@
 // BlockPool's caching rules with a fake device (host memory, streams whose completion the
 // test controls): reuse, cross-stream safety, split and coalesce, out-of-memory retry,
 // statistics. Runs without a GPU; the CUDA-backed pool is covered by allocator_test.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -27,6 +28,7 @@ struct FakeDevice {
   std::map<void*, size_t> segments;
   std::map<void*, int> enqueued, completed;  // per stream: work recorded, work done
   int synchronizes = 0;
+  int records = 0, queries = 0;  // markers recorded, done() calls
   std::mutex mu;
 };
 
@@ -54,10 +56,12 @@ class FakeBackend final : public PoolBackend {
   }
   void* record(void* stream) noexcept override {
     std::lock_guard<std::mutex> lock(d_->mu);
+    ++d_->records;
     return new Marker{stream, d_->enqueued[stream]};
   }
   bool done(void* marker) noexcept override {
     std::lock_guard<std::mutex> lock(d_->mu);
+    ++d_->queries;
     auto* m = static_cast<Marker*>(marker);
     return d_->completed[m->stream] >= m->upto;
   }
@@ -117,6 +121,83 @@ TEST_F(PoolTest, OtherStreamWaitsUntilTheFirstIsDone) {
   EXPECT_EQ(b3, a) << "A is done: its cached memory serves B";
   EXPECT_EQ(pool.stats().segments, 2u);
   for (void* p : {b, b2, b3}) ASSERT_EQ(pool.free(p), Error::Ok);
+}
+
+// The hot path (alloc + free on one stream) makes no device call; a marker is recorded only
+// when another stream wants a block, and one marker serves every block freed before it.
+TEST_F(PoolTest, MarkersAreRecordedOnlyWhenAnotherStreamAsks) {
+  const size_t n = 4u << 20;  // whole large segments: each free leaves its own block
+  std::vector<void*> blocks;
+  for (int i = 0; i < 3; ++i) blocks.push_back(alloc(n, kStreamA));
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(pool.free(alloc(1000, kStreamA)), Error::Ok);
+  busy(kStreamA);
+  for (void* p : blocks) ASSERT_EQ(pool.free(p), Error::Ok);
+  EXPECT_EQ(device.records, 0) << "a free on its own stream recorded a marker";
+  EXPECT_EQ(device.queries, 0);
+
+  void* b = alloc(n, kStreamB);  // A still busy: one marker covers all three blocks
+  EXPECT_EQ(std::count(blocks.begin(), blocks.end(), b), 0) << "B got a block A's work still uses";
+  EXPECT_EQ(device.records, 1);
+  const int queries = device.queries;
+  void* b2 = alloc(n, kStreamB);  // the pending marker is asked again, not re-recorded
+  EXPECT_EQ(std::count(blocks.begin(), blocks.end(), b2), 0);
+  EXPECT_EQ(device.records, 1);
+  EXPECT_GT(device.queries, queries);
+  finish(kStreamA);
+  std::set<void*> reused;
+  for (int i = 0; i < 3; ++i) reused.insert(alloc(n, kStreamB));
+  EXPECT_EQ(reused, std::set<void*>(blocks.begin(), blocks.end())) << "A is done: all its blocks serve B";
+  EXPECT_EQ(device.records, 1) << "one marker served all three blocks";
+  for (void* p : reused) ASSERT_EQ(pool.free(p), Error::Ok);
+  ASSERT_EQ(pool.free(b), Error::Ok);
+  ASSERT_EQ(pool.free(b2), Error::Ok);
+}
+
+// A stream that never goes idle: blocks it freed before the pending marker come free once
+// that marker completes, however much work (and however many newer frees) follow; the
+// newer blocks get the next marker.
+TEST_F(PoolTest, APendingMarkerIsNotPushedBackByNewerFrees) {
+  const size_t n = 4u << 20;
+  void* old_block = alloc(n, kStreamA);
+  void* new_block = alloc(n, kStreamA);
+  device.enqueued[kStreamA] = 1;  // work 1 uses old_block
+  ASSERT_EQ(pool.free(old_block), Error::Ok);
+  void* b = alloc(n, kStreamB);  // marker at work 1, pending
+  EXPECT_NE(b, old_block);
+  device.enqueued[kStreamA] = 2;  // work 2 uses new_block, then it is freed
+  ASSERT_EQ(pool.free(new_block), Error::Ok);
+  void* b2 = alloc(n, kStreamB);  // new_block is not covered; the marker must stay at work 1
+  EXPECT_NE(b2, old_block);
+  EXPECT_NE(b2, new_block);
+  device.completed[kStreamA] = 1;  // work 1 done, work 2 still running
+  void* b3 = alloc(n, kStreamB);
+  EXPECT_EQ(b3, old_block) << "the first marker was replaced by a later one";
+  void* b4 = alloc(n, kStreamB);  // new_block: a new marker now, at work 2, still pending
+  EXPECT_NE(b4, new_block);
+  EXPECT_EQ(device.records, 2);
+  finish(kStreamA);
+  void* b5 = alloc(n, kStreamB);
+  EXPECT_EQ(b5, new_block);
+  for (void* p : {b, b2, b3, b4, b5}) ASSERT_EQ(pool.free(p), Error::Ok);
+}
+
+// holds(): any address inside the pool's segments, in use or cached, so a double free can
+// be told from foreign memory; released segments are no longer held.
+TEST_F(PoolTest, HoldsCoversCachedAndInteriorAddresses) {
+  void* p = alloc(4096, kStreamA);
+  EXPECT_TRUE(pool.holds(p));
+  EXPECT_TRUE(pool.holds(static_cast<char*>(p) + 100));
+  EXPECT_TRUE(pool.holds(static_cast<char*>(p) + BlockPool::kSmallSegment - 1));
+  EXPECT_FALSE(pool.holds(static_cast<char*>(p) + BlockPool::kSmallSegment));
+  EXPECT_FALSE(pool.free_if_owned(static_cast<char*>(p) + 512)) << "an interior pointer is not a block";
+  int local = 0;
+  EXPECT_FALSE(pool.holds(&local));
+  EXPECT_FALSE(pool.free_if_owned(&local));
+  EXPECT_TRUE(pool.free_if_owned(p));
+  EXPECT_FALSE(pool.free_if_owned(p)) << "a double free was accepted";
+  EXPECT_TRUE(pool.holds(p)) << "cached memory is still the pool's";
+  pool.empty_cache();
+  EXPECT_FALSE(pool.holds(p));
 }
 
 TEST_F(PoolTest, SplitAndCoalesce) {

@@ -2,6 +2,7 @@
 // the caller stream (see device_allocator.h and slimcuda.h for the contract).
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +56,8 @@ class CudaPoolBackend final : public PoolBackend {
     cuda::DeviceGuard guard(device_);
     if (cudaFree(ptr) != cudaSuccess) (void)cudaGetLastError();
   }
+  // Called only when another stream wants a block (BlockPool records lazily): rare, so
+  // the device switch here stays off the hot path.
   void* record(void* stream) noexcept override {
     cuda::DeviceGuard guard(device_);
     cudaEvent_t e = nullptr;
@@ -100,15 +103,51 @@ bool caching_enabled() {
 
 class CudaAllocator final : public DeviceAllocator {
  public:
-  // The pool of `device`, created on first use (nullptr when caching is off).
+  // The pool of `device`, created on first use (nullptr when caching is off). Pools live
+  // as long as the allocator (forever), so a lookup is one atomic load.
   BlockPool* pool(int device, bool create) noexcept {
     if (!caching_enabled() || device < 0 || device >= kMaxDevices) return nullptr;
+    BlockPool* p = pools_[device].load(std::memory_order_acquire);
+    if (p != nullptr || !create) return p;
     std::lock_guard<std::mutex> lock(pools_mu_);
-    std::unique_ptr<BlockPool>& p = pools_[device];
-    if (p == nullptr && create) {
-      p.reset(new (std::nothrow) BlockPool(std::make_unique<CudaPoolBackend>(device)));
+    p = pools_[device].load(std::memory_order_relaxed);
+    if (p == nullptr) {
+      p = new (std::nothrow) BlockPool(std::make_unique<CudaPoolBackend>(device));
+      pools_[device].store(p, std::memory_order_release);
     }
-    return p.get();
+    return p;
+  }
+
+  // Frees `ptr` if a pool holds it: the pool of `device` is asked first, then the others
+  // (a block freed under another index is still found). False when no pool holds it.
+  // One pool lock per pool asked.
+  bool free_cached(void* ptr, int device) noexcept {
+    if (BlockPool* p = pool(device, false); p != nullptr && p->free_if_owned(ptr)) return true;
+    const int count = cuda::device_count();
+    for (int d = 0; d < count && d < kMaxDevices; ++d) {
+      if (d == device) continue;
+      if (BlockPool* p = pool(d, false); p != nullptr && p->free_if_owned(ptr)) return true;
+    }
+    return false;
+  }
+
+  // For a pointer no pool just freed as `device`'s: InvalidArgument when it is another
+  // device's block in use, or points into cached memory (freed twice, or never returned
+  // by allocate); such a pointer must not reach cudaFree, which could release a whole
+  // segment the pool still hands out.
+  Error check_not_cached(void* ptr, int device) noexcept {
+    const int count = cuda::device_count();
+    for (int d = 0; d < count && d < kMaxDevices; ++d) {
+      BlockPool* p = pool(d, false);
+      if (p == nullptr) continue;
+      SLIMCUDA_CHECK_OR_RETURN(!p->owns(ptr), Error::InvalidArgument, "%p is memory of device %d, not %d", ptr, d,
+                               device);
+      SLIMCUDA_CHECK_OR_RETURN(!p->holds(ptr), Error::InvalidArgument,
+                               "%p is not a block in use on device %d (freed twice, or not a pointer an allocation "
+                               "returned)",
+                               ptr, d);
+    }
+    return Error::Ok;
   }
 
   Result<void*> allocate(size_t nbytes, DeviceIndex index, size_t alignment) noexcept override {
@@ -156,14 +195,7 @@ class CudaAllocator final : public DeviceAllocator {
     if (caching_enabled()) {
       int device = -1;
       if (cuda::resolve_device(index, &device) != Error::Ok) return;
-      // The named device's pool first; a block freed under another index is still found.
-      for (int d = -1; d < kMaxDevices; ++d) {
-        BlockPool* p = pool(d == -1 ? device : d, false);
-        if (p != nullptr && p->owns(ptr)) {
-          (void)p->free(ptr);
-          return;
-        }
-      }
+      if (free_cached(ptr, device) || check_not_cached(ptr, device) != Error::Ok) return;  // reason recorded
     }
     void* base = ptr;
     {
@@ -228,8 +260,8 @@ class CudaAllocator final : public DeviceAllocator {
 
   std::mutex mutex_;
   std::unordered_map<void*, void*> offsets_;  // aligned pointer -> cudaMalloc base
-  std::mutex pools_mu_;
-  std::unique_ptr<BlockPool> pools_[kMaxDevices];
+  std::mutex pools_mu_;  // creation only
+  std::atomic<BlockPool*> pools_[kMaxDevices] = {};
 };
 
 CudaAllocator& the_cuda_allocator() {
@@ -260,9 +292,21 @@ Error cuda_empty_cache(int device_index) noexcept {
 
 bool cuda_caching_enabled() noexcept { return caching_enabled(); }
 
+Error cuda_free_checked(void* ptr, int device, bool* freed) noexcept {
+  *freed = false;
+  if (ptr == nullptr || !caching_enabled()) return Error::Ok;
+  CudaAllocator& a = the_cuda_allocator();
+  if (BlockPool* p = a.pool(device, false); p != nullptr && p->free_if_owned(ptr)) {
+    *freed = true;
+    return Error::Ok;
+  }
+  return a.check_not_cached(ptr, device);
+}
+
 void cuda_retire_stream(void* stream) noexcept {
   if (stream == nullptr) return;
-  for (int d = 0; d < kMaxDevices; ++d) {
+  const int count = cuda::device_count();
+  for (int d = 0; d < count && d < kMaxDevices; ++d) {
     if (BlockPool* p = the_cuda_allocator().pool(d, false)) p->retire_stream(stream);
   }
   pinned_retire_stream(stream);

@@ -21,6 +21,12 @@ namespace slimcuda {
 /// BlockPool::retire_stream). slimcuda's own streams do.
 void cuda_retire_stream(void* stream) noexcept;
 
+/// The checked free of the C API's fast path: when `ptr` is a block of device `device`'s
+/// pool it is freed (*freed = true) without asking the driver what it is; a block of
+/// another device's pool is InvalidArgument (nothing freed); anything else is left for the
+/// caller to check and free (*freed = false).
+[[nodiscard]] Error cuda_free_checked(void* ptr, int device, bool* freed) noexcept;
+
 /// Whether the cache is on in this process.
 [[nodiscard]] bool cuda_caching_enabled() noexcept;
 

@@ -292,6 +292,10 @@ int32_t slimcuda_device_free(void* ptr, int32_t device_index) {
     if (ptr == nullptr) return Error::Ok;
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(index, &device));
+    // A cached block of this device is known memory: freed without asking the driver.
+    bool freed = false;
+    SLIMCUDA_RETURN_IF_ERROR(cuda_free_checked(ptr, device, &freed));
+    if (freed) return Error::Ok;
     // A pointer that is not this device's memory is refused before cudaFree sees it.
     SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(ptr, "ptr", device, function));
     cuda_allocator().deallocate(ptr, index);
