@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <functional>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -22,9 +25,13 @@
 namespace slimcuda {
 namespace {
 
-constexpr size_t kChunk = size_t{4} << 20;  // bytes per pinned buffer
-constexpr int kBuffers = 3;                  // pinned buffers in flight per copy
-constexpr size_t kMinPart = size_t{256} << 10;  // smallest memcpy slice given to a thread
+constexpr size_t kMinPart = size_t{64} << 10;  // smallest memcpy slice given to a thread
+// Copies smaller than four chunks get smaller chunks (down to this), so that they too
+// have stages to overlap.
+constexpr size_t kMinChunk = size_t{256} << 10;
+// Idle copy threads and waiting callers poll this long before sleeping: a condition
+// variable's wake-up costs tens of µs, a chunk's memcpy about a hundred.
+constexpr auto kSpin = std::chrono::microseconds(50);
 
 size_t env_size(const char* name, size_t fallback) {
   const char* v = std::getenv(name);
@@ -34,47 +41,69 @@ size_t env_size(const char* name, size_t fallback) {
   return end != nullptr && *end == '\0' ? static_cast<size_t>(x) : fallback;
 }
 
-// A few host threads that split a memcpy with the calling thread. One memcpy thread moves
-// about 8 GB/s on the H200 host; the link takes ~55 GB/s, so one thread would be the limit.
-class CopyThreads {
- public:
-  explicit CopyThreads(int workers) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+// Polls `ready` (yielding the CPU between polls) for up to kSpin; whether it became true.
+template <typename Ready>
+bool spin_until(Ready&& ready) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::yield();
   }
-  // Never destroyed (a static that outlives every caller): the threads just idle.
+}
 
-  int parallelism() const { return static_cast<int>(threads_.size()) + 1; }
-
-  // memcpy(dst, src, n), cut into up to parallelism() slices; returns when all are copied.
-  void copy(char* dst, const char* src, size_t n) {
-    const int parts = static_cast<int>(std::min<size_t>(parallelism(), std::max<size_t>(1, n / kMinPart)));
-    if (parts <= 1) {
-      std::memcpy(dst, src, n);
-      return;
-    }
-    const size_t slice = (n + parts - 1) / parts;
-    Latch latch;
-    latch.left = parts - 1;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (int i = 1; i < parts; ++i) {
-        const size_t begin = i * slice;
-        const size_t len = begin >= n ? 0 : std::min(slice, n - begin);
-        jobs_.push_back(Job{dst + begin, src + begin, len, &latch});
-      }
-    }
-    cv_.notify_all();
-    std::memcpy(dst, src, std::min(slice, n));  // the caller copies the first slice
-    std::unique_lock<std::mutex> lock(latch.mu);
-    latch.cv.wait(lock, [&] { return latch.left == 0; });
+// Counts the slices of one chunk's memcpy down to zero. The count changes under the lock
+// and a waiter that saw zero takes the lock once more before returning, so the last
+// count_down has let go of the latch before its owner may destroy it.
+class Latch {
+ public:
+  void add(int n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    left_.store(left_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  void count_down() {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int left = left_.load(std::memory_order_relaxed) - 1;
+    left_.store(left, std::memory_order_release);
+    if (left == 0) cv_.notify_all();
+  }
+  void wait() {
+    auto done = [&] { return left_.load(std::memory_order_acquire) == 0; };
+    (void)spin_until(done);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, done);
   }
 
  private:
-  struct Latch {
-    int left = 0;
-    std::mutex mu;
-    std::condition_variable cv;
-  };
+  std::atomic<int> left_{0};  // written under mu_; read without it while spinning
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+// Host threads that run memcpy slices for every staged copy in the process, in the order
+// queued. One memcpy thread moves about 8-10 GB/s on the H200 host; the link takes ~55 GB/s.
+class CopyThreads {
+ public:
+  // Never destroyed (a static that outlives every caller): the threads just idle.
+
+  // Queues memcpy(dst, src, n) cut into up to `parts` slices; `latch` counts them down.
+  void submit(char* dst, const char* src, size_t n, int parts, Latch* latch) {
+    parts = static_cast<int>(std::clamp<size_t>(n / kMinPart, 1, static_cast<size_t>(parts)));
+    const size_t slice = (n + parts - 1) / parts;
+    latch->add(parts);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      while (static_cast<int>(threads_.size()) < parts) threads_.emplace_back([this] { work(); });
+      for (int i = 0; i < parts; ++i) {
+        const size_t begin = std::min(n, i * slice);
+        jobs_.push_back(Job{dst + begin, src + begin, std::min(slice, n - begin), latch});
+      }
+      queued_.fetch_add(parts, std::memory_order_release);
+    }
+    cv_.notify_all();
+  }
+
+ private:
   struct Job {
     char* dst;
     const char* src;
@@ -84,37 +113,42 @@ class CopyThreads {
 
   void work() {
     for (;;) {
+      spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; });
       Job job;
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return !jobs_.empty(); });
         job = jobs_.front();
         jobs_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_relaxed);
       }
       if (job.n > 0) std::memcpy(job.dst, job.src, job.n);
-      std::lock_guard<std::mutex> lock(job.latch->mu);
-      if (--job.latch->left == 0) job.latch->cv.notify_one();
+      job.latch->count_down();
     }
   }
 
-  std::vector<std::thread> threads_;
+  std::vector<std::thread> threads_;  // grows to the largest `parts` asked for
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job> jobs_;
+  std::atomic<int> queued_{0};  // jobs_.size(), readable without the lock
 };
 
 CopyThreads& copy_threads() {
-  static CopyThreads* threads = [] {
-    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    const size_t want = env_size("SLIMCUDA_STAGING_THREADS", std::min<unsigned>(hw, 8));
-    return new CopyThreads(static_cast<int>(std::clamp<size_t>(want, 1, 64)) - 1);
-  }();
+  static CopyThreads* threads = new CopyThreads();
   return *threads;
 }
 
+StagingConfig clamped(const StagingConfig& c) {
+  return StagingConfig{std::clamp<size_t>(c.chunk_bytes, size_t{64} << 10, size_t{1} << 30),
+                       std::clamp(c.buffers, 1, kMaxStagingBuffers), std::clamp(c.threads, 1, kMaxStagingThreads)};
+}
+
+using Events = std::array<cudaEvent_t, kMaxStagingBuffers>;
+
 // This thread's events for one device: one per pinned buffer, marking its DMA's end.
 struct ThreadEvents {
-  std::unordered_map<int, std::array<cudaEvent_t, kBuffers>> by_device;
+  std::unordered_map<int, Events> by_device;
   ~ThreadEvents() {
     for (auto& [device, events] : by_device) {
       for (cudaEvent_t e : events) {
@@ -124,42 +158,54 @@ struct ThreadEvents {
   }
 };
 
-Error events_for(int device, std::array<cudaEvent_t, kBuffers>** out) {
+Error events_for(int device, int count, Events** out) {
   thread_local ThreadEvents events;
-  auto it = events.by_device.find(device);
-  if (it == events.by_device.end()) {
-    std::array<cudaEvent_t, kBuffers> made{};
-    for (cudaEvent_t& e : made) {
-      const cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
-      if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        for (cudaEvent_t x : made) {
-          if (x != nullptr) (void)cudaEventDestroy(x);
-        }
-        return set_last_error(Error::Internal, "staged_copy", "cudaEventCreate: %s", cudaGetErrorString(err));
-      }
+  Events& mine = events.by_device[device];  // zero-initialised on first use
+  for (int i = 0; i < count; ++i) {
+    if (mine[i] != nullptr) continue;
+    const cudaError_t err = cudaEventCreateWithFlags(&mine[i], cudaEventDisableTiming);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      mine[i] = nullptr;
+      return set_last_error(Error::Internal, "staged_copy", "cudaEventCreate: %s", cudaGetErrorString(err));
     }
-    it = events.by_device.emplace(device, made).first;
   }
-  *out = &it->second;
+  *out = &mine;
   return Error::Ok;
 }
 
-// The pinned buffers of one copy, back to the pool however the copy ends.
-struct Buffers {
-  std::array<char*, kBuffers> p{};
-  ~Buffers() {
-    for (char* b : p) pinned_free(b);
+// The pinned buffers of one copy and their memcpy latches. However the copy ends, the
+// queued memcpys finish before the buffers go back to the pool.
+struct Pipeline {
+  std::array<char*, kMaxStagingBuffers> buffer{};
+  std::array<Latch, kMaxStagingBuffers> latch;
+  ~Pipeline() {
+    for (Latch& l : latch) l.wait();
+    for (char* b : buffer) pinned_free(b);
   }
 };
 
 }  // namespace
 
 size_t staging_threshold() noexcept {
-  // 16 MiB: on the H200 host (2026-11-29 18:26 UTC) staging lost to the driver's own
-  // pageable path at 1 and 4 MiB and won in both directions from 16 MiB on.
-  static const size_t threshold = env_size("SLIMCUDA_STAGING_THRESHOLD", size_t{16} << 20);
+  // 1 MiB: with small copies cut into four chunks, staging matched or beat the driver's
+  // own pageable path at every size from 1 MiB on, both directions (H200 host, 2026-11-29
+  // 19:17 UTC, docs/benchmarks.md); below that a copy is a few round trips of latency.
+  static const size_t threshold = env_size("SLIMCUDA_STAGING_THRESHOLD", size_t{1} << 20);
   return threshold;
+}
+
+StagingConfig staging_config() noexcept {
+  static const StagingConfig config = [] {
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    // 4 MiB x 6 buffers x 8 threads: among the best of the sweep on the H200 host
+    // (docs/benchmarks.md, 2026-11-29 19:08 UTC: 45.9 / 45.2 GB/s at 256 MiB) while a
+    // 16 MiB copy still has four chunks to overlap; 24 MiB of pinned buffers per copy.
+    return clamped(StagingConfig{env_size("SLIMCUDA_STAGING_CHUNK", size_t{4} << 20),
+                                 static_cast<int>(env_size("SLIMCUDA_STAGING_BUFFERS", 6)),
+                                 static_cast<int>(env_size("SLIMCUDA_STAGING_THREADS", std::min(hw, 8u)))});
+  }();
+  return config;
 }
 
 bool should_stage(const void* host, size_t nbytes) noexcept {
@@ -173,67 +219,108 @@ bool should_stage(const void* host, size_t nbytes) noexcept {
   return attr.type == cudaMemoryTypeUnregistered;
 }
 
-Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, void* stream_handle,
-                  int device) noexcept {
+Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, void* stream, int device) noexcept {
+  return staged_copy(dst, src, nbytes, to_device, stream, device, staging_config());
+}
+
+Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, void* stream_handle, int device,
+                  const StagingConfig& requested) noexcept {
   if (nbytes == 0) return Error::Ok;
+  const StagingConfig config = clamped(requested);
+  const size_t quarter = ((nbytes + 3) / 4 + 0xffff) & ~size_t{0xffff};  // in 64 KiB units
+  const size_t chunk = std::min(config.chunk_bytes, std::max(kMinChunk, quarter));
   const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_handle);
-  std::array<cudaEvent_t, kBuffers>* events = nullptr;
-  SLIMCUDA_RETURN_IF_ERROR(events_for(device, &events));
-  const size_t chunks = (nbytes + kChunk - 1) / kChunk;
-  const int used = static_cast<int>(std::min<size_t>(kBuffers, chunks));
-  Buffers buffers;
-  for (int i = 0; i < used; ++i) {
-    void* p = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(pinned_allocate(std::min(kChunk, nbytes), &p));
-    buffers.p[i] = static_cast<char*>(p);
-  }
-  char* d = static_cast<char*>(dst);
-  const char* s = static_cast<const char*>(src);
-  auto len_of = [&](size_t k) { return std::min(kChunk, nbytes - k * kChunk); };
-  // After a failed enqueue the earlier DMAs may still use the buffers: wait for the stream
-  // before the buffers go back to the pool.
-  auto fail = [&](cudaError_t err, const char* what) {
-    (void)cudaGetLastError();
-    if (cudaStreamSynchronize(stream) != cudaSuccess) (void)cudaGetLastError();
-    return set_last_error(Error::Internal, "staged_copy", "%s: %s: %s", what, cudaGetErrorName(err),
-                          cudaGetErrorString(err));
-  };
-  if (to_device) {
+  const size_t chunks = (nbytes + chunk - 1) / chunk;
+  const int used = static_cast<int>(std::min<size_t>(config.buffers, chunks));
+  Events* events_ptr = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(events_for(device, used, &events_ptr));
+  Events& events = *events_ptr;
+  try {
+    Pipeline pipe;
+    for (int i = 0; i < used; ++i) {
+      void* p = nullptr;
+      SLIMCUDA_RETURN_IF_ERROR(pinned_allocate(std::min(chunk, nbytes), &p));
+      pipe.buffer[i] = static_cast<char*>(p);
+    }
+    char* d = static_cast<char*>(dst);
+    const char* s = static_cast<const char*>(src);
+    auto len_of = [&](size_t k) { return std::min(chunk, nbytes - k * chunk); };
+    auto slot = [&](size_t k) { return static_cast<int>(k % used); };
+    // After a failed call the DMAs already queued may still use the buffers: wait for the
+    // stream before they go back to the pool (Pipeline's destructor waits for the memcpys).
+    auto fail = [&](cudaError_t err, const char* what) {
+      (void)cudaGetLastError();
+      if (cudaStreamSynchronize(stream) != cudaSuccess) (void)cudaGetLastError();
+      return set_last_error(Error::Internal, "staged_copy", "%s: %s: %s", what, cudaGetErrorName(err),
+                            cudaGetErrorString(err));
+    };
+    CopyThreads& threads = copy_threads();
+
+    if (to_device) {
+      // Up to `ahead` chunks are being memcpy'd while the DMAs of earlier ones run; a buffer
+      // is refilled once the DMA that read it last has ended.
+      const size_t ahead = static_cast<size_t>(std::max(1, used - 1));
+      auto fill = [&](size_t j) -> cudaError_t {
+        const int b = slot(j);
+        if (j >= static_cast<size_t>(used)) {
+          if (cudaError_t e = cudaEventSynchronize(events[b]); e != cudaSuccess) return e;
+        }
+        threads.submit(pipe.buffer[b], s + j * chunk, len_of(j), config.threads, &pipe.latch[b]);
+        return cudaSuccess;
+      };
+      for (size_t j = 0; j < std::min(ahead, chunks); ++j) {
+        if (cudaError_t e = fill(j); e != cudaSuccess) return fail(e, "cudaEventSynchronize");
+      }
+      for (size_t k = 0; k < chunks; ++k) {
+        const int b = slot(k);
+        pipe.latch[b].wait();
+        if (cudaError_t e = cudaMemcpyAsync(d + k * chunk, pipe.buffer[b], len_of(k), kind, stream);
+            e != cudaSuccess) {
+          return fail(e, "cudaMemcpyAsync");
+        }
+        if (cudaError_t e = cudaEventRecord(events[b], stream); e != cudaSuccess) return fail(e, "cudaEventRecord");
+        if (k + ahead < chunks) {
+          if (cudaError_t e = fill(k + ahead); e != cudaSuccess) return fail(e, "cudaEventSynchronize");
+        }
+      }
+      if (cudaError_t e = cudaEventSynchronize(events[slot(chunks - 1)]); e != cudaSuccess) {
+        return fail(e, "cudaEventSynchronize");
+      }
+      return Error::Ok;
+    }
+
+    // Device to host: `used` DMAs in flight; each buffer is emptied by the threads as its
+    // DMA ends and refilled by the next DMA once that memcpy is done.
+    auto enqueue = [&](size_t j) -> cudaError_t {
+      const int b = slot(j);
+      cudaError_t e = cudaMemcpyAsync(pipe.buffer[b], s + j * chunk, len_of(j), kind, stream);
+      if (e == cudaSuccess) e = cudaEventRecord(events[b], stream);
+      return e;
+    };
+    for (size_t j = 0; j < static_cast<size_t>(used); ++j) {
+      if (cudaError_t e = enqueue(j); e != cudaSuccess) return fail(e, "cudaMemcpyAsync");
+    }
     for (size_t k = 0; k < chunks; ++k) {
-      const int b = static_cast<int>(k % kBuffers);
-      if (k >= static_cast<size_t>(kBuffers)) {  // the buffer's previous DMA must be over
-        if (cudaError_t e = cudaEventSynchronize((*events)[b]); e != cudaSuccess) return fail(e, "cudaEventSynchronize");
+      const int b = slot(k);
+      if (used == 1 && k > 0) {  // one buffer: strictly one chunk after the other
+        pipe.latch[0].wait();
+        if (cudaError_t e = enqueue(k); e != cudaSuccess) return fail(e, "cudaMemcpyAsync");
       }
-      copy_threads().copy(buffers.p[b], s + k * kChunk, len_of(k));
-      if (cudaError_t e = cudaMemcpyAsync(d + k * kChunk, buffers.p[b], len_of(k), kind, stream); e != cudaSuccess) {
-        return fail(e, "cudaMemcpyAsync");
+      if (cudaError_t e = cudaEventSynchronize(events[b]); e != cudaSuccess) return fail(e, "cudaEventSynchronize");
+      threads.submit(d + k * chunk, pipe.buffer[b], len_of(k), config.threads, &pipe.latch[b]);
+      if (used > 1 && k > 0 && k - 1 + used < chunks) {  // refill the previous chunk's buffer
+        pipe.latch[slot(k - 1)].wait();
+        if (cudaError_t e = enqueue(k - 1 + used); e != cudaSuccess) return fail(e, "cudaMemcpyAsync");
       }
-      if (cudaError_t e = cudaEventRecord((*events)[b], stream); e != cudaSuccess) return fail(e, "cudaEventRecord");
     }
-    const int last = static_cast<int>((chunks - 1) % kBuffers);
-    if (cudaError_t e = cudaEventSynchronize((*events)[last]); e != cudaSuccess) return fail(e, "cudaEventSynchronize");
+    for (int i = 0; i < used; ++i) pipe.latch[i].wait();  // the last memcpys: dst complete
     return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, "staged_copy", "out of host memory");
+  } catch (const std::system_error& e) {  // a copy thread could not be started
+    return set_last_error(Error::Internal, "staged_copy", "%s", e.what());
   }
-  // Device to host: keep `used` DMAs in flight; empty each buffer as its DMA ends.
-  auto enqueue = [&](size_t k) -> cudaError_t {
-    const int b = static_cast<int>(k % kBuffers);
-    cudaError_t e = cudaMemcpyAsync(buffers.p[b], s + k * kChunk, len_of(k), kind, stream);
-    if (e == cudaSuccess) e = cudaEventRecord((*events)[b], stream);
-    return e;
-  };
-  for (size_t k = 0; k < static_cast<size_t>(used); ++k) {
-    if (cudaError_t e = enqueue(k); e != cudaSuccess) return fail(e, "cudaMemcpyAsync");
-  }
-  for (size_t k = 0; k < chunks; ++k) {
-    const int b = static_cast<int>(k % kBuffers);
-    if (cudaError_t e = cudaEventSynchronize((*events)[b]); e != cudaSuccess) return fail(e, "cudaEventSynchronize");
-    copy_threads().copy(d + k * kChunk, buffers.p[b], len_of(k));
-    if (k + kBuffers < chunks) {
-      if (cudaError_t e = enqueue(k + kBuffers); e != cudaSuccess) return fail(e, "cudaMemcpyAsync");
-    }
-  }
-  return Error::Ok;
 }
 
 }  // namespace slimcuda

@@ -10,8 +10,10 @@ namespace slimcuda {
 //
 // A cudaMemcpy from ordinary (pageable) memory runs at a fraction of the link's speed: the
 // driver copies through its own small staging buffer on one thread. Here the copy is cut
-// into chunks; while the DMA of chunk k runs, host threads memcpy chunk k+1 into the next
-// pinned buffer (host to device), or out of the previous one (device to host). The DMAs are
+// into chunks; while the DMA of chunk k runs, host threads memcpy the next chunks into
+// their pinned buffers (host to device), or out of the previous ones (device to host),
+// without a barrier between chunks: the next chunk's memcpy is queued before the current
+// one is done, so the threads never wait for the thread that enqueues DMAs. The DMAs are
 // enqueued on `stream` (the caller stream, or the legacy default stream) and the call
 // returns when the whole copy is done: the blocking contract of slimcuda's copies.
 
@@ -24,10 +26,34 @@ namespace slimcuda {
 /// on (the chunks come from the pinned pool), and `host` not page-locked already.
 [[nodiscard]] bool should_stage(const void* host, size_t nbytes) noexcept;
 
+/// The shape of the pipeline: pinned chunks of `chunk_bytes`, `buffers` of them in flight,
+/// each chunk's memcpy split over `threads` host threads. A copy smaller than four chunks
+/// uses chunks of a quarter of its size (at least 256 KiB).
+struct StagingConfig {
+  size_t chunk_bytes;
+  int buffers;
+  int threads;
+};
+
+/// Limits a StagingConfig is clamped to.
+inline constexpr int kMaxStagingBuffers = 16;
+inline constexpr int kMaxStagingThreads = 64;
+
+/// The process's configuration: measured defaults (docs/benchmarks.md), overridden by
+/// SLIMCUDA_STAGING_CHUNK (bytes), SLIMCUDA_STAGING_BUFFERS and SLIMCUDA_STAGING_THREADS;
+/// read once.
+[[nodiscard]] StagingConfig staging_config() noexcept;
+
 /// The staged copy itself, host to device or device to host, for any size and alignment, on
 /// `device` (already current) and `stream` (a cudaStream_t; nullptr: the legacy default
-/// stream). Exported for the benchmark, which compares it with the direct copy at every size.
+/// stream), with staging_config(). Exported for the benchmark, which compares it with the
+/// direct copy at every size.
 [[nodiscard]] Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, void* stream,
                                 int device) noexcept;
+
+/// The same with an explicit pipeline shape (clamped to sane limits): for the benchmark's
+/// sweep over chunk size, buffer count and threads.
+[[nodiscard]] Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, void* stream, int device,
+                                const StagingConfig& config) noexcept;
 
 }  // namespace slimcuda

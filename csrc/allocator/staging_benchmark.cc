@@ -8,10 +8,12 @@
 //   P4: device alloc+free on a cache hit vs cudaMalloc+cudaFree and cudaMallocAsync pairs
 //   P5: pinned alloc+free on a cache hit vs cudaHostAlloc+cudaFreeHost
 //
-// Usage: staging_benchmark [--quick]   (needs a GPU; exits 2 without one)
+// Usage: staging_benchmark [--quick | --p1]   (needs a GPU; exits 2 without one)
+//   --quick: sizes up to 256 MiB, fewer rounds; --p1: the host memcpy and P1 tables only
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +26,7 @@
 #include "csrc/allocator/benchmark_checks.h"
 #include "csrc/allocator/pinned_pool.h"
 #include "csrc/allocator/staged_copy.h"
+#include "slimcuda/device_allocator.h"
 #include "slimcuda/slimcuda.h"
 
 namespace {
@@ -76,6 +79,7 @@ std::string size_name(size_t b) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const bool p1_only = argc > 1 && std::strcmp(argv[1], "--p1") == 0;  // the memcpy ceiling and P1 only
   require_gpu_or_exit("staging_benchmark");
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
@@ -107,7 +111,9 @@ int main(int argc, char** argv) {
       "\n## P1: pageable copies (GB/s, median)\n\n"
       "| size | dir | raw pageable | raw pinned | slimcuda (policy) | slimcuda staged (forced) | goal 0.75×min(pinned, memcpy×4) | slimcuda / goal |\n"
       "|---|---|---|---|---|---|---|---|\n");
-  for (size_t n = size_t{1} << 20; n <= kMax; n *= 4) {
+  for (size_t mib : {1, 2, 4, 8, 16, 64, 256, 1024}) {
+    const size_t n = mib << 20;
+    if (n > kMax) break;
     const int rounds = n >= (size_t{256} << 20) ? 3 : 7;
     for (int h2d = 1; h2d >= 0; --h2d) {
       const cudaMemcpyKind kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
@@ -133,9 +139,100 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (p1_only) return 0;  // the process ends: its buffers go with it
+
+  // What shapes the pipeline: chunk size, buffers in flight, memcpy threads (256 MiB).
+  const size_t sweep_n = std::min(kMax, size_t{256} << 20);
+  const slimcuda::StagingConfig current = slimcuda::staging_config();
+  std::printf("\n## P1 pipeline sweep: staged copy of %s, GB/s H2D / D2H (median of 3); library default: "
+              "%zu MiB chunks, %d buffers, %d threads\n\n| chunk | buffers |",
+              size_name(sweep_n).c_str(), current.chunk_bytes >> 20, current.buffers, current.threads);
+  const int sweep_threads[] = {4, 8, 12, 16};
+  for (int t : sweep_threads) std::printf(" %d threads |", t);
+  std::printf("\n|---|---|---|---|---|---|\n");
+  for (size_t chunk_mib : {2, 4, 8, 16}) {
+    for (int buffers : {2, 3, 4, 6}) {
+      std::printf("| %zu MiB | %d |", chunk_mib, buffers);
+      for (int t : sweep_threads) {
+        const slimcuda::StagingConfig config{chunk_mib << 20, buffers, t};
+        double gbs[2];
+        for (int h2d = 1; h2d >= 0; --h2d) {
+          gbs[h2d] = sweep_n / 1e9 / median_s(
+                                          [&] {
+                                            CHECK_OK(slimcuda::staged_copy(h2d ? dev : pageable,
+                                                                           h2d ? static_cast<void*>(pageable) : dev,
+                                                                           sweep_n, h2d, nullptr, 0, config) ==
+                                                         slimcuda::Error::Ok,
+                                                     "staged_copy");
+                                          },
+                                          3);
+        }
+        std::printf(" %.1f / %.1f |", gbs[1], gbs[0]);
+      }
+      std::printf("\n");
+    }
+  }
+
+  // Host memory bandwidth shared: memcpy threads while DMA runs, and the DMA while they run.
+  {
+    cudaStream_t dma_stream = nullptr;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&dma_stream, cudaStreamNonBlocking));
+    cudaEvent_t start = nullptr, stop = nullptr;
+    CHECK_CUDA(cudaEventCreate(&start));
+    CHECK_CUDA(cudaEventCreate(&stop));
+    const size_t m = sweep_n;
+    std::printf("\n## Host memory shared between memcpy threads and the DMA (%s pinned DMAs, %s memcpys)\n\n"
+                "| DMA | memcpy threads | memcpy GB/s alone | memcpy GB/s during DMA | DMA GB/s alone | DMA GB/s during memcpy |\n"
+                "|---|---|---|---|---|---|\n",
+                size_name(m).c_str(), size_name(m).c_str());
+    for (int h2d = 1; h2d >= 0; --h2d) {
+      for (int threads : {4, 8, 16}) {
+        const int reps = 12;
+        auto dma_batch = [&] {
+          CHECK_CUDA(cudaEventRecord(start, dma_stream));
+          for (int i = 0; i < reps; ++i) {
+            CHECK_CUDA(h2d ? cudaMemcpyAsync(dev, pinned, m, cudaMemcpyHostToDevice, dma_stream)
+                           : cudaMemcpyAsync(pinned, dev, m, cudaMemcpyDeviceToHost, dma_stream));
+          }
+          CHECK_CUDA(cudaEventRecord(stop, dma_stream));
+        };
+        auto dma_gbs = [&] {
+          float ms = 0;
+          CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+          return reps * m / 1e6 / ms;
+        };
+        dma_batch();
+        CHECK_CUDA(cudaStreamSynchronize(dma_stream));
+        const double dma_alone = dma_gbs();
+        const double memcpy_alone = host_memcpy_gbs(pageable2, pageable, m, threads);
+        // The memcpys run inside the DMA batch (12 × 256 MiB ≈ 60 ms; each memcpy ≈ 10 ms).
+        dma_batch();
+        const double memcpy_during = host_memcpy_gbs(pageable2, pageable, m, threads);
+        bool memcpy_inside = cudaEventQuery(stop) == cudaErrorNotReady;
+        (void)cudaGetLastError();
+        // And the DMA's rate with memcpys running throughout it.
+        std::atomic<bool> stop_memcpy{false};
+        std::thread load([&] {
+          while (!stop_memcpy.load()) (void)host_memcpy_gbs(pageable2, pageable, m, threads);
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        CHECK_CUDA(cudaStreamSynchronize(dma_stream));
+        dma_batch();
+        CHECK_CUDA(cudaStreamSynchronize(dma_stream));
+        stop_memcpy = true;
+        load.join();
+        std::printf("| %s | %d | %.1f | %.1f%s | %.1f | %.1f |\n", h2d ? "H2D" : "D2H", threads, memcpy_alone,
+                    memcpy_during, memcpy_inside ? "" : " (DMA ended first)", dma_alone, dma_gbs());
+      }
+    }
+    CHECK_CUDA(cudaEventDestroy(start));
+    CHECK_CUDA(cudaEventDestroy(stop));
+    CHECK_CUDA(cudaStreamDestroy(dma_stream));
+  }
+
   const int iters = quick ? 200 : 2000;
   std::printf("\n## P4 / P5: allocation + free pairs (µs per pair, median of 7 rounds of %d)\n\n", iters);
-  std::printf("| bytes | slimcuda device (cache hit) | cudaMalloc+cudaFree | cudaMallocAsync+cudaFreeAsync | slimcuda pinned (cache hit) | cudaHostAlloc+cudaFreeHost |\n|---|---|---|---|---|---|\n");
+  std::printf("| bytes | slimcuda C API device (cache hit) | C++ DeviceAllocator (cache hit) | cudaMalloc+cudaFree | cudaMallocAsync+cudaFreeAsync | slimcuda pinned (cache hit) | cudaHostAlloc+cudaFreeHost |\n|---|---|---|---|---|---|---|\n");
   cudaStream_t stream = nullptr;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (size_t n : {size_t{4096}, size_t{1} << 20, size_t{64} << 20}) {
@@ -144,6 +241,14 @@ int main(int argc, char** argv) {
           void* p = nullptr;
           CHECK_SC(slimcuda_device_alloc(n, 0, 0, &p));
           CHECK_SC(slimcuda_device_free(p, 0));
+        },
+        iters, 7);
+    slimcuda::DeviceAllocator& allocator = *slimcuda::get_device_allocator(slimcuda::DeviceType::CUDA);
+    const double cpp_hit = per_call_us(
+        [&] {
+          slimcuda::Result<void*> r = allocator.allocate(n, 0, 0);
+          CHECK_OK(r.ok(), "DeviceAllocator::allocate");
+          allocator.deallocate(r.value(), 0);
         },
         iters, 7);
     const double raw_malloc = per_call_us(
@@ -174,7 +279,8 @@ int main(int argc, char** argv) {
           CHECK_CUDA(cudaFreeHost(p));
         },
         n >= (size_t{64} << 20) ? 3 : 20, 3);
-    std::printf("| %zu | %.3f | %.2f | %.3f | %.3f | %.1f |\n", n, dev_hit, raw_malloc, raw_async, pinned_hit, raw_host);
+    std::printf("| %zu | %.3f | %.3f | %.2f | %.3f | %.3f | %.1f |\n", n, dev_hit, cpp_hit, raw_malloc, raw_async,
+                pinned_hit, raw_host);
   }
   CHECK_CUDA(cudaStreamSynchronize(stream));
   CHECK_CUDA(cudaStreamDestroy(stream));
