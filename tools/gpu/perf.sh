@@ -19,7 +19,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | s
 step "$here/bench/staging_benchmark"
 step "$here/bench/copy_benchmark"
 step "$here/bench/shim_benchmark"
-(cd "$here" && step "$here/bin/go_slimcuda__slimcuda_test" -test.run '^$' -test.bench 'CgoNoop|Copy' \
+(cd "$here" && step "$here/bin/go_slimcuda__slimcuda_test" -test.run '^$' -test.bench 'CgoNoop|Copy|AllocFree' \
   -test.benchtime "${SLIMCUDA_BENCHTIME:-0.5s}" -test.count 3)
 for cache in 1 0; do
   echo

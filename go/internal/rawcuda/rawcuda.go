@@ -16,6 +16,10 @@ extern cudaError_t cudaFreeHost(void* p);
 extern cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, int kind);
 extern cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, int kind, cudaStream_t s);
 extern cudaError_t cudaStreamSynchronize(cudaStream_t s);
+extern cudaError_t cudaMalloc(void** p, size_t n);
+extern cudaError_t cudaFree(void* p);
+extern cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t s);
+extern cudaError_t cudaFreeAsync(void* p, cudaStream_t s);
 extern const char* cudaGetErrorString(cudaError_t e);
 */
 import "C"
@@ -77,4 +81,24 @@ func CopyToHostAsyncSync(dst []byte, src unsafe.Pointer, stream unsafe.Pointer) 
 		return err
 	}
 	return check("cudaStreamSynchronize", C.cudaStreamSynchronize(s))
+}
+
+// Malloc is cudaMalloc on the current device; free with Free.
+func Malloc(n int) (unsafe.Pointer, error) {
+	var p unsafe.Pointer
+	return p, check("cudaMalloc", C.cudaMalloc(&p, C.size_t(n)))
+}
+
+// Free is cudaFree.
+func Free(p unsafe.Pointer) error { return check("cudaFree", C.cudaFree(p)) }
+
+// MallocAsync is cudaMallocAsync on stream (the driver's stream-ordered pool).
+func MallocAsync(n int, stream unsafe.Pointer) (unsafe.Pointer, error) {
+	var p unsafe.Pointer
+	return p, check("cudaMallocAsync", C.cudaMallocAsync(&p, C.size_t(n), C.cudaStream_t(stream)))
+}
+
+// FreeAsync is cudaFreeAsync on stream.
+func FreeAsync(p unsafe.Pointer, stream unsafe.Pointer) error {
+	return check("cudaFreeAsync", C.cudaFreeAsync(p, C.cudaStream_t(stream)))
 }
