@@ -87,17 +87,25 @@ class CopyThreads {
   // Never destroyed (a static that outlives every caller): the threads just idle.
 
   // Queues memcpy(dst, src, n) cut into up to `parts` slices; `latch` counts them down.
+  // Throws (std::system_error, std::bad_alloc) only with nothing of this call left queued
+  // or counted, so a caller waiting on the latch never waits for a slice that will not run.
   void submit(char* dst, const char* src, size_t n, int parts, Latch* latch) {
     parts = static_cast<int>(std::clamp<size_t>(n / kMinPart, 1, static_cast<size_t>(parts)));
     const size_t slice = (n + parts - 1) / parts;
-    latch->add(parts);
     {
       std::lock_guard<std::mutex> lock(mu_);
       while (static_cast<int>(threads_.size()) < parts) threads_.emplace_back([this] { work(); });
-      for (int i = 0; i < parts; ++i) {
-        const size_t begin = std::min(n, i * slice);
-        jobs_.push_back(Job{dst + begin, src + begin, std::min(slice, n - begin), latch});
+      const size_t before = jobs_.size();
+      try {
+        for (int i = 0; i < parts; ++i) {
+          const size_t begin = std::min(n, i * slice);
+          jobs_.push_back(Job{dst + begin, src + begin, std::min(slice, n - begin), latch});
+        }
+      } catch (...) {
+        jobs_.resize(before);  // the workers wait for mu_: none has taken these yet
+        throw;
       }
+      latch->add(parts);  // under mu_: no worker can count a slice down before it is counted
       queued_.fetch_add(parts, std::memory_order_release);
     }
     cv_.notify_all();
