@@ -141,6 +141,100 @@ int main(int argc, char** argv) {
 
   if (p1_only) return 0;  // the process ends: its buffers go with it
 
+  // Small copies: does a finer pipeline (smaller chunks, other thread counts) pay for its
+  // extra hand-offs? The library cuts a copy below four default chunks into quarters.
+  std::printf("\n## Small staged copies: GB/s H2D / D2H (median of 9) by chunk, buffers and threads\n\n"
+              "| size | chunk | buffers | 2 threads | 4 threads | 8 threads |\n|---|---|---|---|---|---|\n");
+  for (size_t n : {size_t{1} << 20, size_t{4} << 20}) {
+    for (size_t chunk_kib : {64, 128, 256, 1024}) {
+      if ((chunk_kib << 10) > n / 2 && chunk_kib != 256) continue;  // the quarter rule caps it
+      for (int buffers : {2, 4, 8}) {
+        std::printf("| %s | %zu KiB | %d |", size_name(n).c_str(), chunk_kib, buffers);
+        for (int t : {2, 4, 8}) {
+          const slimcuda::StagingConfig config{chunk_kib << 10, buffers, t};
+          double gbs[2];
+          for (int h2d = 1; h2d >= 0; --h2d) {
+            gbs[h2d] = n / 1e9 / median_s(
+                                     [&] {
+                                       CHECK_OK(slimcuda::staged_copy(h2d ? dev : pageable,
+                                                                      h2d ? static_cast<void*>(pageable) : dev, n, h2d,
+                                                                      nullptr, 0, config) == slimcuda::Error::Ok,
+                                                "staged_copy");
+                                     },
+                                     9);
+          }
+          std::printf(" %.1f / %.1f |", gbs[1], gbs[0]);
+        }
+        std::printf("\n");
+      }
+    }
+  }
+
+  // The stream the DMAs go to: the legacy default stream (no caller stream) or a
+  // non-blocking caller stream.
+  {
+    cudaStream_t nb = nullptr;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking));
+    std::printf("\n## Small staged copies by stream: GB/s H2D / D2H (median of 9), 4 buffers, 4 threads\n\n"
+                "| size | chunk | legacy default stream | non-blocking stream |\n|---|---|---|---|\n");
+    for (size_t n : {size_t{1} << 20, size_t{4} << 20, size_t{16} << 20}) {
+      for (size_t chunk_kib : {64, 256, 4096}) {
+        if ((chunk_kib << 10) > n) continue;
+        std::printf("| %s | %zu KiB |", size_name(n).c_str(), chunk_kib);
+        for (cudaStream_t st : {static_cast<cudaStream_t>(nullptr), nb}) {
+          const slimcuda::StagingConfig config{chunk_kib << 10, 4, 4};
+          double gbs[2];
+          for (int h2d = 1; h2d >= 0; --h2d) {
+            gbs[h2d] = n / 1e9 / median_s(
+                                     [&] {
+                                       CHECK_OK(slimcuda::staged_copy(h2d ? dev : pageable,
+                                                                      h2d ? static_cast<void*>(pageable) : dev, n, h2d,
+                                                                      st, 0, config) == slimcuda::Error::Ok,
+                                                "staged_copy");
+                                     },
+                                     9);
+          }
+          std::printf(" %.1f / %.1f |", gbs[1], gbs[0]);
+        }
+        std::printf("\n");
+      }
+    }
+    CHECK_CUDA(cudaStreamDestroy(nb));
+  }
+
+  // The DMA side of chunking alone: a pinned copy cut into k back-to-back DMAs on one
+  // stream, then one wait (what the staged pipeline's DMAs cost without any memcpy).
+  {
+    cudaStream_t s = nullptr;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    std::printf("\n## Pinned DMAs cut into chunks, then one wait: GB/s H2D / D2H (median of 9)\n\n"
+                "| size | 1 DMA | 4 DMAs | 16 DMAs |\n|---|---|---|---|\n");
+    for (size_t n : {size_t{1} << 20, size_t{4} << 20, size_t{16} << 20}) {
+      std::printf("| %s |", size_name(n).c_str());
+      for (size_t k : {1, 4, 16}) {
+        double gbs[2];
+        for (int h2d = 1; h2d >= 0; --h2d) {
+          gbs[h2d] = n / 1e9 / median_s(
+                                   [&] {
+                                     const size_t part = n / k;
+                                     for (size_t i = 0; i < k; ++i) {
+                                       char* d = static_cast<char*>(dev) + i * part;
+                                       CHECK_CUDA(h2d ? cudaMemcpyAsync(d, pinned + i * part, part,
+                                                                        cudaMemcpyHostToDevice, s)
+                                                      : cudaMemcpyAsync(pinned + i * part, d, part,
+                                                                        cudaMemcpyDeviceToHost, s));
+                                     }
+                                     CHECK_CUDA(cudaStreamSynchronize(s));
+                                   },
+                                   9);
+        }
+        std::printf(" %.1f / %.1f |", gbs[1], gbs[0]);
+      }
+      std::printf("\n");
+    }
+    CHECK_CUDA(cudaStreamDestroy(s));
+  }
+
   // What shapes the pipeline: chunk size, buffers in flight, memcpy threads (256 MiB).
   const size_t sweep_n = std::min(kMax, size_t{256} << 20);
   const slimcuda::StagingConfig current = slimcuda::staging_config();
