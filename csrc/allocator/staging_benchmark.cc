@@ -107,6 +107,24 @@ int main(int argc, char** argv) {
     std::printf("| %d | %.1f |\n", threads, gbs);
   }
 
+  // Median GB/s of a staged copy of n bytes between `pageable` and `dev`, in the given shape.
+  auto staged_gbs = [&](size_t n, bool h2d, cudaStream_t stream, const slimcuda::StagingConfig& config, int rounds) {
+    return n / 1e9 / median_s(
+                         [&] {
+                           void* to = h2d ? dev : pageable;
+                           const void* from = h2d ? static_cast<void*>(pageable) : dev;
+                           CHECK_OK(slimcuda::staged_copy(to, from, n, h2d, stream, 0, config) == slimcuda::Error::Ok,
+                                    "staged_copy");
+                         },
+                         rounds);
+  };
+  // One "H2D / D2H" table cell (host to device measured first).
+  auto print_staged_cell = [&](size_t n, cudaStream_t stream, const slimcuda::StagingConfig& config, int rounds) {
+    const double h2d = staged_gbs(n, true, stream, config, rounds);
+    const double d2h = staged_gbs(n, false, stream, config, rounds);
+    std::printf(" %.1f / %.1f |", h2d, d2h);
+  };
+
   std::printf(
       "\n## P1: pageable copies (GB/s, median)\n\n"
       "| size | dir | raw pageable | raw pinned | slimcuda (policy) | slimcuda staged (forced) | goal 0.75×min(pinned, memcpy×4) | slimcuda / goal |\n"
@@ -128,11 +146,7 @@ int main(int argc, char** argv) {
         CHECK_SC(h2d ? slimcuda_copy_host_to_device(dev, pageable, n, 0)
                      : slimcuda_copy_device_to_host(pageable, dev, n, 0));
       });
-      const double staged = gbs([&] {
-        CHECK_OK(slimcuda::staged_copy(h2d ? dev : pageable, h2d ? static_cast<void*>(pageable) : dev, n, h2d,
-                                       nullptr, 0) == slimcuda::Error::Ok,
-                 "staged_copy");
-      });
+      const double staged = staged_gbs(n, h2d, nullptr, slimcuda::staging_config(), rounds);
       const double goal = 0.75 * std::min(raw_pinned, memcpy4);
       std::printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f |\n", size_name(n).c_str(), h2d ? "H2D" : "D2H",
                   raw, raw_pinned, slim, staged, goal, slim / goal);
@@ -150,21 +164,7 @@ int main(int argc, char** argv) {
       if ((chunk_kib << 10) > n / 2 && chunk_kib != 256) continue;  // the quarter rule caps it
       for (int buffers : {2, 4, 8}) {
         std::printf("| %s | %zu KiB | %d |", size_name(n).c_str(), chunk_kib, buffers);
-        for (int t : {2, 4, 8}) {
-          const slimcuda::StagingConfig config{chunk_kib << 10, buffers, t};
-          double gbs[2];
-          for (int h2d = 1; h2d >= 0; --h2d) {
-            gbs[h2d] = n / 1e9 / median_s(
-                                     [&] {
-                                       CHECK_OK(slimcuda::staged_copy(h2d ? dev : pageable,
-                                                                      h2d ? static_cast<void*>(pageable) : dev, n, h2d,
-                                                                      nullptr, 0, config) == slimcuda::Error::Ok,
-                                                "staged_copy");
-                                     },
-                                     9);
-          }
-          std::printf(" %.1f / %.1f |", gbs[1], gbs[0]);
-        }
+        for (int t : {2, 4, 8}) print_staged_cell(n, nullptr, {chunk_kib << 10, buffers, t}, 9);
         std::printf("\n");
       }
     }
@@ -182,19 +182,7 @@ int main(int argc, char** argv) {
         if ((chunk_kib << 10) > n) continue;
         std::printf("| %s | %zu KiB |", size_name(n).c_str(), chunk_kib);
         for (cudaStream_t st : {static_cast<cudaStream_t>(nullptr), nb}) {
-          const slimcuda::StagingConfig config{chunk_kib << 10, 4, 4};
-          double gbs[2];
-          for (int h2d = 1; h2d >= 0; --h2d) {
-            gbs[h2d] = n / 1e9 / median_s(
-                                     [&] {
-                                       CHECK_OK(slimcuda::staged_copy(h2d ? dev : pageable,
-                                                                      h2d ? static_cast<void*>(pageable) : dev, n, h2d,
-                                                                      st, 0, config) == slimcuda::Error::Ok,
-                                                "staged_copy");
-                                     },
-                                     9);
-          }
-          std::printf(" %.1f / %.1f |", gbs[1], gbs[0]);
+          print_staged_cell(n, st, {chunk_kib << 10, 4, 4}, 9);
         }
         std::printf("\n");
       }
@@ -247,22 +235,7 @@ int main(int argc, char** argv) {
   for (size_t chunk_mib : {2, 4, 8, 16}) {
     for (int buffers : {2, 3, 4, 6}) {
       std::printf("| %zu MiB | %d |", chunk_mib, buffers);
-      for (int t : sweep_threads) {
-        const slimcuda::StagingConfig config{chunk_mib << 20, buffers, t};
-        double gbs[2];
-        for (int h2d = 1; h2d >= 0; --h2d) {
-          gbs[h2d] = sweep_n / 1e9 / median_s(
-                                          [&] {
-                                            CHECK_OK(slimcuda::staged_copy(h2d ? dev : pageable,
-                                                                           h2d ? static_cast<void*>(pageable) : dev,
-                                                                           sweep_n, h2d, nullptr, 0, config) ==
-                                                         slimcuda::Error::Ok,
-                                                     "staged_copy");
-                                          },
-                                          3);
-        }
-        std::printf(" %.1f / %.1f |", gbs[1], gbs[0]);
-      }
+      for (int t : sweep_threads) print_staged_cell(sweep_n, nullptr, {chunk_mib << 20, buffers, t}, 3);
       std::printf("\n");
     }
   }
