@@ -23,8 +23,9 @@ void cuda_retire_stream(void* stream) noexcept;
 
 /// The checked free of the C API's fast path: when `ptr` is a block of device `device`'s
 /// pool it is freed (*freed = true) without asking the driver what it is; a block of
-/// another device's pool is InvalidArgument (nothing freed); anything else is left for the
-/// caller to check and free (*freed = false).
+/// another device's pool, or a pointer into cached memory that is no block in use (freed
+/// twice, or inside a block), is InvalidArgument (nothing freed); anything else is left
+/// for the caller to check and free (*freed = false).
 [[nodiscard]] Error cuda_free_checked(void* ptr, int device, bool* freed) noexcept;
 
 /// Whether the cache is on in this process.
