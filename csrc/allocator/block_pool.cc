@@ -43,15 +43,18 @@ bool BlockPool::ready_for(Block* b, void* stream) {
   if (b->stream == stream || b->stream == kRetired) return true;
   StreamMarker& m = markers_[b->stream];
   if (b->freed_at < m.done_before) return true;  // a completed marker covers it
+  auto settle = [&] {  // the marker completed: what it covers is done, the marker goes back
+    m.done_before = m.recorded_at;
+    backend_->release_marker(m.marker);
+    m.marker = nullptr;
+  };
   if (m.marker != nullptr) {
     // Pending, whether it covers b or not: b waits, and the marker is not replaced by a
     // newer one (that would push back the blocks it covers). Asked once per search.
     if (m.checked == search_) return false;
     m.checked = search_;
     if (!backend_->done(m.marker)) return false;
-    m.done_before = m.recorded_at;
-    backend_->release_marker(m.marker);
-    m.marker = nullptr;
+    settle();
     if (b->freed_at < m.done_before) return true;
   }
   // Freed after every marker so far: record one now (b's work was enqueued before).
@@ -59,9 +62,7 @@ bool BlockPool::ready_for(Block* b, void* stream) {
   m.recorded_at = ++sequence_;
   m.checked = search_;
   if (m.marker == nullptr || !backend_->done(m.marker)) return false;  // no marker: not this time
-  m.done_before = m.recorded_at;
-  backend_->release_marker(m.marker);
-  m.marker = nullptr;
+  settle();
   return true;
 }
 

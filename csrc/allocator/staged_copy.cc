@@ -59,13 +59,11 @@ class Latch {
  public:
   void add(int n) {
     std::lock_guard<std::mutex> lock(mu_);
-    left_.store(left_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    left_.fetch_add(n, std::memory_order_relaxed);
   }
   void count_down() {
     std::lock_guard<std::mutex> lock(mu_);
-    const int left = left_.load(std::memory_order_relaxed) - 1;
-    left_.store(left, std::memory_order_release);
-    if (left == 0) cv_.notify_all();
+    if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) cv_.notify_all();
   }
   void wait() {
     auto done = [&] { return left_.load(std::memory_order_acquire) == 0; };
