@@ -3,7 +3,8 @@
 #
 # Idempotent: every step checks first and says what it does; a second run takes seconds.
 #   - Debian: Bazel 4.2.3 and the rule packages it needs offline, a JDK, googletest,
-#     nlohmann-json (the C++ fixture reader), FlatBuffers (model packages), clang 14 with
+#     nlohmann-json (the C++ fixture reader), FlatBuffers (model packages), xxHash (their
+#     library hashes), clang 14 with
 #     libFuzzer (the package fuzzer), patch, pkg-config.
 #   - CUDA 13.0 toolchain (nvcc, nvvm, cudart, cccl, crt) from pinned PyPI wheels into $SLIMCUDA_CUDA_PREFIX.
 #   - The Go module cache, warmed with the modules Bazel's repository rules download.
@@ -21,7 +22,7 @@ CUDA_WHEELS=(
 )
 APT_PACKAGES=(
   bazel-bootstrap bazel-skylib bazel-platforms bazel-rules-java bazel-rules-proto bazel-rules-cc
-  default-jdk-headless libgtest-dev nlohmann-json3-dev flatbuffers-compiler libflatbuffers-dev
+  default-jdk-headless libgtest-dev nlohmann-json3-dev flatbuffers-compiler libflatbuffers-dev libxxhash-dev
   clang-14 libclang-rt-14-dev patch pkg-config binutils
 )
 

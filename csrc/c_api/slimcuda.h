@@ -217,8 +217,20 @@ int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src, void* data, 
 
 /* ---- Model packages and models -----------------------------------------------------------
  * A package (csrc/package/package.fbs) holds compiled model libraries (one per device
- * type) with the manifest of their inputs and outputs. Package bytes are untrusted: they
- * are verified and checked field by field (INVALID_PROGRAM, with the reason). */
+ * type) with the manifest of their inputs and outputs.
+ *
+ * What "untrusted input" means here. Checked before anything is loaded (INVALID_PROGRAM,
+ * with the reason): the package structure (FlatBuffers verifier), every metadata field
+ * (dtypes, sizes, dynamism, devices), each library's integrity (its XXH3-128 hash in the
+ * package: a corruption check, not a signature) and its ELF shape (64-bit x86-64 shared
+ * object whose segments and dynamic table lie inside its bytes). NOT checked, and not
+ * checkable in-process: the library's code. Loading a model runs its ELF constructors, and
+ * running it runs its code, with this process's privileges — as loading any plugin does.
+ * Load only packages you would run as programs; slimcuda_package_check runs no code.
+ *
+ * Every load is its own object: two different packages loaded at once, one after another,
+ * from many threads, or after a library that cannot be unloaded, each run their own
+ * library. */
 typedef struct slimcuda_model slimcuda_model;
 enum { SLIMCUDA_STATIC = 0, SLIMCUDA_DYNAMIC_BOUNDED = 1, SLIMCUDA_DYNAMIC_UNBOUNDED = 2 };
 
@@ -239,7 +251,9 @@ int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path);
 
 /* Loads a package's library for device_type (-1: CUDA when a GPU and a CUDA library are
  * there, else CPU) on device_index (-1: current). The library is loaded from memory: no
- * file is written. Free with slimcuda_model_free. */
+ * file is written (without /proc, an unlinked temporary file). Out of file descriptors:
+ * OUT_OF_RESOURCES. An output that borrows the model's memory stays valid after
+ * slimcuda_model_free (it keeps the library loaded). Free with slimcuda_model_free. */
 int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
                             slimcuda_model** out);
 int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index, slimcuda_model** out);

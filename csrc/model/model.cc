@@ -1,12 +1,5 @@
 #include "csrc/model/model.h"
 
-#include <dlfcn.h>
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <new>
 #include <optional>
 #include <string>
@@ -21,48 +14,6 @@
 
 namespace slimcuda {
 namespace {
-
-// Writes all bytes to fd.
-bool write_all(int fd, const uint8_t* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// dlopen's the bytes without a file: an anonymous memfd, opened through /proc/self/fd.
-// Each load gets its own memfd (its own inode), so the dynamic loader never mistakes two
-// loads for one, and no path is shared. Where memfd_create is missing, a mkstemp file that
-// is unlinked as soon as it is loaded (or on failure).
-Error dlopen_bytes(const std::vector<uint8_t>& so, void** out, const char* function) {
-  int fd = memfd_create("slimcuda-model", MFD_CLOEXEC);
-  std::string path;
-  std::string temp_file;
-  if (fd >= 0) {
-    path = "/proc/self/fd/" + std::to_string(fd);
-  } else {
-    const char* dir = getenv("TMPDIR");
-    temp_file = std::string(dir && *dir ? dir : "/tmp") + "/slimcuda-model-XXXXXX";
-    fd = mkstemp(temp_file.data());
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, fd >= 0, Error::AccessFailed, "memfd_create and mkstemp failed: %s",
-                                strerror(errno));
-    path = temp_file;
-  }
-  const bool written = write_all(fd, so.data(), so.size());
-  void* handle = written ? dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
-  const char* why = written ? (handle ? nullptr : dlerror()) : "writing the library failed";
-  if (!temp_file.empty()) unlink(temp_file.c_str());
-  close(fd);  // the mapping keeps the bytes alive
-  if (handle == nullptr) {
-    return set_last_error(Error::InvalidProgram, function, "model library does not load: %s", why ? why : "?");
-  }
-  *out = handle;
-  return Error::Ok;
-}
 
 // Strides a dense tensor of `sizes` has when laid out in `dim_order` (outermost first).
 std::vector<int64_t> strides_for_dim_order(const std::vector<int64_t>& sizes, const std::vector<uint8_t>& order) {
@@ -170,25 +121,36 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
                                   "CPU device index %d", device_index);
       m->device_ = Device{DeviceType::CPU, -1};
     }
-    SLIMCUDA_RETURN_IF_ERROR(dlopen_bytes(lib->so, &m->library_, function));
-    auto create = reinterpret_cast<CreateFn>(dlsym(m->library_, "AOTInductorModelContainerCreateWithDevice"));
-    m->delete_ = reinterpret_cast<DeleteFn>(dlsym(m->library_, "AOTInductorModelContainerDelete"));
-    m->run_ = reinterpret_cast<RunFn>(dlsym(m->library_, "AOTInductorModelContainerRun"));
-    auto num_inputs = reinterpret_cast<CountFn>(dlsym(m->library_, "AOTInductorModelContainerGetNumInputs"));
-    auto num_outputs = reinterpret_cast<CountFn>(dlsym(m->library_, "AOTInductorModelContainerGetNumOutputs"));
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, create && m->delete_ && m->run_ && num_inputs && num_outputs,
+    m->loaded_ = std::make_shared<Loaded>();
+    SLIMCUDA_RETURN_IF_ERROR(ModelLibrary::load(lib->so.data(), lib->so.size(), &m->loaded_->library, function));
+    const ModelLibrary& library = *m->loaded_->library;
+    auto create = reinterpret_cast<CreateFn>(library.symbol("AOTInductorModelContainerCreateWithDevice"));
+    auto destroy = reinterpret_cast<DeleteFn>(library.symbol("AOTInductorModelContainerDelete"));
+    m->run_ = reinterpret_cast<RunFn>(library.symbol("AOTInductorModelContainerRun"));
+    auto num_inputs = reinterpret_cast<CountFn>(library.symbol("AOTInductorModelContainerGetNumInputs"));
+    auto num_outputs = reinterpret_cast<CountFn>(library.symbol("AOTInductorModelContainerGetNumOutputs"));
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, create && destroy && m->run_ && num_inputs && num_outputs,
                                 Error::InvalidProgram,
                                 "the library lacks the AOTInductor container ABI (AOTInductorModelContainer*)");
     clear_last_error();  // what the model's shim calls report, if anything, goes into ours
-    const int32_t rc = create(&m->container_, 1, device_str.c_str(), nullptr);
-    if (rc != 0 || m->container_ == nullptr) {
-      const std::string why = last_error_message();
-      return set_last_error(Error::InvalidProgram, function, "AOTInductorModelContainerCreateWithDevice(%s) failed with %d%s%s",
-                            device_str.c_str(), rc, why.empty() ? "" : ": ", why.c_str());
+    void* container = nullptr;
+    const int32_t rc = create(&container, 1, device_str.c_str(), nullptr);
+    if (container != nullptr) {
+      m->loaded_->container = container;
+      m->loaded_->destroy = destroy;  // deleted with the model, also if a check below fails
     }
+    if (rc != 0) {
+      const std::string why = last_error_message();
+      return set_last_error(Error::InvalidProgram, function,
+                            "AOTInductorModelContainerCreateWithDevice(%s) failed with error %d%s%s", device_str.c_str(),
+                            rc, why.empty() ? "" : ": ", why.c_str());
+    }
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr, Error::InvalidProgram,
+                                "AOTInductorModelContainerCreateWithDevice(%s) reported success but returned no "
+                                "container",
+                                device_str.c_str());
     size_t n_in = 0, n_out = 0;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, num_inputs(m->container_, &n_in) == 0 &&
-                                              num_outputs(m->container_, &n_out) == 0,
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, num_inputs(container, &n_in) == 0 && num_outputs(container, &n_out) == 0,
                                 Error::InvalidProgram, "the container does not report its inputs and outputs");
     SLIMCUDA_CHECK_OR_RETURN_AT(function, n_in == forward->inputs.size() && n_out == forward->outputs.size(),
                                 Error::InvalidProgram,
@@ -202,8 +164,7 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
 }
 
 Model::~Model() {
-  if (container_ != nullptr && delete_ != nullptr) delete_(container_);
-  if (library_ != nullptr) dlclose(library_);
+  loaded_.reset();  // container and library go now, or with the last output borrowing from them
   if (own_stream_) {
     cuda_retire_stream(stream_);  // cached blocks (outputs, too) must not keep its address
     if (cudaStreamDestroy(stream_) != cudaSuccess) (void)cudaGetLastError();
@@ -243,7 +204,7 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
   }
   clear_last_error();  // what the model's shim calls report, if anything, goes into ours
-  const int32_t rc = run_(container_, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
+  const int32_t rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
   auto drop_outputs = [&] {
     for (void* h : out) delete static_cast<SlimTensor*>(h);
   };
@@ -273,7 +234,12 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
       return e;
     }
   }
-  for (size_t i = 0; i < num_outputs; ++i) outputs[i] = static_cast<SlimTensor*>(out[i]);
+  for (size_t i = 0; i < num_outputs; ++i) {
+    SlimTensor* t = static_cast<SlimTensor*>(out[i]);
+    // Memory the model lent (create_tensor_from_blob over its own data): keep its owner.
+    if (t->storage() != nullptr && t->storage()->kind() == Storage::Kind::Borrowed) t->storage()->retain_owner(loaded_);
+    outputs[i] = t;
+  }
   return Error::Ok;
 }
 

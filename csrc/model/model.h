@@ -6,21 +6,28 @@
 
 #include <cuda_runtime_api.h>
 
+#include "csrc/model/library.h"
 #include "csrc/package/model_package.h"
 #include "csrc/tensor/slim_tensor.h"
 #include "slimcuda/error.h"
 
 namespace slimcuda {
 
-/// A loaded model: one library of a package, dlopen'ed from memory (memfd: no file ever
-/// exists, so concurrent loads never collide and nothing is left behind, even if the
-/// process is killed), with its AOTInductor container. Its aoti_torch_* calls resolve to
-/// this libslimcuda.so.
+/// A loaded model: one library of a package, loaded from memory as its own object
+/// (ModelLibrary: a memfd, no file ever exists, nothing is left behind), with its
+/// AOTInductor container. Its aoti_torch_* calls resolve to this libslimcuda.so.
+///
+/// Untrusted input: the package's metadata, the library's ELF shape and its integrity hash
+/// are checked before anything is loaded; the library's code is not and cannot be —
+/// loading runs its ELF constructors with this process's privileges, as loading any plugin
+/// does. Load only models you would run as code.
 class Model {
  public:
   /// device_type -1 picks CUDA when a GPU and a CUDA library are there, else CPU.
   /// device_index -1: the current device. Load errors: no library for the device ->
-  /// NotSupported; a library that does not load or lacks the container ABI -> InvalidProgram.
+  /// NotSupported; a library that does not load, lacks the container ABI or whose
+  /// container cannot be created -> InvalidProgram; out of file descriptors ->
+  /// OutOfResources.
   [[nodiscard]] static Error load(const ModelPackage& package, int device_type, int device_index,
                                   std::unique_ptr<Model>* out, const char* function) noexcept;
   ~Model();
@@ -39,7 +46,9 @@ class Model {
   /// checked too -> InvalidProgram. `outputs` receives new tensors (the caller deletes
   /// them). CUDA models run on the caller stream when one is selected (the call returns
   /// once the work is enqueued) and otherwise on the model's own stream, waiting for it
-  /// before returning.
+  /// before returning. An output that borrows memory of the model (its library's static
+  /// data, its container's constants) keeps the library and container alive as long as it
+  /// lives, so it stays readable after the Model is destroyed.
   [[nodiscard]] Error run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
                           const char* function) noexcept;
 
@@ -51,9 +60,18 @@ class Model {
   using CountFn = int32_t (*)(void*, size_t*);
   using RunFn = int32_t (*)(void*, void**, size_t, void**, size_t, void*, void*);
 
-  void* library_ = nullptr;   // dlopen handle
-  void* container_ = nullptr;
-  DeleteFn delete_ = nullptr;
+  // The library and the container it created, released together when the Model and every
+  // output borrowing from them are gone (container first, then dlclose).
+  struct Loaded {
+    std::shared_ptr<ModelLibrary> library;
+    void* container = nullptr;
+    DeleteFn destroy = nullptr;
+    ~Loaded() {
+      if (container != nullptr && destroy != nullptr) destroy(container);
+    }
+  };
+
+  std::shared_ptr<Loaded> loaded_;
   RunFn run_ = nullptr;
   cudaStream_t stream_ = nullptr;  // the model's own stream (CUDA models)
   bool own_stream_ = false;

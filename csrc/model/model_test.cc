@@ -277,8 +277,8 @@ TEST(DemoModel, FailedLoadLeavesNothing) {
   const std::vector<std::string> before = our_temp_files();
   std::vector<uint8_t> pkg = demo_bytes();
   slimcuda_model* m = nullptr;
-  // Damage the CPU library's ELF magic inside the package: the verifier accepts the bytes,
-  // dlopen refuses them.
+  // Damage the libraries' ELF magic inside the package: the verifier accepts the bytes, the
+  // libraries' hashes refuse them.
   const uint8_t elf[4] = {0x7f, 'E', 'L', 'F'};
   int damaged = 0;
   for (size_t i = 0; i + 4 <= pkg.size(); ++i) {
@@ -289,7 +289,7 @@ TEST(DemoModel, FailedLoadLeavesNothing) {
   }
   ASSERT_GE(damaged, 1);
   EXPECT_EQ(slimcuda_model_load(pkg.data(), pkg.size(), 0, 0, &m), SLIMCUDA_ERROR_INVALID_PROGRAM);
-  EXPECT_NE(std::string(slimcuda_last_error_message()).find("does not load"), std::string::npos)
+  EXPECT_NE(std::string(slimcuda_last_error_message()).find("do not match the package's hash"), std::string::npos)
       << slimcuda_last_error_message();
   EXPECT_EQ(m, nullptr);
   EXPECT_EQ(our_temp_files(), before);

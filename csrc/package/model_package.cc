@@ -5,6 +5,8 @@
 #include <cstring>
 #include <new>
 
+#include "csrc/package/elf_check.h"
+#include "csrc/package/library_hash.h"
 #include "csrc/package/package_generated.h"
 #include "csrc/tensor/layout.h"
 #include "slimcuda/last_error.h"
@@ -114,6 +116,10 @@ Error ModelPackage::parse(const uint8_t* data, size_t size, ModelPackage* out, c
     SLIMCUDA_CHECK_OR_RETURN_AT(function, fb::VerifyPackageBuffer(verifier), Error::InvalidProgram,
                                 "corrupt package: offsets or lengths out of range (FlatBuffers verifier)");
     const fb::Package* p = fb::GetPackage(data);
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, p->format_version() != 1, Error::InvalidProgram,
+                                "package format version 1 carries no library hash; repack it with this slimcuda "
+                                "(slimcuda pack), which writes version %u",
+                                kFormatVersion);
     SLIMCUDA_CHECK_OR_RETURN_AT(function, p->format_version() == kFormatVersion, Error::InvalidProgram,
                                 "package format version %u; this slimcuda reads version %u", p->format_version(),
                                 kFormatVersion);
@@ -133,6 +139,16 @@ Error ModelPackage::parse(const uint8_t* data, size_t size, ModelPackage* out, c
       SLIMCUDA_CHECK_OR_RETURN_AT(function, pkg.library(l.device_type) == nullptr, Error::InvalidProgram,
                                   "two libraries for device type %d", type);
       SLIMCUDA_CHECK_OR_RETURN_AT(function, lib->so()->size() > 0, Error::InvalidProgram, "empty library");
+      // Integrity first (a corrupted copy says so), then the shape the dynamic loader needs.
+      const auto* hash = lib->so_xxh3_128();
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, hash != nullptr && hash->size() == kLibraryHashBytes, Error::InvalidProgram,
+                                  "library for device type %d has no %zu-byte XXH3-128 hash", type, kLibraryHashBytes);
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, library_hash_matches(lib->so()->data(), lib->so()->size(), hash->data()),
+                                  Error::InvalidProgram,
+                                  "library for device type %d: its bytes do not match the package's hash (corrupted "
+                                  "or altered)",
+                                  type);
+      SLIMCUDA_RETURN_IF_ERROR(check_elf(lib->so()->data(), lib->so()->size(), function));
       l.so.assign(lib->so()->begin(), lib->so()->end());
       SLIMCUDA_CHECK_OR_RETURN_AT(function, lib->methods() != nullptr && lib->methods()->size() > 0,
                                   Error::InvalidProgram, "library without methods");
@@ -200,6 +216,8 @@ Error ModelPackage::serialize(std::vector<uint8_t>* out, const char* function) c
     std::vector<flatbuffers::Offset<fb::Library>> libs;
     for (const LibrarySpec& l : libraries) {
       SLIMCUDA_CHECK_OR_RETURN_AT(function, !l.so.empty(), Error::InvalidArgument, "empty library");
+      SLIMCUDA_RETURN_IF_ERROR(check_elf(l.so.data(), l.so.size(), function));
+      const LibraryHash hash = library_hash(l.so.data(), l.so.size());
       SLIMCUDA_CHECK_OR_RETURN_AT(function, !l.methods.empty(), Error::InvalidArgument, "library without methods");
       std::vector<flatbuffers::Offset<fb::Method>> methods;
       for (const MethodSpec& m : l.methods) {
@@ -217,7 +235,7 @@ Error ModelPackage::serialize(std::vector<uint8_t>* out, const char* function) c
         methods.push_back(fb::CreateMethod(b, b.CreateString(m.name), b.CreateVector(io[0]), b.CreateVector(io[1])));
       }
       libs.push_back(fb::CreateLibrary(b, static_cast<fb::DeviceType>(l.device_type), b.CreateVector(l.so),
-                                       b.CreateVector(methods)));
+                                       b.CreateVector(methods), b.CreateVector(hash.bytes, kLibraryHashBytes)));
     }
     auto weights_offset = weights.empty() ? 0 : b.CreateVector(weights);
     b.Finish(fb::CreatePackage(b, kFormatVersion, b.CreateVector(libs), weights_offset), fb::PackageIdentifier());

@@ -46,7 +46,7 @@ struct LibrarySpec {
 /// buffer is verified, then every field is checked; nothing of the input is referenced
 /// afterwards.
 struct ModelPackage {
-  static constexpr uint32_t kFormatVersion = 1;
+  static constexpr uint32_t kFormatVersion = 2;
 
   std::vector<LibrarySpec> libraries;
   std::vector<uint8_t> weights;
@@ -54,10 +54,14 @@ struct ModelPackage {
   /// Parses and checks `size` bytes. Malformed structure (truncated, bad identifier,
   /// offsets out of range, unsupported version) -> InvalidProgram; well-formed but invalid
   /// metadata (unknown dtype or device type, index < -1, unbounded tensor on CUDA, rank or
-  /// numel overflow) -> InvalidProgram as well, with the reason in the message.
+  /// numel overflow) -> InvalidProgram as well, with the reason in the message. Each
+  /// library's bytes must match the package's XXH3-128 hash of them (a corruption check,
+  /// not a signature: whoever writes a package writes its hash) and be a well-formed x86-64
+  /// shared object (check_elf). Nothing is executed.
   [[nodiscard]] static Error parse(const uint8_t* data, size_t size, ModelPackage* out, const char* function) noexcept;
 
-  /// Serializes (the writer of `slimcuda pack`); checks the same rules first.
+  /// Serializes (the writer of `slimcuda pack`); checks the same rules first (the ELF shape
+  /// of each library too) and records each library's hash.
   [[nodiscard]] Error serialize(std::vector<uint8_t>* out, const char* function) const noexcept;
 
   /// The library for `type`, or nullptr.

@@ -1,5 +1,6 @@
 // The package reader on untrusted bytes, from testdata/packages.json (go/slimcuda/
 // package_test.go runs the same cases), and the writer's round trip.
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -23,6 +24,13 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// A real shared object (a test model): the writer checks a library's ELF shape.
+std::vector<uint8_t> test_library() {
+  const char* p = std::getenv("SLIMCUDA_TEST_LIBRARY");
+  EXPECT_NE(p, nullptr) << "SLIMCUDA_TEST_LIBRARY is not set";
+  return p == nullptr ? std::vector<uint8_t>{} : read_bytes(runfile(p));
+}
+
 TEST(Packages, Check) {
   for (const Case& c : cases("packages.json", "check")) {
     SCOPED_TRACE(c.name);
@@ -39,6 +47,7 @@ TEST(Packages, Load) {
     const std::vector<uint8_t> bytes = read_bytes(fixture_relative("packages.json", c.data.at("file")));
     slimcuda_model* m = nullptr;
     expect_code(c, slimcuda_model_load(bytes.data(), bytes.size(), 0, 0, &m));
+    EXPECT_EQ(m != nullptr, c.data.at("expect") == "Ok") << "a model exactly when the load succeeds";
     slimcuda_model_free(m);
   }
 }
@@ -61,7 +70,7 @@ TEST(Packages, WriterRoundTripsAndRefusesBadMetadata) {
   ModelPackage p;
   LibrarySpec lib;
   lib.device_type = DeviceType::CUDA;
-  lib.so = {1, 2, 3};
+  lib.so = test_library();
   MethodSpec m;
   m.name = "forward";
   TensorSpec t;
@@ -93,6 +102,9 @@ TEST(Packages, WriterRoundTripsAndRefusesBadMetadata) {
   // The writer applies the reader's rules.
   p.libraries[0].methods[0].inputs[0].dynamism = Dynamism::DynamicUnbounded;
   EXPECT_EQ(p.serialize(&bytes, "test"), Error::InvalidProgram);
+  p.libraries[0].methods[0].inputs[0].dynamism = Dynamism::DynamicBounded;
+  p.libraries[0].so = {1, 2, 3};  // not an ELF shared object
+  EXPECT_EQ(p.serialize(&bytes, "test"), Error::InvalidProgram);
   p.libraries.clear();
   EXPECT_EQ(p.serialize(&bytes, "test"), Error::InvalidArgument);
 }
@@ -102,13 +114,23 @@ TEST(Packages, PackFromManifest) {
   EXPECT_EQ(slimcuda_package_pack(nullptr, "/tmp/x.slimcuda"), SLIMCUDA_ERROR_INVALID_ARGUMENT);
   const std::string dir = ::testing::TempDir();
   {
-    std::ofstream(dir + "/m.so", std::ios::binary) << "not really a library";
+    const std::vector<uint8_t> so = test_library();
+    std::ofstream(dir + "/m.so", std::ios::binary).write(reinterpret_cast<const char*>(so.data()),
+                                                         static_cast<std::streamsize>(so.size()));
+    std::ofstream(dir + "/fake.so", std::ios::binary) << std::string(128, 'x');  // not an ELF file
     std::ofstream(dir + "/manifest.json")
         << R"({"libraries": [{"device": "cpu", "so": "m.so", "methods": [{"name": "forward",
               "inputs": [{"name": "x", "dtype": "int64", "sizes": [3], "device": "cpu"}],
               "outputs": [{"name": "y", "dtype": "bool", "sizes": [3], "device": "cpu"}]}]}]})";
     std::ofstream(dir + "/bad.json") << R"({"libraries": [{"device": "tpu", "so": "m.so", "methods": []}]})";
+    std::ofstream(dir + "/fake.json")
+        << R"({"libraries": [{"device": "cpu", "so": "fake.so", "methods": [{"name": "forward",
+              "inputs": [], "outputs": []}]}]})";
   }
+  EXPECT_EQ(slimcuda_package_pack((dir + "/fake.json").c_str(), (dir + "/fake.slimcuda").c_str()),
+            SLIMCUDA_ERROR_INVALID_PROGRAM);
+  EXPECT_NE(std::string(slimcuda_last_error_message()).find("not an ELF"), std::string::npos)
+      << slimcuda_last_error_message();
   ASSERT_EQ(slimcuda_package_pack((dir + "/manifest.json").c_str(), (dir + "/out.slimcuda").c_str()), SLIMCUDA_OK)
       << slimcuda_last_error_message();
   const std::vector<uint8_t> bytes = read_bytes(dir + "/out.slimcuda");

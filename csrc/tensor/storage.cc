@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <mutex>
 #include <new>
 
 #include "csrc/allocator/pinned_pool.h"
@@ -54,6 +55,12 @@ Error Storage::allocate_pinned(size_t nbytes, std::shared_ptr<Storage>* out, con
 
 std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes, Device device) {
   return std::shared_ptr<Storage>(new Storage(data, nbytes, device, Kind::Borrowed));
+}
+
+void Storage::retain_owner(std::shared_ptr<const void> owner) noexcept {
+  static std::mutex* mu = new std::mutex();  // rare (a model output that borrows), never destroyed
+  std::lock_guard<std::mutex> lock(*mu);
+  if (owner_ == nullptr) owner_ = std::move(owner);
 }
 
 Storage::~Storage() {

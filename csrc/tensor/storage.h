@@ -41,6 +41,11 @@ class Storage {
   [[nodiscard]] Device device() const noexcept { return device_; }
   [[nodiscard]] Kind kind() const noexcept { return kind_; }
 
+  /// For borrowed memory that belongs to something with a lifetime of its own (a model's
+  /// library or container): keeps `owner` alive as long as this storage, so a tensor never
+  /// outlives the memory it points to. Only the first owner given is kept. Thread-safe.
+  void retain_owner(std::shared_ptr<const void> owner) noexcept;
+
  private:
   Storage(void* data, size_t nbytes, Device device, Kind kind) noexcept
       : data_(data), nbytes_(nbytes), device_(device), kind_(kind) {}
@@ -49,6 +54,7 @@ class Storage {
   size_t nbytes_;
   Device device_;
   Kind kind_;
+  std::shared_ptr<const void> owner_;  // set once (retain_owner), released after the memory
 };
 
 }  // namespace slimcuda

@@ -1,7 +1,10 @@
 package slimcuda
 
 import (
+	"fmt"
 	"math"
+	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -212,4 +215,140 @@ func TestModelMisuseIsAnErrorNotAPanic(t *testing.T) {
 	_, err = LoadBytes([]byte("not a package"))
 	require.ErrorIs(t, err, ErrInvalidProgram)
 	require.Equal(t, "dynamic-bounded", DynamicBounded.String())
+}
+
+// The loader with the test models of models/testing (csrc/model/library_test.cc has the
+// C++ side): every load runs its own library, whatever else is loaded.
+
+func testModel(t testing.TB, name string) string {
+	return filepath.Join(fixture.Runfile(t, "SLIMCUDA_TEST_MODELS_DIR", "models/testing"), name+".slimcuda")
+}
+
+// runTestModel runs a test model (y = x + its constant) on x.
+func runTestModel(t testing.TB, m *Model, x float32) float32 {
+	t.Helper()
+	in, err := NewTensor([]int64{1}, Float32, Device{Type: CPU})
+	require.NoError(t, err)
+	defer in.Close()
+	require.NoError(t, in.CopyFromHost([]float32{x}))
+	outs, err := m.Run([]*Tensor{in})
+	require.NoError(t, err)
+	defer outs[0].Close()
+	y := make([]float32, 1)
+	require.NoError(t, outs[0].CopyToHost(y))
+	return y[0]
+}
+
+func TestDifferentModelsLoadedAtOnceRunTheirOwnLibraries(t *testing.T) {
+	var models []*Model
+	for k := 1; k <= 8; k++ {
+		m, err := Load(testModel(t, fmt.Sprintf("constant_%d", k)))
+		require.NoError(t, err)
+		defer m.Close()
+		models = append(models, m)
+	}
+	for k, m := range models {
+		require.Equal(t, float32(0.5+float64(k+1)), runTestModel(t, m, 0.5), "constant_%d", k+1)
+	}
+}
+
+func TestModelsLoadedInSequenceRunTheirOwnLibraries(t *testing.T) {
+	for _, sticky := range []struct {
+		name string
+		want float32
+	}{{"nodelete", 100}, {"unique_symbol", 200}, {"constant_8", 8}} {
+		t.Run(sticky.name, func(t *testing.T) {
+			for round := 0; round < 2; round++ {
+				m, err := Load(testModel(t, sticky.name))
+				require.NoError(t, err)
+				require.Equal(t, sticky.want, runTestModel(t, m, 0))
+				require.NoError(t, m.Close())
+				// The library above may stay loaded (it cannot be unloaded): later loads must
+				// still get their own.
+				for k := 1; k <= 3; k++ {
+					m, err := Load(testModel(t, fmt.Sprintf("constant_%d", k)))
+					require.NoError(t, err)
+					require.Equal(t, float32(k), runTestModel(t, m, 0), "after %s", sticky.name)
+					require.NoError(t, m.Close())
+				}
+			}
+		})
+	}
+}
+
+func TestSixtyFourGoroutinesLoadingDifferentModels(t *testing.T) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	right, wrong, failed := 0, 0, 0
+	for g := 0; g < 64; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 4; i++ {
+				k := 1 + (g+i)%8
+				got, err := func() (float32, error) {
+					m, err := Load(testModel(t, fmt.Sprintf("constant_%d", k)))
+					if err != nil {
+						return 0, err
+					}
+					defer m.Close()
+					in, err := NewTensor([]int64{1}, Float32, Device{Type: CPU})
+					if err != nil {
+						return 0, err
+					}
+					defer in.Close()
+					if err := in.CopyFromHost([]float32{float32(g)}); err != nil {
+						return 0, err
+					}
+					outs, err := m.Run([]*Tensor{in})
+					if err != nil {
+						return 0, err
+					}
+					defer outs[0].Close()
+					y := make([]float32, 1)
+					return y[0], outs[0].CopyToHost(y)
+				}()
+				mu.Lock()
+				switch {
+				case err != nil:
+					failed++
+				case got == float32(g+k):
+					right++
+				default:
+					wrong++
+				}
+				mu.Unlock()
+			}
+		}(g)
+	}
+	wg.Wait()
+	t.Logf("64 goroutines x 4 loads of 8 different packages: %d right, %d wrong, %d failed", right, wrong, failed)
+	require.Equal(t, 0, wrong)
+	require.Equal(t, 0, failed)
+	require.Equal(t, 256, right)
+}
+
+// An output over the model library's own memory stays readable after the model is closed.
+func TestOutputBorrowingTheModelOutlivesIt(t *testing.T) {
+	m, err := Load(testModel(t, "static_output"))
+	require.NoError(t, err)
+	in, err := NewTensor([]int64{1}, Float32, Device{Type: CPU})
+	require.NoError(t, err)
+	defer in.Close()
+	require.NoError(t, in.CopyFromHost([]float32{2}))
+	outs, err := m.Run([]*Tensor{in})
+	require.NoError(t, err)
+	defer outs[0].Close()
+	require.NoError(t, m.Close())
+	runtime.GC()
+	y := make([]float32, 1)
+	require.NoError(t, outs[0].CopyToHost(y))
+	require.Equal(t, float32(302), y[0])
+}
+
+func TestContainerWithoutHandleIsRefused(t *testing.T) {
+	m, err := Load(testModel(t, "null_container"))
+	require.ErrorIs(t, err, ErrInvalidProgram)
+	require.Contains(t, err.Error(), "returned no container")
+	require.Nil(t, m)
 }

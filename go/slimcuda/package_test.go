@@ -36,7 +36,11 @@ func TestPackagesLoad(t *testing.T) {
 			c.Get(t, "file", &file)
 			m, err := Load(fx.Path(t, "packages.json", file), LoadOnCPU())
 			expectCode(t, c, err)
-			require.Nil(t, m)
+			if err != nil {
+				require.Nil(t, m)
+				return
+			}
+			require.NoError(t, m.Close())
 		})
 	}
 }

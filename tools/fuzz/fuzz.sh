@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tools/fuzz/fuzz.sh [SECONDS] — fuzz the model package reader for SECONDS each (default 20):
-#   1. libFuzzer (clang 14, with ASan and UBSan) on ModelPackage::parse;
+#   1. libFuzzer (clang 14, with ASan and UBSan) on ModelPackage::parse, and on check_elf (the
+#      ELF shape check run before a library reaches the dynamic loader);
 #   2. Go's native fuzzer on slimcuda.CheckPackage, through cgo and the installed library.
 # Seeds: testdata/packages/*.slimcuda. Crashes are kept in fuzz-out/ (git-ignored).
 set -euo pipefail
@@ -15,15 +16,33 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/gen/csrc/package" "$work/include/slimcuda" "$work/corpus"
 flatc --cpp --scoped-enums -o "$work/gen/csrc/package" csrc/package/package.fbs
 for h in csrc/core/*.h; do ln -s "$PWD/$h" "$work/include/slimcuda/$(basename "$h")"; done
-clang++-14 -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -I. -I"$work/gen" -I"$work/include" \
-  csrc/package/package_fuzzer.cc csrc/package/model_package.cc csrc/core/last_error.cc csrc/core/error.cc \
-  -o "$work/package_fuzzer"
+flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. -I"$work/gen" -I"$work/include")
+reader=(csrc/package/model_package.cc csrc/package/elf_check.cc csrc/package/library_hash.cc
+  csrc/core/last_error.cc csrc/core/error.cc)
+clang++-14 "${flags[@]}" csrc/package/package_fuzzer.cc "${reader[@]}" -o "$work/package_fuzzer"
+clang++-14 "${flags[@]}" csrc/package/elf_fuzzer.cc csrc/package/elf_check.cc csrc/core/last_error.cc \
+  csrc/core/error.cc -o "$work/elf_fuzzer"
 cp testdata/packages/*.slimcuda "$work/corpus/"
-echo "fuzz: libFuzzer on ModelPackage::parse for ${seconds}s"
-"$work/package_fuzzer" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/" \
-  "$work/corpus" 2>"$work/libfuzzer.log" || { tail -40 "$work/libfuzzer.log"; exit 1; }
-grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]+ runs' "$work/libfuzzer.log" | sed 's/^/fuzz: libFuzzer /'
+# ELF seeds: the test model libraries inside the packages (a valid and an unloadable one).
+mkdir -p "$work/elf_corpus"
+python3 - "$work/corpus" "$work/elf_corpus" <<'PY'
+import pathlib, sys
+src, dst = map(pathlib.Path, sys.argv[1:])
+for p in src.glob("valid*.slimcuda"):
+    data = p.read_bytes()
+    at = data.find(b"\x7fELF")
+    if at >= 4:
+        n = int.from_bytes(data[at - 4:at], "little")
+        (dst / (p.stem + ".so")).write_bytes(data[at:at + n])
+PY
+libfuzz() { # name binary corpus
+  echo "fuzz: libFuzzer on $1 for ${seconds}s"
+  "$2" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/" -rss_limit_mb=4096 \
+    "$3" 2>"$work/$1.log" || { tail -40 "$work/$1.log"; exit 1; }
+  grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]+ runs' "$work/$1.log" | sed "s/^/fuzz: $1 /"
+}
+libfuzz ModelPackage::parse "$work/package_fuzzer" "$work/corpus"
+libfuzz check_elf "$work/elf_fuzzer" "$work/elf_corpus"
 
 # --- Go native fuzzing, against the installed library ----------------------------------------
 # The go command caches the flags pkg-config gave without noticing when they change; CGO_LDFLAGS

@@ -9,6 +9,7 @@
 # DIR/testdata/ the shared fixtures
 # DIR/slimcuda  the CLI (LD_LIBRARY_PATH=DIR/lib DIR/slimcuda info)
 # DIR/demo.slimcuda  the demo model package
+# DIR/models/   the loader's test models (models/testing: packages and one library)
 # DIR/zoo_runner, DIR/pack  for tools/aoti/run_zoo.sh (real AOTInductor exports)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -18,7 +19,7 @@ tests=$(bazel query 'kind("(cc|go)_test", //...)' 2>/dev/null | sort)
 benches=$(bazel query 'attr(name, "_benchmark$", kind("cc_binary", //...))' 2>/dev/null | sort)
 echo "bundle: building $(echo "$tests" | wc -l) tests and $(echo "$benches" | wc -l) benchmarks"
 # shellcheck disable=SC2086
-bazel build $tests $benches //csrc:libslimcuda.so //go/cmd/slimcuda //models/demo:demo_package \
+bazel build $tests $benches //csrc:libslimcuda.so //go/cmd/slimcuda //models/demo:demo_package //models/testing:all \
   //tools/aoti:zoo_runner //csrc/package:pack >/dev/null
 
 rm -rf "$out"
@@ -47,6 +48,8 @@ cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/n
   cp -L "$(bazel info output_base 2>/dev/null)"/external/local_cuda/lib/libcudart.so.[0-9]* "$out/lib/"
 cp -r testdata/*.json testdata/packages "$out/testdata/"
 cp -L bazel-bin/models/demo/demo.slimcuda "$out/"
+mkdir -p "$out/models"
+cp -L bazel-bin/models/testing/*.slimcuda bazel-bin/models/testing/libconstant_1.so "$out/models/"
 cp tools/gpu/run.sh "$out/run.sh"
 cp tools/gpu/perf.sh "$out/perf.sh"
 chmod -R u+w "$out"

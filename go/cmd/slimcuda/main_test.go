@@ -127,11 +127,11 @@ func TestRunRejectsBadPackages(t *testing.T) {
 
 func TestPackWritesALoadablePackage(t *testing.T) {
 	dir := t.TempDir()
-	src, err := os.ReadFile(demoPath(t))
+	// A real (test) model library: pack checks that a library is a well-formed x86-64 ELF.
+	src, err := os.ReadFile(fixture.Runfile(t, "SLIMCUDA_TEST_LIBRARY", "models/testing/libconstant_1.so"))
 	require.NoError(t, err)
-	// Unpacking is not a command; build a manifest around a fake library instead and check the result.
 	so := filepath.Join(dir, "m.so")
-	require.NoError(t, os.WriteFile(so, src[:64], 0o644))
+	require.NoError(t, os.WriteFile(so, src, 0o644))
 	manifest := filepath.Join(dir, "m.json")
 	require.NoError(t, os.WriteFile(manifest, []byte(`{"libraries": [{"device": "cpu", "so": "m.so", "methods": [
 		{"name": "forward", "inputs": [{"name": "x", "dtype": "float32", "sizes": [2], "device": "cpu"}],
@@ -146,6 +146,11 @@ func TestPackWritesALoadablePackage(t *testing.T) {
 	require.Equal(t, 1, run([]string{"pack", "-o", filepath.Join(dir, "x.slimcuda"), filepath.Join(dir, "none.json")}, &out,
 		&errOut))
 	require.Contains(t, errOut.String(), "NotFound")
+	// A library that is not an ELF file is refused at packing time, saying so.
+	require.NoError(t, os.WriteFile(so, src[:64], 0o644))
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"pack", manifest}, &out, &errOut))
+	require.Contains(t, errOut.String(), "past the end")
 }
 
 func TestBench(t *testing.T) {
