@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -64,7 +66,8 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 		"Loads a model package (default: the demo package), runs it on deterministic inputs and summarizes the\n"+
 			"outputs and timings. With a GPU it uses the CUDA library, else the CPU library.", stderr)
 	device := fs.String("device", "auto", "auto (CUDA when a GPU is there), cpu or cuda")
-	batch := fs.Int64("batch", 4, "size of dimension 0 of dynamic-bounded inputs")
+	batch := fs.Int64("batch", defaultBatch, "size of dimension 0 of dynamic inputs: at least 1 and within each\n"+
+		"dynamic-bounded input's bound (the default is lowered to a smaller bound)")
 	iterations := fs.Int("iterations", 10, "timed runs after the first")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	values := fs.Bool("values", false, "include every output value")
@@ -76,6 +79,11 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 	if *iterations < 0 {
 		return usageError(fs, stderr, "-iterations must be >= 0")
 	}
+	if *batch < 1 {
+		return usageError(fs, stderr, "-batch must be >= 1, not %d", *batch)
+	}
+	batchSet := false
+	fs.Visit(func(f *flag.Flag) { batchSet = batchSet || f.Name == "batch" })
 	path := fs.Arg(0)
 	if path == "" {
 		var err error
@@ -120,8 +128,20 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	} else {
-		for _, spec := range model.Inputs() {
-			t, summary, err := makeInput(spec, model.Device(), *batch)
+		// Every input's sizes are checked before any is built.
+		specs := model.Inputs()
+		sizes := make([][]int64, len(specs))
+		for i, spec := range specs {
+			var err error
+			if sizes[i], err = inputSizes(spec, *batch, batchSet); err != nil {
+				if errors.As(err, new(batchError)) {
+					return usageError(fs, stderr, "-batch %d: %v", *batch, err)
+				}
+				return fmt.Errorf("slimcuda run: %s: %w", path, err)
+			}
+		}
+		for i, spec := range specs {
+			t, summary, err := makeInput(spec, sizes[i], model.Device())
 			if err != nil {
 				return err
 			}
@@ -187,13 +207,56 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// makeInput builds a deterministic input for spec: x[k] = ((k*5) % 11 - 5) / 8 over the
-// row-major index k (the demo's reference inputs), cast to the input's dtype.
-func makeInput(spec slimcuda.TensorSpec, device slimcuda.Device, batch int64) (*slimcuda.Tensor, TensorSummary, error) {
+// defaultBatch is -batch's default; a dynamic-bounded input with a smaller bound gets its bound.
+const defaultBatch = 4
+
+// maxInputElements caps each input the CLI builds or reads: 2^27 elements, which is 1 GiB of
+// host memory staged as float64 (makeInput) and at most 1 GiB of raw file (readInputs, 8-byte
+// dtypes). Larger inputs are refused with an error, never attempted.
+const maxInputElements = 1 << 27
+
+// batchError marks input sizes refused because of the -batch value (exit status 2).
+type batchError struct{ error }
+
+// checkedNumel returns the number of elements of sizes, refusing negative sizes and counts
+// above maxInputElements; it cannot overflow.
+func checkedNumel(sizes []int64) (int64, error) {
+	for _, d := range sizes {
+		if d < 0 {
+			return 0, fmt.Errorf("negative size in %v", sizes)
+		}
+		if d == 0 {
+			return 0, nil
+		}
+	}
+	n := int64(1)
+	for _, d := range sizes {
+		if d > maxInputElements/n {
+			return 0, fmt.Errorf("more than %d elements, the most the CLI builds (1 GiB of host memory)",
+				int64(maxInputElements))
+		}
+		n *= d
+	}
+	return n, nil
+}
+
+// inputSizes returns the sizes makeInput builds for spec: the declared sizes of a static
+// input; for a dynamic one, batch as dimension 0 and its other sizes (bounds, or 1 where
+// unknown). A dynamic-bounded input refuses a batch above its bound unless batch is the
+// default (explicit false), which is lowered to the bound. Errors caused by batch are
+// batchErrors.
+func inputSizes(spec slimcuda.TensorSpec, batch int64, explicit bool) ([]int64, error) {
 	sizes := append([]int64(nil), spec.Sizes...)
+	fromBatch := false
 	if spec.Dynamism != slimcuda.Static && len(sizes) > 0 {
-		if spec.Dynamism == slimcuda.DynamicUnbounded || batch <= sizes[0] {
-			sizes[0] = batch
+		switch {
+		case batch < 1:
+			return nil, batchError{errors.New("must be >= 1")}
+		case spec.Dynamism == slimcuda.DynamicBounded && batch > sizes[0] && explicit:
+			return nil, batchError{fmt.Errorf("input %s allows a batch of 1 to %d", spec.Name, sizes[0])}
+		case spec.Dynamism == slimcuda.DynamicBounded && batch > sizes[0]:
+		default:
+			sizes[0], fromBatch = batch, true
 		}
 		for i := range sizes {
 			if sizes[i] < 0 {
@@ -201,9 +264,23 @@ func makeInput(spec slimcuda.TensorSpec, device slimcuda.Device, batch int64) (*
 			}
 		}
 	}
-	n := int64(1)
-	for _, d := range sizes {
-		n *= d
+	if _, err := checkedNumel(sizes); err != nil {
+		err = fmt.Errorf("input %s: %v %s has %v", spec.Name, sizes, spec.DType, err)
+		if fromBatch {
+			err = batchError{err}
+		}
+		return nil, err
+	}
+	return sizes, nil
+}
+
+// makeInput builds a deterministic input of the given sizes (from inputSizes) for spec:
+// x[k] = ((k*5) % 11 - 5) / 8 over the row-major index k (the demo's reference inputs), cast
+// to the input's dtype.
+func makeInput(spec slimcuda.TensorSpec, sizes []int64, device slimcuda.Device) (*slimcuda.Tensor, TensorSummary, error) {
+	n, err := checkedNumel(sizes)
+	if err != nil {
+		return nil, TensorSummary{}, fmt.Errorf("input %s: %w", spec.Name, err)
 	}
 	values := make([]float64, n)
 	for k := range values {
