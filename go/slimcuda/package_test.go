@@ -52,8 +52,12 @@ func TestPackMissingManifest(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
-// FuzzCheckPackage feeds arbitrary bytes to the package reader through the Go API: it must
-// answer Ok or InvalidProgram, never crash. Seeds: testdata/packages/*.slimcuda.
+// FuzzCheckPackage feeds bytes to the package reader through the Go API: it must answer Ok
+// or InvalidProgram, never crash. It is a robustness check of the Go-to-C boundary (slice
+// passing, error mapping), not a coverage-guided fuzzer: cgo code is not instrumented, so
+// `go test -fuzz` learns nothing about the C parser. `bazel test` runs it over its seeds
+// (testdata/packages/*.slimcuda); libFuzzer (tools/fuzz/fuzz.sh) is the coverage-guided
+// fuzzer of the C reader, and FuzzParseInputs (go/cmd/slimcuda) is the Go-side target.
 func FuzzCheckPackage(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join(filepath.Dir(fx.Path(f, "packages.json", "x")), "packages", "*.slimcuda"))
 	for _, p := range seeds {

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"math/big"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/slimcuda/slimcuda/go/slimcuda"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,4 +42,50 @@ func TestRunRefusesBadRawInputs(t *testing.T) {
 			require.Contains(t, errOut.String(), tc.message)
 		})
 	}
+}
+
+// FuzzParseInputs fuzzes the CLI's reader of inputs.json (-inputs DIR), the Go code that
+// turns what a user gives into tensor sizes and byte counts before anything is allocated.
+// It is pure Go, so `go test -fuzz` is coverage-guided here (tools/fuzz/fuzz.sh runs it);
+// the C package reader is fuzzed by libFuzzer instead, since cgo code is not instrumented.
+// Whatever parseInputs accepts must be safe to allocate: a supported dtype, sizes whose
+// product (computed exactly) is the element count and within maxInputElements, and a file
+// name inside DIR.
+func FuzzParseInputs(f *testing.F) {
+	for _, seed := range []string{
+		`[{"file": "x.bin", "dtype": "float32", "sizes": [1, 16]}]`,
+		`[{"file": "a.bin", "dtype": "int64", "sizes": []}, {"file": "b.bin", "dtype": "bfloat16", "sizes": [0, 3]}]`,
+		`[{"file": "x.bin", "dtype": "float32", "sizes": [1073741824, 1073741824]}]`,
+		`[{"file": "../x.bin", "dtype": "bool", "sizes": [-1]}]`,
+		`{"file": 1}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		inputs, err := parseInputs(data)
+		if err != nil {
+			return
+		}
+		for _, in := range inputs {
+			exact := big.NewInt(1)
+			for _, d := range in.Sizes {
+				if d < 0 {
+					t.Fatalf("accepted a negative size: %v", in.Sizes)
+				}
+				exact.Mul(exact, big.NewInt(d))
+			}
+			if !exact.IsInt64() || exact.Int64() != in.numel || in.numel > maxInputElements {
+				t.Fatalf("sizes %v: numel %d, exactly %v", in.Sizes, in.numel, exact)
+			}
+			if in.nbytes != in.numel*int64(in.dtype.Size()) || in.dtype.Size() == 0 {
+				t.Fatalf("%v %s: %d bytes", in.Sizes, in.dtype, in.nbytes)
+			}
+			if !filepath.IsLocal(in.File) {
+				t.Fatalf("accepted file %q", in.File)
+			}
+			if _, ok := slimcuda.DTypeByName(in.DType); !ok {
+				t.Fatalf("accepted dtype %q", in.DType)
+			}
+		}
+	})
 }
