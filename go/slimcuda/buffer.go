@@ -35,11 +35,13 @@ func OnDevice(device int) AllocOption { return func(c *allocConfig) { c.device =
 func Aligned(alignment int) AllocOption { return func(c *allocConfig) { c.alignment = alignment } }
 
 // Alloc allocates nbytes of device memory. nbytes = 0 gives an empty buffer that owns
-// nothing. Without a GPU or driver the error is ErrNotSupported.
+// nothing. Without a GPU or driver the error is ErrNotSupported. Nil options are skipped.
 func Alloc(nbytes int, opts ...AllocOption) (*DeviceBuffer, error) {
 	cfg := allocConfig{device: CurrentDevice}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	switch {
 	case nbytes < 0:
@@ -59,14 +61,31 @@ func Alloc(nbytes int, opts ...AllocOption) (*DeviceBuffer, error) {
 	return b, nil
 }
 
-// Len is the buffer's size in bytes.
-func (b *DeviceBuffer) Len() int { return b.size }
+// Len is the buffer's size in bytes (0 for a nil buffer).
+func (b *DeviceBuffer) Len() int {
+	if b == nil {
+		return 0
+	}
+	return b.size
+}
 
-// Device is the device index the buffer was allocated with (CurrentDevice = -1).
-func (b *DeviceBuffer) Device() int { return b.device }
+// Device is the device index the buffer was allocated with (CurrentDevice = -1; 0 for a
+// nil buffer).
+func (b *DeviceBuffer) Device() int {
+	if b == nil {
+		return 0
+	}
+	return b.device
+}
 
-// Pointer is the device address, for passing to other CUDA libraries.
-func (b *DeviceBuffer) Pointer() unsafe.Pointer { return b.ptr }
+// Pointer is the device address, for passing to other CUDA libraries (nil for a nil
+// buffer).
+func (b *DeviceBuffer) Pointer() unsafe.Pointer {
+	if b == nil {
+		return nil
+	}
+	return b.ptr
+}
 
 // usable checks the receiver and that [0, n) lies inside the buffer.
 func (b *DeviceBuffer) usable(op string, n int) error {
@@ -93,10 +112,11 @@ func (b *DeviceBuffer) CopyFromHost(src []byte, opts ...CallOption) error {
 	if err := b.usable(op, len(src)); err != nil {
 		return err
 	}
-	with, stream, err := streamArgs(op, collect(opts))
+	with, stream, release, err := streamArgs(op, collect(opts))
 	if err != nil {
 		return err
 	}
+	defer release()
 	if len(src) == 0 {
 		return nil
 	}
@@ -112,10 +132,11 @@ func (b *DeviceBuffer) CopyToHost(dst []byte, opts ...CallOption) error {
 	if err := b.usable(op, len(dst)); err != nil {
 		return err
 	}
-	with, stream, err := streamArgs(op, collect(opts))
+	with, stream, release, err := streamArgs(op, collect(opts))
 	if err != nil {
 		return err
 	}
+	defer release()
 	if len(dst) == 0 {
 		return nil
 	}
@@ -138,10 +159,11 @@ func (b *DeviceBuffer) FillFloat32(value float32, n int, opts ...CallOption) err
 	if err := b.usable(op, n*4); err != nil {
 		return err
 	}
-	with, stream, err := streamArgs(op, collect(opts))
+	with, stream, release, err := streamArgs(op, collect(opts))
 	if err != nil {
 		return err
 	}
+	defer release()
 	r := C.sc_fill_f32(b.ptr, C.size_t(n), C.float(value), C.int32_t(b.device), with, stream)
 	runtime.KeepAlive(b)
 	return check(op, r)
@@ -163,10 +185,11 @@ func AxpyFloat32(y, x *DeviceBuffer, n int, a float32, opts ...CallOption) error
 	if err := x.usable(op, n*4); err != nil {
 		return err
 	}
-	with, stream, err := streamArgs(op, collect(opts))
+	with, stream, release, err := streamArgs(op, collect(opts))
 	if err != nil {
 		return err
 	}
+	defer release()
 	r := C.sc_axpy_f32(y.ptr, x.ptr, C.size_t(n), C.float(a), C.int32_t(y.device), with, stream)
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(y)
@@ -175,10 +198,11 @@ func AxpyFloat32(y, x *DeviceBuffer, n int, a float32, opts ...CallOption) error
 
 // spin keeps the stream busy for about d (tests prove ordering with it).
 func spin(d time.Duration, device int, opts ...CallOption) error {
-	with, stream, err := streamArgs("spin", collect(opts))
+	with, stream, release, err := streamArgs("spin", collect(opts))
 	if err != nil {
 		return err
 	}
+	defer release()
 	return check("spin", C.sc_spin(C.int64_t(d.Microseconds()), C.int32_t(device), with, stream))
 }
 
@@ -218,10 +242,11 @@ func AsBytes[E Element](s []E) []byte {
 // copyRaw copies nbytes between b and a raw host pointer (tests use it to hand the C ABI
 // pointers a Go slice cannot express, such as NULL).
 func copyRaw(b *DeviceBuffer, host unsafe.Pointer, nbytes int, toDevice bool, opts []CallOption) error {
-	with, stream, err := streamArgs("copyRaw", collect(opts))
+	with, stream, release, err := streamArgs("copyRaw", collect(opts))
 	if err != nil {
 		return err
 	}
+	defer release()
 	var r C.sc_result
 	if toDevice {
 		r = C.sc_copy_h2d(b.ptr, host, C.size_t(nbytes), C.int32_t(b.device), with, stream)

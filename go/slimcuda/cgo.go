@@ -21,14 +21,21 @@ func check(op string, r C.sc_result) error {
 }
 
 // streamArgs converts call options into the wrappers' (with_stream, stream) pair.
-func streamArgs(op string, o callOptions) (C.int, unsafe.Pointer, error) {
+//
+// With a stream, it holds the stream open (Stream.Close waits) until release is called:
+// call release after the C call that uses the stream. release is never nil.
+func streamArgs(op string, o callOptions) (with C.int, stream unsafe.Pointer, release func(), err error) {
 	if !o.streamSet {
-		return 0, nil, nil
+		return 0, nil, func() {}, nil
 	}
 	if o.stream == nil {
-		return 0, nil, argError(op, "OnStream(nil): use DefaultStream() for the legacy default stream")
+		return 0, nil, nil, argError(op, "OnStream(nil): use DefaultStream() for the legacy default stream")
 	}
-	return 1, o.stream.handle, nil
+	h, release, err := o.stream.acquire(op)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return 1, h, release, nil
 }
 
 // noop crosses into C and back doing nothing: the cost of one cgo call.

@@ -84,11 +84,13 @@ func Load(path string, opts ...LoadOption) (*Model, error) {
 	return m, err
 }
 
-// LoadBytes loads a model package held in memory (see Load).
+// LoadBytes loads a model package held in memory (see Load). Nil options are skipped.
 func LoadBytes(data []byte, opts ...LoadOption) (*Model, error) {
 	cfg := loadConfig{deviceType: -1, deviceIndex: -1}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	if cfg.deviceIndex != int(int32(cfg.deviceIndex)) {
 		return nil, argError("LoadBytes", "device index %d out of range", cfg.deviceIndex)
@@ -144,12 +146,29 @@ func (m *Model) describe() error {
 	return nil
 }
 
-// Device is the device the model was loaded for.
-func (m *Model) Device() Device { return m.device }
+// Device is the device the model was loaded for (Device{} for a nil Model).
+func (m *Model) Device() Device {
+	if m == nil {
+		return Device{}
+	}
+	return m.device
+}
 
-// Inputs and Outputs are the model's declared inputs and outputs.
-func (m *Model) Inputs() []TensorSpec  { return append([]TensorSpec(nil), m.inputs...) }
-func (m *Model) Outputs() []TensorSpec { return append([]TensorSpec(nil), m.outputs...) }
+// Inputs is the model's declared inputs, a copy (nil for a nil Model).
+func (m *Model) Inputs() []TensorSpec {
+	if m == nil {
+		return nil
+	}
+	return append([]TensorSpec(nil), m.inputs...)
+}
+
+// Outputs is the model's declared outputs, a copy (nil for a nil Model).
+func (m *Model) Outputs() []TensorSpec {
+	if m == nil {
+		return nil
+	}
+	return append([]TensorSpec(nil), m.outputs...)
+}
 
 // Run runs the model on inputs and returns new output tensors (close them). Inputs are
 // checked against the model's specs (dtype, shape within bounds, device, and for CUDA
@@ -167,10 +186,11 @@ func (m *Model) Run(inputs []*Tensor, opts ...CallOption) ([]*Tensor, error) {
 	if m.closed {
 		return nil, &Error{Op: op, Code: ErrInvalidState, Message: "model is closed"}
 	}
-	with, stream, err := streamArgs(op, collect(opts))
+	with, stream, release, err := streamArgs(op, collect(opts))
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	in := make([]unsafe.Pointer, len(inputs))
 	for i, t := range inputs {
 		h, err := t.handle(op)

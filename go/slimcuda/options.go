@@ -1,6 +1,7 @@
 package slimcuda
 
-// A CallOption adjusts one call.
+// A CallOption adjusts one call. A nil option is skipped, as nil options are everywhere in
+// this package (LoadOption, TensorOption, AllocOption, StreamOption).
 type CallOption func(*callOptions)
 
 type callOptions struct {

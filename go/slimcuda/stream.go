@@ -6,18 +6,24 @@ import "C"
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
 // A Stream is a CUDA stream: one this package created (NewStream), one borrowed from
 // another library (WrapStream), or the legacy default stream (DefaultStream).
 //
-// A Stream is safe for concurrent use; Close must not race with other methods.
+// A Stream is safe for concurrent use, Close included: calls that pass the stream to CUDA
+// (Synchronize, Device, and calls with OnStream or inside WithCallerStream) hold it open,
+// and Close waits for them. After Close every such call returns an *Error with Code
+// ErrInvalidState ("stream is closed") without calling CUDA.
 type Stream struct {
 	handle unsafe.Pointer // cudaStream_t; nil is the legacy default stream
 	owned  bool           // created here: Close destroys it
-	once   sync.Once
-	err    error
+	mu     sync.RWMutex   // calls using handle hold it shared, Close exclusively
+	closed bool
+	err    error        // Close's result
+	scopes atomic.Int32 // WithCallerStream scopes selecting the stream now
 }
 
 // StreamOption configures NewStream.
@@ -35,11 +41,13 @@ func NonBlocking() StreamOption { return func(c *streamConfig) { c.nonBlocking =
 // StreamOnDevice creates the stream on device (default: the current device).
 func StreamOnDevice(device int) StreamOption { return func(c *streamConfig) { c.device = device } }
 
-// NewStream creates a CUDA stream. Close it when done.
+// NewStream creates a CUDA stream. Close it when done. Nil options are skipped.
 func NewStream(opts ...StreamOption) (*Stream, error) {
 	cfg := streamConfig{device: CurrentDevice}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	if err := checkDevice("NewStream", cfg.device); err != nil {
 		return nil, err
@@ -77,22 +85,47 @@ func (s *Stream) Handle() unsafe.Pointer {
 	return s.handle
 }
 
-// Synchronize blocks until all work enqueued on the stream has finished.
-func (s *Stream) Synchronize() error {
-	if s == nil {
-		return argError("Stream.Synchronize", "nil stream")
+// acquire holds the stream open for a call that passes its handle to C: release it after
+// the call. It fails with ErrInvalidState once the stream is closed.
+func (s *Stream) acquire(op string) (handle unsafe.Pointer, release func(), err error) {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, nil, &Error{Op: op, Code: ErrInvalidState, Message: "stream is closed"}
 	}
-	err := check("Stream.Synchronize", C.sc_stream_synchronize(s.handle))
+	return s.handle, s.mu.RUnlock, nil
+}
+
+// Synchronize blocks until all work enqueued on the stream has finished
+// (ErrInvalidState after Close).
+func (s *Stream) Synchronize() error {
+	const op = "Stream.Synchronize"
+	if s == nil {
+		return argError(op, "nil stream")
+	}
+	h, release, err := s.acquire(op)
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = check(op, C.sc_stream_synchronize(h))
 	runtime.KeepAlive(s)
 	return err
 }
 
-// Device returns the index of the device the stream belongs to.
+// Device returns the index of the device the stream belongs to (ErrInvalidState after
+// Close).
 func (s *Stream) Device() (int, error) {
+	const op = "Stream.Device"
 	if s == nil {
-		return 0, argError("Stream.Device", "nil stream")
+		return 0, argError(op, "nil stream")
 	}
-	r := C.sc_stream_device(s.handle)
+	h, release, err := s.acquire(op)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	r := C.sc_stream_device(h)
 	runtime.KeepAlive(s)
 	if err := check("Stream.Device", r); err != nil {
 		return 0, err
@@ -102,35 +135,55 @@ func (s *Stream) Device() (int, error) {
 
 // Close destroys a stream made by NewStream. For a wrapped stream it leaves the stream
 // alone but waits for its device and makes slimcuda's cached memory forget it (see
-// WrapStream); for the default stream it does nothing. Close is idempotent and returns the
-// first call's result.
+// WrapStream); for the default stream it does nothing in CUDA. Every kind of Stream is
+// closed afterwards (see Stream). Close waits for calls using the stream to return; while
+// a WithCallerStream scope selects the stream, Close returns ErrInvalidState and leaves it
+// open (close it after the scope). Close is idempotent and returns the first result.
 func (s *Stream) Close() error {
 	if s == nil {
 		return nil
 	}
-	s.once.Do(func() {
-		runtime.SetFinalizer(s, nil)
-		switch {
-		case s.owned:
-			s.err = check("Stream.Close", C.sc_stream_destroy(s.handle))
-		case s.handle != nil:
-			s.err = check("Stream.Close", C.sc_stream_release(s.handle))
-		}
-	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return s.err
+	}
+	if s.scopes.Load() > 0 {
+		return &Error{Op: "Stream.Close", Code: ErrInvalidState, Message: "stream is selected by a WithCallerStream scope"}
+	}
+	s.closed = true
+	runtime.SetFinalizer(s, nil)
+	switch {
+	case s.owned:
+		s.err = check("Stream.Close", C.sc_stream_destroy(s.handle))
+	case s.handle != nil:
+		s.err = check("Stream.Close", C.sc_stream_release(s.handle))
+	}
 	return s.err
 }
 
 // WithCallerStream runs fn with s selected as the caller stream: every slimcuda call fn
 // makes on this goroutine uses s. The goroutine is locked to its OS thread for the scope
 // (the selection is per thread), and the previous selection is restored afterwards, also
-// when fn panics. Goroutines started by fn do not inherit the selection. Scopes nest.
+// when fn panics. Goroutines started by fn do not inherit the selection. Scopes nest. A
+// closed s is ErrInvalidState (fn is not called); s cannot be closed while the scope runs.
 func WithCallerStream(s *Stream, fn func() error) error {
+	const op = "WithCallerStream"
 	if s == nil || fn == nil {
-		return argError("WithCallerStream", "nil stream or function")
+		return argError(op, "nil stream or function")
 	}
+	h, release, err := s.acquire(op)
+	if err != nil {
+		return err
+	}
+	// The scope count, not the lock, keeps s open while fn runs, so fn may use s (and a
+	// Close inside fn is refused instead of deadlocking).
+	s.scopes.Add(1)
+	release()
+	defer s.scopes.Add(-1)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := check("WithCallerStream", C.sc_caller_stream_push(s.handle)); err != nil {
+	if err := check(op, C.sc_caller_stream_push(h)); err != nil {
 		return err
 	}
 	defer C.sc_caller_stream_pop()

@@ -125,11 +125,13 @@ func newTensor(h unsafe.Pointer) *Tensor {
 	return t
 }
 
-// NewTensor allocates an uninitialized tensor.
+// NewTensor allocates an uninitialized tensor. Nil options are skipped.
 func NewTensor(sizes []int64, dtype DType, device Device, opts ...TensorOption) (*Tensor, error) {
 	var cfg tensorConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	if cfg.strides != nil && len(cfg.strides) != len(sizes) {
 		return nil, argError("NewTensor", "%d strides for %d sizes", len(cfg.strides), len(sizes))
@@ -256,10 +258,11 @@ func (t *Tensor) CopyFrom(src *Tensor, opts ...CallOption) error {
 	if err != nil {
 		return err
 	}
-	with, stream, err := streamArgs(op, collect(opts))
+	with, stream, release, err := streamArgs(op, collect(opts))
 	if err != nil {
 		return err
 	}
+	defer release()
 	r := C.sc_tensor_copy(dh, sh, with, stream)
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(src)
@@ -313,10 +316,11 @@ func (t *Tensor) CopyFromHost(src any, opts ...CallOption) error {
 	if err != nil {
 		return err
 	}
-	with, stream, err := streamArgs(op, collect(opts))
+	with, stream, release, err := streamArgs(op, collect(opts))
 	if err != nil {
 		return err
 	}
+	defer release()
 	r := C.sc_tensor_from_host(h, p, C.size_t(n), C.int32_t(dtype), with, stream)
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(src)
@@ -335,10 +339,11 @@ func (t *Tensor) CopyToHost(dst any, opts ...CallOption) error {
 	if err != nil {
 		return err
 	}
-	with, stream, err := streamArgs(op, collect(opts))
+	with, stream, release, err := streamArgs(op, collect(opts))
 	if err != nil {
 		return err
 	}
+	defer release()
 	r := C.sc_tensor_to_host(h, p, C.size_t(n), C.int32_t(dtype), with, stream)
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(dst)
