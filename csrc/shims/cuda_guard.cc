@@ -86,9 +86,12 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_cuda_stream_guard)(void* stream, 
     }
     CudaStreamGuard* g = new (std::nothrow) CudaStreamGuard(device, static_cast<cudaStream_t>(stream));
     SLIMCUDA_CHECK_OR_RETURN_AT(function, g != nullptr, Error::MemoryAllocationFailed, "out of host memory");
-    if (g->device_guard.error() != Error::Ok) {
+    // The device guard recorded its reason (set_last_error) when it failed; return its code
+    // so that message is the one the caller reads.
+    const Error e = g->device_guard.error();
+    if (e != Error::Ok) {
       delete g;
-      return Error::Internal;
+      return e;
     }
     *ret_guard = reinterpret_cast<CUDAStreamGuardHandle>(g);
     return Error::Ok;
