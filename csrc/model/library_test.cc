@@ -311,7 +311,7 @@ TEST(ElfCheck, TruncatedLibrariesAreRefused) {
   const std::vector<uint8_t> so = library_bytes();
   const size_t end = loaded_end(so);
   ASSERT_GT(end, 4096u);
-  for (size_t n : {size_t{0}, size_t{4}, size_t{63}, size_t{64}, so.size() / 2, end - 1}) {
+  for (size_t n : {size_t{0}, size_t{4}, size_t{63}, size_t{64}, end / 2, end - 1}) {
     SCOPED_TRACE(n);
     EXPECT_EQ(check_elf(so.data(), n, "test"), Error::InvalidProgram);
   }
