@@ -1,11 +1,11 @@
 // The model part of the C ABI (slimcuda_package_*, slimcuda_model_*).
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <vector>
 
 #include "csrc/core/c_entry.h"
 #include "csrc/model/model.h"
+#include "csrc/package/file_reader.h"
 #include "csrc/package/manifest.h"
 #include "csrc/package/model_package.h"
 #include "slimcuda/slimcuda.h"
@@ -16,14 +16,6 @@ namespace {
 
 Model* cast(slimcuda_model* m) { return reinterpret_cast<Model*>(m); }
 const Model* cast(const slimcuda_model* m) { return reinterpret_cast<const Model*>(m); }
-
-Error read_file(const char* path, std::vector<uint8_t>* out, const char* function) {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr, Error::InvalidArgument, "null path");
-  std::ifstream in(path, std::ios::binary);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, in.good(), Error::NotFound, "cannot read %s", path);
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return Error::Ok;
-}
 
 Error load(const uint8_t* data, size_t size, int32_t device_type, int32_t device_index, slimcuda_model** out,
            const char* function) {
@@ -86,7 +78,8 @@ int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, 
 int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index, slimcuda_model** out) {
   return c_entry(__func__, [&](const char* function) {
     std::vector<uint8_t> bytes;
-    SLIMCUDA_RETURN_IF_ERROR(read_file(path, &bytes, function));
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr, Error::InvalidArgument, "null path");
+    SLIMCUDA_RETURN_IF_ERROR(read_regular_file(path, kMaxPackageFileBytes, &bytes, function));
     return load(bytes.data(), bytes.size(), device_type, device_index, out, function);
   });
 }

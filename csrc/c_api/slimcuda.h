@@ -246,7 +246,21 @@ typedef struct {
 
 /* Checks package bytes as the loader would, loading nothing. */
 int32_t slimcuda_package_check(const void* data, size_t size);
-/* Writes a package from a JSON manifest (format: csrc/package/manifest.h). */
+/* Reading files (slimcuda_model_load_file, slimcuda_package_pack): each file is opened
+ * O_RDONLY | O_NONBLOCK (a FIFO never blocks), must be a regular file, and is read only up
+ * to its cap: a package, and each library or weights file a manifest names, at most
+ * 2 GiB - 2 bytes (below FlatBuffers' limit); a manifest at most 16 MiB. Codes:
+ *   NOT_FOUND          the path does not exist ("cannot open PATH: No such file or directory");
+ *   ACCESS_FAILED      permission denied ("...: Permission denied"), or any other open or
+ *                      read failure (the system's text);
+ *   INVALID_ARGUMENT   not a regular file ("PATH is not a regular file (directory)", "(fifo)",
+ *                      "(device)"), or over the cap ("PATH is N bytes, over the cap of M bytes");
+ *   OUT_OF_RESOURCES   no file descriptor left (EMFILE, ENFILE: "Too many open files"). */
+
+/* Writes a package from a JSON manifest (format: csrc/package/manifest.h). Files: as above
+ * (the manifest, its "so" and "weights" paths). Malformed JSON or fields -> INVALID_ARGUMENT;
+ * metadata against the package rules -> INVALID_PROGRAM; out_path not writable ->
+ * ACCESS_FAILED. */
 int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path);
 
 /* Loads a package's library for device_type (-1: CUDA when a GPU and a CUDA library are
@@ -256,6 +270,8 @@ int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path);
  * slimcuda_model_free (it keeps the library loaded). Free with slimcuda_model_free. */
 int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
                             slimcuda_model** out);
+/* slimcuda_model_load from a package file, read as described above slimcuda_package_pack
+ * (its codes: NOT_FOUND, ACCESS_FAILED, INVALID_ARGUMENT, OUT_OF_RESOURCES), then loaded. */
 int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index, slimcuda_model** out);
 int32_t slimcuda_model_free(slimcuda_model* model);
 int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type, int32_t* device_index);

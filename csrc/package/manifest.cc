@@ -1,24 +1,19 @@
 #include "csrc/package/manifest.h"
 
-#include <fstream>
-#include <iterator>
+#include <cstdint>
+#include <exception>
 #include <map>
+#include <new>
 
 #include <nlohmann/json.hpp>
 
+#include "csrc/package/file_reader.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {
 namespace {
 
 using nlohmann::json;
-
-Error read_file(const std::string& path, std::vector<uint8_t>* out, const char* function) {
-  std::ifstream in(path, std::ios::binary);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, in.good(), Error::NotFound, "cannot read %s", path.c_str());
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return Error::Ok;
-}
 
 Error device_type(const json& j, DeviceType* out, const char* function) {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, j.is_string(), Error::InvalidArgument, "device must be \"cpu\" or \"cuda\"");
@@ -64,9 +59,9 @@ Error tensor_spec(const json& j, TensorSpec* s, const char* function) {
 
 Error package_from_manifest(const std::string& manifest_path, ModelPackage* out, const char* function) noexcept {
   try {
-    std::ifstream in(manifest_path);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, in.good(), Error::NotFound, "cannot read %s", manifest_path.c_str());
-    const json m = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    std::vector<uint8_t> text;
+    SLIMCUDA_RETURN_IF_ERROR(read_regular_file(manifest_path.c_str(), kMaxManifestFileBytes, &text, function));
+    const json m = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
     SLIMCUDA_CHECK_OR_RETURN_AT(function, !m.is_discarded() && m.is_object(), Error::InvalidArgument,
                                 "%s: not a JSON object", manifest_path.c_str());
     const size_t slash = manifest_path.find_last_of('/');
@@ -78,7 +73,8 @@ Error package_from_manifest(const std::string& manifest_path, ModelPackage* out,
     for (const json& l : m["libraries"]) {
       LibrarySpec lib;
       SLIMCUDA_RETURN_IF_ERROR(device_type(l.at("device"), &lib.device_type, function));
-      SLIMCUDA_RETURN_IF_ERROR(read_file(resolve(l.at("so").get<std::string>()), &lib.so, function));
+      SLIMCUDA_RETURN_IF_ERROR(read_regular_file(resolve(l.at("so").get<std::string>()).c_str(), kMaxPackageFileBytes,
+                                                 &lib.so, function));
       for (const json& jm : l.at("methods")) {
         MethodSpec ms;
         ms.name = jm.at("name").get<std::string>();
@@ -97,7 +93,8 @@ Error package_from_manifest(const std::string& manifest_path, ModelPackage* out,
       pkg.libraries.push_back(std::move(lib));
     }
     if (m.contains("weights")) {
-      SLIMCUDA_RETURN_IF_ERROR(read_file(resolve(m["weights"].get<std::string>()), &pkg.weights, function));
+      SLIMCUDA_RETURN_IF_ERROR(read_regular_file(resolve(m["weights"].get<std::string>()).c_str(),
+                                                 kMaxPackageFileBytes, &pkg.weights, function));
     }
     *out = std::move(pkg);
     return Error::Ok;
@@ -105,6 +102,10 @@ Error package_from_manifest(const std::string& manifest_path, ModelPackage* out,
     return set_last_error(Error::InvalidArgument, function, "%s: %s", manifest_path.c_str(), e.what());
   } catch (const std::bad_alloc&) {
     return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+  } catch (const std::exception& e) {
+    return set_last_error(Error::Internal, function, "%s: unexpected exception: %s", manifest_path.c_str(), e.what());
+  } catch (...) {
+    return set_last_error(Error::Internal, function, "%s: unexpected exception", manifest_path.c_str());
   }
 }
 

@@ -19,8 +19,11 @@ namespace slimcuda {
 ///             "dynamism": "static" | "dynamic_bounded" | "dynamic_unbounded",
 ///             "device": "cpu" | "cuda", "device_index": -1, "dim_order": [0, 1]}
 ///
-/// Errors: unreadable files -> NotFound; malformed JSON or fields -> InvalidArgument;
-/// metadata that breaks the package rules -> InvalidProgram (as the reader would say).
+/// Files (the manifest, at most kMaxManifestFileBytes; each "so" and the weights, at most
+/// kMaxPackageFileBytes) are read with read_regular_file, whose codes they keep (NotFound,
+/// AccessFailed, OutOfResources, InvalidArgument for a non-regular or oversized file).
+/// Malformed JSON or fields -> InvalidArgument; metadata that
+/// breaks the package rules -> InvalidProgram (as the reader would say). Never throws.
 [[nodiscard]] Error package_from_manifest(const std::string& manifest_path, ModelPackage* out,
                                           const char* function) noexcept;
 

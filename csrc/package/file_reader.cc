@@ -1,0 +1,122 @@
+#include "csrc/package/file_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <new>
+#include <string>
+#include <system_error>
+
+#include <flatbuffers/base.h>
+
+#include "slimcuda/last_error.h"
+
+namespace slimcuda {
+namespace {
+
+static_assert(kMaxPackageFileBytes < FLATBUFFERS_MAX_BUFFER_SIZE, "packages must stay below FlatBuffers' limit");
+
+constexpr size_t kChunkBytes = size_t{1} << 20;
+
+std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
+
+// The code an open(2) or read(2) failure maps to.
+Error code_of(int e) noexcept {
+  switch (e) {
+    case ENOENT:
+    case ENOTDIR:
+      return Error::NotFound;
+    case EMFILE:
+    case ENFILE:
+      return Error::OutOfResources;
+    default:  // EACCES, EPERM, EIO, ELOOP, ...
+      return Error::AccessFailed;
+  }
+}
+
+const char* kind_of(mode_t mode) noexcept {
+  if (S_ISDIR(mode)) return "directory";
+  if (S_ISFIFO(mode)) return "fifo";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "device";
+  if (S_ISSOCK(mode)) return "socket";
+  return "unknown type";
+}
+
+// Closes the descriptor on every path.
+class Fd {
+ public:
+  explicit Fd(int fd) noexcept : fd_(fd) {}
+  Fd(const Fd&) = delete;             // one owner closes
+  Fd& operator=(const Fd&) = delete;  // one owner closes
+  ~Fd() {
+    if (fd_ >= 0) (void)::close(fd_);
+  }
+  [[nodiscard]] int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out, const char* function) {
+  Fd fd(::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) {
+    const int e = errno;
+    return set_last_error(code_of(e), function, "cannot open %s: %s", path, errno_text(e).c_str());
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    const int e = errno;
+    return set_last_error(code_of(e) == Error::NotFound ? Error::AccessFailed : code_of(e), function,
+                          "cannot stat %s: %s", path, errno_text(e).c_str());
+  }
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, S_ISREG(st.st_mode), Error::InvalidArgument,
+                              "%s is not a regular file (%s)", path, kind_of(st.st_mode));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, st.st_size >= 0 && static_cast<uint64_t>(st.st_size) <= cap,
+                              Error::InvalidArgument, "%s is %lld bytes, over the cap of %zu bytes", path,
+                              static_cast<long long>(st.st_size), cap);
+  std::vector<uint8_t> bytes;
+  bytes.reserve(static_cast<size_t>(st.st_size));
+  size_t used = 0;
+  for (;;) {
+    if (bytes.size() == used) {
+      // Room for what fstat promised, or one more chunk when the file grew; never past cap + 1
+      // (one byte beyond the cap is how a file that grew too large is seen).
+      const size_t want = used < static_cast<size_t>(st.st_size) ? static_cast<size_t>(st.st_size) : used + kChunkBytes;
+      const size_t limit = cap + 1;
+      const size_t next = want > limit ? limit : want;
+      if (next <= used) break;  // holds cap + 1 bytes already
+      bytes.resize(next);
+    }
+    const ssize_t n = ::read(fd.get(), bytes.data() + used, bytes.size() - used);
+    if (n < 0) {
+      const int e = errno;
+      if (e == EINTR) continue;
+      return set_last_error(code_of(e) == Error::NotFound ? Error::AccessFailed : code_of(e), function,
+                            "cannot read %s: %s", path, errno_text(e).c_str());
+    }
+    if (n == 0) break;
+    used += static_cast<size_t>(n);
+  }
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, used <= cap, Error::InvalidArgument,
+                              "%s grew past the cap of %zu bytes while being read", path, cap);
+  bytes.resize(used);
+  *out = std::move(bytes);
+  return Error::Ok;
+}
+
+}  // namespace
+
+Error read_regular_file(const char* path, size_t cap, std::vector<uint8_t>* out, const char* function) noexcept {
+  try {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr && out != nullptr, Error::InvalidArgument, "null path");
+    return read_all(path, cap, out, function);
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory reading %s", path);
+  } catch (...) {
+    return set_last_error(Error::Internal, function, "unexpected exception reading %s", path);
+  }
+}
+
+}  // namespace slimcuda

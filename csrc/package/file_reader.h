@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "slimcuda/error.h"
+
+namespace slimcuda {
+
+/// The largest package file read: below FlatBuffers' 2 GiB buffer limit (the reader
+/// refuses anything at or over FLATBUFFERS_MAX_BUFFER_SIZE). Also the cap on each file a
+/// manifest names (a library or the weights), which end up inside a package.
+inline constexpr size_t kMaxPackageFileBytes = (size_t{1} << 31) - 2;
+
+/// The largest JSON manifest read.
+inline constexpr size_t kMaxManifestFileBytes = size_t{16} << 20;
+
+/// Reads the whole regular file at `path` into `*out`, at most `cap` bytes. The one way
+/// slimcuda reads a file: opened O_RDONLY | O_CLOEXEC | O_NONBLOCK (a FIFO never blocks),
+/// checked with fstat before anything is allocated, read in a loop that also stops at the
+/// cap (the file may grow meanwhile). Errors, each with a message naming `function`:
+///   NotFound          the path does not exist (strerror text);
+///   AccessFailed      permission denied, or any other open/read failure (strerror text);
+///   OutOfResources    no file descriptor left (EMFILE, ENFILE);
+///   InvalidArgument   not a regular file ("PATH is not a regular file (directory|fifo|
+///                     device|socket|...)"), or larger than `cap` (names both sizes);
+///   MemoryAllocationFailed  the bytes do not fit in host memory.
+/// Thread-safe; never throws.
+[[nodiscard]] Error read_regular_file(const char* path, size_t cap, std::vector<uint8_t>* out,
+                                      const char* function) noexcept;
+
+}  // namespace slimcuda

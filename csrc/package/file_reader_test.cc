@@ -1,0 +1,186 @@
+// read_regular_file through every C entry point that reads a file: slimcuda_model_load_file
+// (the package) and slimcuda_package_pack (the manifest, its "so" and its "weights"). Each
+// call runs in a forked child, so a call that blocks (a FIFO), reads without end
+// (/dev/zero) or aborts (an exception through noexcept) fails the test instead of hanging
+// or killing it. go/slimcuda/file_test.go checks the same codes and messages from Go.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "slimcuda/slimcuda.h"
+
+namespace slimcuda::testing {
+namespace {
+
+constexpr int kMessageMismatch = 200;
+constexpr int kCannotDrop = 201;
+
+// Runs `call` in a child; its exit status is the call's code, or kMessageMismatch when the
+// last-error message lacks `want_message`. Returns a description of what happened.
+std::string run_in_child(const std::function<int32_t()>& call, const std::string& want_message,
+                         const std::function<void()>& before = {}) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (before) before();
+    const int32_t rc = call();
+    const std::string msg = slimcuda_last_error_message();
+    if (msg.find(want_message) == std::string::npos) {
+      std::fprintf(stderr, "message: %s\n", msg.c_str());
+      _exit(kMessageMismatch);
+    }
+    _exit(rc);
+  }
+  if (pid < 0) return "fork failed";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return "did not return within 5 s";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  if (WEXITSTATUS(status) == kMessageMismatch) return "message lacks \"" + want_message + "\"";
+  return "code " + std::to_string(WEXITSTATUS(status));
+}
+
+std::string code(int32_t c) { return "code " + std::to_string(c); }
+
+int32_t load_file(const std::string& path) {
+  slimcuda_model* m = nullptr;
+  const int32_t rc = slimcuda_model_load_file(path.c_str(), 0, 0, &m);
+  slimcuda_model_free(m);
+  return rc;
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+// A manifest naming `so` (and `weights` when not empty), written into dir.
+std::string manifest(const std::string& dir, const std::string& name, const std::string& so,
+                     const std::string& weights = "") {
+  const std::string path = dir + "/" + name;
+  write(path, R"({"libraries": [{"device": "cpu", "so": ")" + so + R"(", "methods": [{"name": "forward",
+    "inputs": [{"name": "x", "dtype": "int64", "sizes": [3], "device": "cpu"}],
+    "outputs": [{"name": "y", "dtype": "bool", "sizes": [3], "device": "cpu"}]}]}])" +
+                  (weights.empty() ? "" : R"(, "weights": ")" + weights + "\"") + "}");
+  return path;
+}
+
+class FileReader : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/file_reader_" + std::to_string(getpid());
+    ASSERT_EQ(mkdir(dir_.c_str(), 0755) == 0 || errno == EEXIST, true);
+    write(dir_ + "/m.so", "not really a library");
+    fifo_ = dir_ + "/fifo";
+    unlink(fifo_.c_str());
+    ASSERT_EQ(mkfifo(fifo_.c_str(), 0644), 0);
+    subdir_ = dir_ + "/subdir";
+    ASSERT_EQ(mkdir(subdir_.c_str(), 0755) == 0 || errno == EEXIST, true);
+  }
+  std::string dir_, fifo_, subdir_;
+};
+
+struct FileCase {
+  const char* description;
+  std::string path;  // the file the entry point is given or the manifest names
+  int32_t want;
+  const char* message;
+};
+
+TEST_F(FileReader, EveryEntryPointRefusesWhatIsNotARegularFile) {
+  const std::string big = dir_ + "/big.slimcuda";  // sparse: larger than the package cap
+  {
+    const int fd = open(big.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(ftruncate(fd, off_t{3} << 30), 0);
+    close(fd);
+  }
+  const FileCase cases[] = {
+      {"missing", dir_ + "/missing", SLIMCUDA_ERROR_NOT_FOUND, "No such file or directory"},
+      {"directory", subdir_, SLIMCUDA_ERROR_INVALID_ARGUMENT, "is not a regular file (directory)"},
+      {"fifo", fifo_, SLIMCUDA_ERROR_INVALID_ARGUMENT, "is not a regular file (fifo)"},
+      {"char device", "/dev/zero", SLIMCUDA_ERROR_INVALID_ARGUMENT, "is not a regular file (device)"},
+      {"over the cap", big, SLIMCUDA_ERROR_INVALID_ARGUMENT, "3221225472 bytes, over the cap of 2147483646 bytes"},
+  };
+  for (const FileCase& c : cases) {
+    SCOPED_TRACE(c.description);
+    EXPECT_EQ(run_in_child([&] { return load_file(c.path); }, c.message), code(c.want)) << "load_file";
+    EXPECT_EQ(run_in_child([&] { return slimcuda_package_pack(c.path.c_str(), (dir_ + "/o").c_str()); },
+                           c.path == big ? "over the cap of 16777216 bytes" : c.message),
+              code(c.want))
+        << "pack: manifest";
+    const std::string so = manifest(dir_, "so.json", c.path);
+    EXPECT_EQ(run_in_child([&] { return slimcuda_package_pack(so.c_str(), (dir_ + "/o").c_str()); }, c.message),
+              code(c.want))
+        << "pack: so";
+    const std::string weights = manifest(dir_, "weights.json", "m.so", c.path);
+    EXPECT_EQ(run_in_child([&] { return slimcuda_package_pack(weights.c_str(), (dir_ + "/o").c_str()); }, c.message),
+              code(c.want))
+        << "pack: weights";
+  }
+}
+
+TEST_F(FileReader, ManifestOverItsCap) {
+  const std::string path = dir_ + "/big.json";
+  write(path, std::string(size_t{17} << 20, ' ') + "{}");
+  EXPECT_EQ(run_in_child([&] { return slimcuda_package_pack(path.c_str(), (dir_ + "/o").c_str()); },
+                         "is 17825794 bytes, over the cap of 16777216 bytes"),
+            code(SLIMCUDA_ERROR_INVALID_ARGUMENT));
+}
+
+// Root reads any file whatever its mode (CI runs as root), so the child drops to nobody.
+TEST_F(FileReader, PermissionDeniedIsAccessFailed) {
+  // In /tmp, which nobody may traverse (the test's own temporary folder may be under /root).
+  char tmpl[] = "/tmp/slimcuda_file_reader_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
+  const std::string path = dir + "/secret.slimcuda";
+  write(path, "bytes");
+  ASSERT_EQ(chmod(path.c_str(), 0), 0);
+  const std::string m = manifest(dir, "secret.json", "secret.slimcuda");  // readable; its library is not
+  ASSERT_EQ(chmod(m.c_str(), 0644), 0);
+  const auto drop = [] {
+    if (getuid() == 0 && (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)) _exit(kCannotDrop);
+  };
+  const std::string load = run_in_child([&] { return load_file(path); }, "Permission denied", drop);
+  if (load == code(kCannotDrop)) {
+    GTEST_SKIP() << "cannot switch to uid/gid 65534 here (a user namespace without it mapped?)";
+  }
+  EXPECT_EQ(load, code(SLIMCUDA_ERROR_ACCESS_FAILED));
+  EXPECT_EQ(run_in_child([&] { return slimcuda_package_pack(m.c_str(), "/dev/null"); },
+                         "cannot open " + path + ": Permission denied", drop),
+            code(SLIMCUDA_ERROR_ACCESS_FAILED));
+  unlink(path.c_str());
+  unlink(m.c_str());
+  rmdir(dir.c_str());
+}
+
+TEST_F(FileReader, NoFileDescriptorLeftIsOutOfResources) {
+  const std::string path = dir_ + "/m.so";
+  EXPECT_EQ(run_in_child([&] { return load_file(path); }, "Too many open files",
+                         [] {
+                           // Every descriptor in use: the next open fails with EMFILE.
+                           const rlimit limit{3, 3};
+                           for (int fd = 3; fd < 4096; ++fd) close(fd);
+                           if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(202);
+                         }),
+            code(SLIMCUDA_ERROR_OUT_OF_RESOURCES));
+}
+
+}  // namespace
+}  // namespace slimcuda::testing
