@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -71,21 +70,30 @@ func LoadOnCUDA(index int) LoadOption {
 
 // Load reads a model package file and loads it: by default its CUDA library when a GPU is
 // there, else its CPU library. Package bytes are checked as untrusted input
-// (ErrInvalidProgram for malformed packages).
+// (ErrInvalidProgram for malformed packages). The file is read by the C library
+// (slimcuda_model_load_file), so Go and C report the same codes and messages:
+//   - ErrNotFound: the file does not exist ("No such file or directory");
+//   - ErrAccessFailed: permission denied, or another open or read failure (the system's text);
+//   - ErrInvalidArgument: not a regular file ("... is not a regular file (directory)",
+//     "(fifo)", "(device)"), or larger than the package cap (2 GiB - 2 bytes: the message
+//     names the size and the cap);
+//   - ErrOutOfResources: no file descriptor left (EMFILE, ENFILE).
 func Load(path string, opts ...LoadOption) (*Model, error) {
-	data, err := os.ReadFile(path)
+	cfg, err := loadConfigOf("Load", opts)
 	if err != nil {
-		return nil, &Error{Op: "Load", Code: ErrNotFound, Message: err.Error()}
+		return nil, err
 	}
-	m, err := LoadBytes(data, opts...)
-	if e, ok := err.(*Error); ok {
-		e.Op = "Load"
+	cp := C.CString(path)
+	defer C.free(unsafe.Pointer(cp))
+	r := C.sc_model_load_file(cp, C.int32_t(cfg.deviceType), C.int32_t(cfg.deviceIndex))
+	if err := check("Load", r); err != nil {
+		return nil, err
 	}
-	return m, err
+	return newModel(r.ptr)
 }
 
-// LoadBytes loads a model package held in memory (see Load). Nil options are skipped.
-func LoadBytes(data []byte, opts ...LoadOption) (*Model, error) {
+// loadConfigOf applies opts to the defaults (any device, current index).
+func loadConfigOf(op string, opts []LoadOption) (loadConfig, error) {
 	cfg := loadConfig{deviceType: -1, deviceIndex: -1}
 	for _, o := range opts {
 		if o != nil {
@@ -93,14 +101,28 @@ func LoadBytes(data []byte, opts ...LoadOption) (*Model, error) {
 		}
 	}
 	if cfg.deviceIndex != int(int32(cfg.deviceIndex)) {
-		return nil, argError("LoadBytes", "device index %d out of range", cfg.deviceIndex)
+		return cfg, argError(op, "device index %d out of range", cfg.deviceIndex)
+	}
+	return cfg, nil
+}
+
+// LoadBytes loads a model package held in memory (see Load). Nil options are skipped.
+func LoadBytes(data []byte, opts ...LoadOption) (*Model, error) {
+	cfg, err := loadConfigOf("LoadBytes", opts)
+	if err != nil {
+		return nil, err
 	}
 	r := C.sc_model_load(slicePtr(data), C.size_t(len(data)), C.int32_t(cfg.deviceType), C.int32_t(cfg.deviceIndex))
 	runtime.KeepAlive(data)
 	if err := check("LoadBytes", r); err != nil {
 		return nil, err
 	}
-	m := &Model{h: r.ptr}
+	return newModel(r.ptr)
+}
+
+// newModel wraps a loaded C model (freed here if describing it fails).
+func newModel(h unsafe.Pointer) (*Model, error) {
+	m := &Model{h: h}
 	if err := m.describe(); err != nil {
 		C.sc_model_free(m.h)
 		return nil, err
@@ -242,6 +264,12 @@ func CheckPackage(data []byte) error {
 }
 
 // Pack writes a model package from a JSON manifest (format: csrc/package/manifest.h).
+// The manifest (at most 16 MiB), its libraries and its weights (each at most the package
+// cap) are read as Load reads a package, with the same codes: ErrNotFound, ErrAccessFailed,
+// ErrInvalidArgument (not a regular file, or over its cap) and ErrOutOfResources.
+// Malformed JSON, or a number that is not an integer in its field's range, is
+// ErrInvalidArgument naming the field and tensor; metadata against the package rules is
+// ErrInvalidProgram.
 func Pack(manifestPath, outPath string) error {
 	cm, co := C.CString(manifestPath), C.CString(outPath)
 	defer C.free(unsafe.Pointer(cm))

@@ -1,0 +1,195 @@
+package slimcuda
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Reading files through Load and Pack: the codes and messages of C's read_regular_file
+// (csrc/package/file_reader_test.cc checks the same from C).
+
+// within fails the test when call does not return in 5 s (a FIFO that blocks, /dev/zero
+// read without end); the goroutine is then left behind.
+func within(t *testing.T, call func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatal("did not return within 5 s")
+		return nil
+	}
+}
+
+func writeManifest(t *testing.T, dir, name, so, weights string) string {
+	t.Helper()
+	text := `{"libraries": [{"device": "cpu", "so": "` + so + `", "methods": [{"name": "forward",
+	  "inputs": [{"name": "x", "dtype": "int64", "sizes": [3], "device": "cpu"}],
+	  "outputs": [{"name": "y", "dtype": "bool", "sizes": [3], "device": "cpu"}]}]}]`
+	if weights != "" {
+		text += `, "weights": "` + weights + `"`
+	}
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(text+"}"), 0o644))
+	return p
+}
+
+func TestFilesThatAreNotRegularOrTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.so"), []byte("not really a library"), 0o644))
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	big := filepath.Join(dir, "big.slimcuda")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(3<<30)) // sparse
+	require.NoError(t, f.Close())
+	out := filepath.Join(dir, "out.slimcuda")
+
+	files := []struct {
+		description string
+		path        string
+		code        ErrorCode
+		message     string
+	}{
+		{"missing", filepath.Join(dir, "missing"), ErrNotFound, "No such file or directory"},
+		{"directory", dir, ErrInvalidArgument, "is not a regular file (directory)"},
+		{"fifo", fifo, ErrInvalidArgument, "is not a regular file (fifo)"},
+		{"char device", "/dev/zero", ErrInvalidArgument, "is not a regular file (device)"},
+		{"over the cap", big, ErrInvalidArgument, "3221225472 bytes, over the cap of 2147483646 bytes"},
+	}
+	for _, file := range files {
+		calls := []struct {
+			description string
+			call        func() error
+			message     string
+		}{
+			{"Load", func() error { _, err := Load(file.path, LoadOnCPU()); return err }, file.message},
+			{"Pack manifest", func() error { return Pack(file.path, out) }, file.message},
+			{"Pack so", func() error { return Pack(writeManifest(t, dir, "so.json", file.path, ""), out) }, file.message},
+			{"Pack weights", func() error {
+				return Pack(writeManifest(t, dir, "weights.json", "m.so", file.path), out)
+			}, file.message},
+		}
+		if file.path == big {
+			calls[1].message = "over the cap of 16777216 bytes" // the manifest's own cap
+		}
+		for _, c := range calls {
+			t.Run(file.description+"/"+c.description, func(t *testing.T) {
+				err := within(t, c.call)
+				require.ErrorIs(t, err, file.code)
+				require.ErrorContains(t, err, c.message)
+			})
+		}
+	}
+}
+
+// The child half of TestPermissionDeniedIsAccessFailed: run as uid 65534, it prints the
+// code and message of Load and Pack on the paths it is given.
+func TestPermissionChild(t *testing.T) {
+	path := os.Getenv("SLIMCUDA_PERMISSION_CHILD")
+	if path == "" {
+		t.Skip("runs only as TestPermissionDeniedIsAccessFailed's child")
+	}
+	_, err := Load(path, LoadOnCPU())
+	fmt.Printf("Load: %v\n", err)
+	err = Pack(os.Getenv("SLIMCUDA_PERMISSION_MANIFEST"), "/dev/null")
+	fmt.Printf("Pack: %v\n", err)
+}
+
+// copyFile copies src to dst with mode 0755.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// asNobody runs this test binary's TestPermissionChild as uid/gid 65534 with env: the
+// binary and its shared libraries (bazel's, under /root, which nobody cannot enter) are
+// copied into dir first.
+func asNobody(t *testing.T, dir string, env ...string) (string, error) {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	libs := filepath.Join(dir, "lib")
+	require.NoError(t, os.Mkdir(libs, 0o755))
+	bin := filepath.Join(dir, "test_binary")
+	if err := copyFile(self, bin); err != nil {
+		return "", err
+	}
+	maps, err := os.Open("/proc/self/maps")
+	require.NoError(t, err)
+	defer maps.Close()
+	seen := map[string]bool{}
+	for s := bufio.NewScanner(maps); s.Scan(); {
+		fields := strings.Fields(s.Text())
+		p := fields[len(fields)-1]
+		if strings.Contains(p, ".so") && !strings.HasPrefix(p, "/lib") && !strings.HasPrefix(p, "/usr") && !seen[p] {
+			seen[p] = true
+			if err := copyFile(p, filepath.Join(libs, filepath.Base(p))); err != nil {
+				return "", err
+			}
+		}
+	}
+	cmd := exec.Command(bin, "-test.run=^TestPermissionChild$", "-test.v")
+	// Without bazel's test variables: the child must not chdir into runfiles, take the
+	// parent's test filter or write its XML report.
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "TEST") && !strings.HasPrefix(name, "RUNFILES") &&
+			!strings.HasPrefix(name, "XML_OUTPUT") && !strings.HasPrefix(name, "GO_TEST") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, append(env, "LD_LIBRARY_PATH="+libs)...)
+	cmd.Dir = dir
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+	}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Root reads any file whatever its mode (CI runs as root), so the check runs in a child
+// process as nobody.
+func TestPermissionDeniedIsAccessFailed(t *testing.T) {
+	dir, err := os.MkdirTemp("/tmp", "slimcuda_permission_")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	secret := filepath.Join(dir, "secret.slimcuda")
+	require.NoError(t, os.WriteFile(secret, []byte("bytes"), 0o000))
+	manifest := writeManifest(t, dir, "secret.json", "secret.slimcuda", "")
+	out, err := asNobody(t, dir, "SLIMCUDA_PERMISSION_CHILD="+secret, "SLIMCUDA_PERMISSION_MANIFEST="+manifest)
+	if err != nil && !strings.Contains(out, "TestPermissionChild") {
+		t.Skipf("cannot run this test binary as uid 65534 here (a user namespace without it mapped?): %v %s", err, out)
+	}
+	require.NoError(t, err, out)
+	want := ErrAccessFailed.Error() + ": slimcuda_model_load_file: cannot open " + secret + ": Permission denied"
+	require.Contains(t, out, "Load: slimcuda: Load: "+want)
+	require.Contains(t, out, "Pack: slimcuda: Pack: "+ErrAccessFailed.Error()+": slimcuda_package_pack: cannot open "+
+		secret+": Permission denied")
+}
