@@ -258,9 +258,10 @@ int32_t slimcuda_package_check(const void* data, size_t size);
  *   OUT_OF_RESOURCES   no file descriptor left (EMFILE, ENFILE: "Too many open files"). */
 
 /* Writes a package from a JSON manifest (format: csrc/package/manifest.h). Files: as above
- * (the manifest, its "so" and "weights" paths). Malformed JSON or fields -> INVALID_ARGUMENT;
- * metadata against the package rules -> INVALID_PROGRAM; out_path not writable ->
- * ACCESS_FAILED. */
+ * (the manifest, its "so" and "weights" paths). Malformed JSON, or a number that is not a
+ * JSON integer within its field's range (sizes, min_sizes: int64; dim_order: 0..255;
+ * device_index: -1..127) -> INVALID_ARGUMENT naming the field and tensor; metadata against
+ * the package rules -> INVALID_PROGRAM; out_path not writable -> ACCESS_FAILED. */
 int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path);
 
 /* Loads a package's library for device_type (-1: CUDA when a GPU and a CUDA library are

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <map>
 #include <new>
 
@@ -14,6 +15,42 @@ namespace slimcuda {
 namespace {
 
 using nlohmann::json;
+
+// A JSON integer (not a float, even 2.0 or 1e10; not a boolean) within [lo, hi]: manifest
+// numbers are never truncated or wrapped.
+Error integer(const json& j, int64_t lo, int64_t hi, const std::string& tensor, const std::string& field, int64_t* out,
+              const char* function) {
+  bool ok = false;
+  if (j.is_number_unsigned()) {
+    const uint64_t v = j.get<uint64_t>();
+    ok = v <= static_cast<uint64_t>(hi) && hi >= 0;
+    if (ok) *out = static_cast<int64_t>(v);
+  } else if (j.is_number_integer()) {
+    const int64_t v = j.get<int64_t>();
+    ok = v >= lo && v <= hi;
+    if (ok) *out = v;
+  }
+  if (ok) return Error::Ok;
+  return set_last_error(Error::InvalidArgument, function, "tensor '%s': %s must be an integer in [%lld, %lld], got %s",
+                        tensor.c_str(), field.c_str(), static_cast<long long>(lo), static_cast<long long>(hi),
+                        j.dump().c_str());
+}
+
+// An array of integers within [lo, hi] (see integer).
+template <typename T>
+Error integers(const json& j, int64_t lo, int64_t hi, const std::string& tensor, const char* field, std::vector<T>* out,
+               const char* function) {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, j.is_array(), Error::InvalidArgument, "tensor '%s': %s must be an array",
+                              tensor.c_str(), field);
+  out->clear();
+  for (size_t i = 0; i < j.size(); ++i) {
+    int64_t v = 0;
+    SLIMCUDA_RETURN_IF_ERROR(integer(j[i], lo, hi, tensor, std::string(field) + "[" + std::to_string(i) + "]", &v,
+                                     function));
+    out->push_back(static_cast<T>(v));
+  }
+  return Error::Ok;
+}
 
 Error device_type(const json& j, DeviceType* out, const char* function) {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, j.is_string(), Error::InvalidArgument, "device must be \"cpu\" or \"cuda\"");
@@ -40,17 +77,24 @@ Error tensor_spec(const json& j, TensorSpec* s, const char* function) {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, dt != kDtypes.end(), Error::InvalidArgument, "tensor '%s': unknown dtype",
                               s->name.c_str());
   s->dtype = dt->second;
-  s->sizes = j.at("sizes").get<std::vector<int64_t>>();
-  if (j.contains("min_sizes")) s->min_sizes = j["min_sizes"].get<std::vector<int64_t>>();
-  if (j.contains("dim_order")) s->dim_order = j["dim_order"].get<std::vector<uint8_t>>();
+  constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min(), kInt64Max = std::numeric_limits<int64_t>::max();
+  SLIMCUDA_RETURN_IF_ERROR(integers(j.at("sizes"), kInt64Min, kInt64Max, s->name, "sizes", &s->sizes, function));
+  if (j.contains("min_sizes")) {
+    SLIMCUDA_RETURN_IF_ERROR(
+        integers(j["min_sizes"], kInt64Min, kInt64Max, s->name, "min_sizes", &s->min_sizes, function));
+  }
+  if (j.contains("dim_order")) {
+    SLIMCUDA_RETURN_IF_ERROR(integers(j["dim_order"], 0, UINT8_MAX, s->name, "dim_order", &s->dim_order, function));
+  }
   const auto dy = kDynamism.find(j.value("dynamism", "static"));
   SLIMCUDA_CHECK_OR_RETURN_AT(function, dy != kDynamism.end(), Error::InvalidArgument,
                               "tensor '%s': unknown dynamism", s->name.c_str());
   s->dynamism = dy->second;
   SLIMCUDA_RETURN_IF_ERROR(device_type(j.at("device"), &s->device.type, function));
-  const int index = j.value("device_index", -1);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, index >= -1 && index <= 127, Error::InvalidArgument,
-                              "tensor '%s': device index %d", s->name.c_str(), index);
+  int64_t index = -1;
+  if (j.contains("device_index")) {
+    SLIMCUDA_RETURN_IF_ERROR(integer(j["device_index"], -1, 127, s->name, "device_index", &index, function));
+  }
   s->device.index = static_cast<DeviceIndex>(index);
   return Error::Ok;
 }

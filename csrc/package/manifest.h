@@ -19,10 +19,13 @@ namespace slimcuda {
 ///             "dynamism": "static" | "dynamic_bounded" | "dynamic_unbounded",
 ///             "device": "cpu" | "cuda", "device_index": -1, "dim_order": [0, 1]}
 ///
+/// Numbers must be JSON integers (2.0 and 1e10 are floats) within their field's range:
+/// sizes and min_sizes int64, dim_order 0..255, device_index -1..127.
+///
 /// Files (the manifest, at most kMaxManifestFileBytes; each "so" and the weights, at most
 /// kMaxPackageFileBytes) are read with read_regular_file, whose codes they keep (NotFound,
 /// AccessFailed, OutOfResources, InvalidArgument for a non-regular or oversized file).
-/// Malformed JSON or fields -> InvalidArgument; metadata that
+/// Malformed JSON or fields -> InvalidArgument naming the field and tensor; metadata that
 /// breaks the package rules -> InvalidProgram (as the reader would say). Never throws.
 [[nodiscard]] Error package_from_manifest(const std::string& manifest_path, ModelPackage* out,
                                           const char* function) noexcept;

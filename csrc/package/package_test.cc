@@ -141,5 +141,47 @@ TEST(Packages, PackFromManifest) {
       << slimcuda_last_error_message();
 }
 
+// Manifest numbers are JSON integers within their field's range, never truncated or
+// wrapped (go/slimcuda/package_test.go checks the same cases through Pack).
+TEST(Packages, PackRefusesNumbersThatAreNotIntegersInRange) {
+  struct NumberCase {
+    const char* description;
+    const char* fields;  // the input tensor's numeric fields, as JSON
+    const char* message;
+  };
+  const NumberCase cases[] = {
+      {"fractional sizes", R"("sizes": [2.7, 3.9])", "tensor 'x': sizes[0] must be an integer"},
+      {"integral float size", R"("sizes": [2.0])", "tensor 'x': sizes[0] must be an integer"},
+      {"size 1e10", R"("sizes": [1e10])", "tensor 'x': sizes[0] must be an integer"},
+      {"size 1e300", R"("sizes": [3, 1e300])", "tensor 'x': sizes[1] must be an integer"},
+      {"size past int64", R"("sizes": [9223372036854775808])", "tensor 'x': sizes[0] must be an integer"},
+      {"boolean size", R"("sizes": [true])", "tensor 'x': sizes[0] must be an integer"},
+      {"sizes not an array", R"("sizes": 3)", "tensor 'x': sizes must be an array"},
+      {"fractional min size", R"("sizes": [3], "min_sizes": [0.5], "dynamism": "dynamic_bounded")",
+       "tensor 'x': min_sizes[0] must be an integer"},
+      {"dim_order past uint8", R"("sizes": [3, 3], "dim_order": [257, 256])",
+       "tensor 'x': dim_order[0] must be an integer in [0, 255], got 257"},
+      {"negative dim_order", R"("sizes": [3], "dim_order": [-1])", "tensor 'x': dim_order[0] must be an integer"},
+      {"device_index past int32", R"("sizes": [3], "device_index": 4294967295)",
+       "tensor 'x': device_index must be an integer in [-1, 127], got 4294967295"},
+      {"device_index 1e300", R"("sizes": [3], "device_index": 1e300)", "tensor 'x': device_index must be an integer"},
+      {"fractional device_index", R"("sizes": [3], "device_index": 0.5)", "tensor 'x': device_index must be an integer"},
+  };
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/n.so", std::ios::binary) << "not really a library";
+  for (const NumberCase& c : cases) {
+    SCOPED_TRACE(c.description);
+    const std::string path = dir + "/numbers.json";
+    std::ofstream(path) << R"({"libraries": [{"device": "cpu", "so": "n.so", "methods": [{"name": "forward",
+        "inputs": [{"name": "x", "dtype": "int64", "device": "cpu", )"
+                        << c.fields << R"(}],
+        "outputs": [{"name": "y", "dtype": "bool", "sizes": [3], "device": "cpu"}]}]}]})";
+    EXPECT_EQ(slimcuda_package_pack(path.c_str(), (dir + "/numbers.slimcuda").c_str()),
+              SLIMCUDA_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(slimcuda_last_error_message()).find(c.message), std::string::npos)
+        << slimcuda_last_error_message();
+  }
+}
+
 }  // namespace
 }  // namespace slimcuda::testing
