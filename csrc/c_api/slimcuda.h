@@ -180,7 +180,8 @@ int32_t slimcuda_tensor_empty(int64_t ndim, const int64_t* sizes, const int64_t*
 int32_t slimcuda_tensor_view(const slimcuda_tensor* t, int64_t ndim, const int64_t* sizes, const int64_t* strides,
                              int64_t storage_offset, slimcuda_tensor** out);
 /* A new tensor with t's sizes, dtype and device holding a copy of it: contiguous, or with
- * t's strides when preserve_strides = 1. */
+ * t's strides when preserve_strides = 1 (then the storage span t's strides reach is copied
+ * as is: O(span), so a [2^40] view with stride 0 copies one element). */
 int32_t slimcuda_tensor_clone(const slimcuda_tensor* t, int32_t preserve_strides, slimcuda_tensor** out);
 /* Deletes the handle; the memory goes with the last view of it. NULL is a no-op. */
 int32_t slimcuda_tensor_delete(slimcuda_tensor* t);
@@ -201,7 +202,10 @@ typedef struct {
 } slimcuda_tensor_info;
 int32_t slimcuda_tensor_get_info(const slimcuda_tensor* t, slimcuda_tensor_info* info);
 
-/* dst <- src (the copy_ shim's semantics: equal sizes, any strides and dtypes, CPU/CUDA). */
+/* dst <- src (the copy_ shim's semantics: equal sizes, any strides and dtypes, CPU/CUDA).
+ * A dst whose elements alias (a dimension of size > 1 with stride 0, or more elements than
+ * the storage span they reach) -> INVALID_ARGUMENT "the destination has overlapping
+ * elements": the work is bounded by dst's storage. */
 int32_t slimcuda_tensor_copy(slimcuda_tensor* dst, const slimcuda_tensor* src);
 /* dst <- nbytes of contiguous host elements of `dtype`, as many as dst has (else
  * INVALID_ARGUMENT); converted to dst's dtype. Blocking: `data` is free on return. */

@@ -154,6 +154,8 @@ HostValues read(AtenTensorHandle t, Handles& hs) {
 }
 
 void expect_values(const Case& c, AtenTensorHandle t, Handles& hs) {
+  // Read nothing unless asked: a case may check a view of 2^40 elements by its metadata.
+  if (!c.data.contains("expect_values") && !c.data.contains("expect_at") && !c.data.contains("expect_bits")) return;
   const HostValues got = read(t, hs);
   if (c.data.contains("expect_values")) {
     const auto& want = c.data["expect_values"];

@@ -377,6 +377,24 @@ Error copy_between_gpus(const SlimTensor& dst, const SlimTensor& src, int64_t nu
   return e;
 }
 
+// Whether t's elements may alias, so writing them in turn is ill-defined and unbounded by
+// t's storage: a dimension of size > 1 with stride 0 (PyTorch's MemOverlap::Yes), or more
+// elements than the storage span they reach (then two must share a slot). What passes has
+// numel <= span <= storage elements, so a copy into it does work bounded by its storage.
+Error check_no_internal_overlap(const SlimTensor& t, const char* function) noexcept {
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, t.sizes()[d] <= 1 || t.strides()[d] != 0, Error::InvalidArgument,
+                                "the destination has overlapping elements (dimension %lld: size %lld, stride 0)",
+                                static_cast<long long>(d), static_cast<long long>(t.sizes()[d]));
+  }
+  int64_t span = 0;
+  SLIMCUDA_RETURN_IF_ERROR(required_elements(t.dim(), t.sizes().data(), t.strides().data(), 0, &span, function));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, t.numel() <= span, Error::InvalidArgument,
+                              "the destination has overlapping elements (%lld elements in a span of %lld)",
+                              static_cast<long long>(t.numel()), static_cast<long long>(span));
+  return Error::Ok;
+}
+
 }  // namespace
 
 Error copy_tensor(const SlimTensor& dst, const SlimTensor& src, const char* function) noexcept {
@@ -386,6 +404,7 @@ Error copy_tensor(const SlimTensor& dst, const SlimTensor& src, const char* func
   }
   const int64_t numel = dst.numel();
   if (numel == 0) return Error::Ok;
+  SLIMCUDA_RETURN_IF_ERROR(check_no_internal_overlap(dst, function));
   char* d = static_cast<char*>(dst.data_ptr());
   const char* s = static_cast<const char*>(src.data_ptr());
   const int dt = static_cast<int>(dst.dtype()), st = static_cast<int>(src.dtype());

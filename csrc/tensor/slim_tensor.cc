@@ -1,5 +1,6 @@
 #include "csrc/tensor/slim_tensor.h"
 
+#include <memory>
 #include <new>
 
 #include "csrc/cuda/device.h"
@@ -116,29 +117,33 @@ Error clone(const SlimTensor& self, bool preserve_strides, SlimTensor** out, con
   *out = nullptr;
   const Device device = self.device();
   const bool pinned = self.storage()->kind() == Storage::Kind::Pinned;
+  const int32_t dtype = static_cast<int32_t>(self.dtype()), type = static_cast<int32_t>(device.type);
   SlimTensor* result = nullptr;
-  if (preserve_strides) {
-    // One buffer covering self's span (from its first element), viewed with self's strides.
-    int64_t elements = 0;
+  if (!preserve_strides) {
     SLIMCUDA_RETURN_IF_ERROR(
-        required_elements(self.dim(), self.sizes().data(), self.strides().data(), 0, &elements, function));
-    SlimTensor* flat = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(empty_strided(1, &elements, nullptr, static_cast<int32_t>(self.dtype()),
-                                           static_cast<int32_t>(device.type), device.index, pinned, &flat, function));
-    const Error e = reinterpret(*flat, self.dim(), self.sizes().data(), self.strides().data(), 0, &result, function);
-    delete flat;
-    SLIMCUDA_RETURN_IF_ERROR(e);
-  } else {
-    SLIMCUDA_RETURN_IF_ERROR(empty_strided(self.dim(), self.sizes().data(), nullptr,
-                                           static_cast<int32_t>(self.dtype()), static_cast<int32_t>(device.type),
-                                           device.index, pinned, &result, function));
+        empty_strided(self.dim(), self.sizes().data(), nullptr, dtype, type, device.index, pinned, &result, function));
+    const Error e = copy_tensor(*result, self, function);
+    if (e != Error::Ok) {
+      delete result;
+      return e;
+    }
+    *out = result;
+    return Error::Ok;
   }
-  const Error e = copy_tensor(*result, self, function);
-  if (e != Error::Ok) {
-    delete result;
-    return e;
-  }
-  *out = result;
+  // As PyTorch's clone_preserve_strides: copy the storage span self's strides reach (from
+  // its first element) as one contiguous run, then view it with self's strides. The work
+  // is O(span), not O(numel): a [2^40] view with stride 0 copies one element.
+  int64_t elements = 0;
+  SLIMCUDA_RETURN_IF_ERROR(
+      required_elements(self.dim(), self.sizes().data(), self.strides().data(), 0, &elements, function));
+  SlimTensor* flat = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(empty_strided(1, &elements, nullptr, dtype, type, device.index, pinned, &flat, function));
+  const std::unique_ptr<SlimTensor> flat_owner(flat);
+  SlimTensor* span = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(reinterpret(self, 1, &elements, nullptr, self.storage_offset(), &span, function));
+  const std::unique_ptr<SlimTensor> span_owner(span);
+  SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*flat, *span, function));
+  SLIMCUDA_RETURN_IF_ERROR(reinterpret(*flat, self.dim(), self.sizes().data(), self.strides().data(), 0, out, function));
   return Error::Ok;
 }
 

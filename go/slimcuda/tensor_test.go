@@ -113,6 +113,10 @@ func build(t *testing.T, s tensorSpec) (*Tensor, func()) {
 // checkValues compares t's contents (row-major through its view) with the case's
 // expect_values / expect_at / expect_bits.
 func checkValues(t *testing.T, c fixture.Case, x *Tensor) {
+	// Read nothing unless asked: a case may check a view of 2^40 elements by its metadata.
+	if !c.Has("expect_values") && !c.Has("expect_at") && !c.Has("expect_bits") {
+		return
+	}
 	info, err := x.Info()
 	require.NoError(t, err)
 	n := info.Numel

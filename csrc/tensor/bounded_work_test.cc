@@ -1,0 +1,129 @@
+// Clone and copy do work bounded by storage, not by numel: a 4-byte tensor viewed as
+// [2^40] with stride 0 is a valid view, but cloning it must not loop 2^40 times, and
+// copying into it (or into any destination whose elements alias) is refused. Each call
+// runs in a forked child that must answer within 2 s, so a regression fails instead of
+// hanging. testdata/tensor.json has the same cases for both languages (op copy, clone).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "slimcuda/slimcuda.h"
+
+namespace slimcuda::testing {
+namespace {
+
+constexpr int64_t kHuge = int64_t{1} << 40;
+constexpr int kMessageMismatch = 200;
+
+// Runs `call` in a child that exits with its code (kMessageMismatch when the last-error
+// message lacks `message`); "timed out" when it has not returned within 2 s.
+std::string within_2s(const std::function<int32_t()>& call, const std::string& message = "") {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int32_t rc = call();
+    if (rc != 0 && std::string(slimcuda_last_error_message()).find(message) == std::string::npos) {
+      std::fprintf(stderr, "message: %s\n", slimcuda_last_error_message());
+      _exit(kMessageMismatch);
+    }
+    _exit(rc);
+  }
+  if (pid < 0) return "fork failed";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return "timed out";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
+  if (WEXITSTATUS(status) == kMessageMismatch) return "message lacks \"" + message + "\"";
+  return "code " + std::to_string(WEXITSTATUS(status));
+}
+
+std::string code(int32_t c) { return "code " + std::to_string(c); }
+
+// One float32 element holding 7, and a view of it as `sizes` with `strides`.
+struct Viewed {
+  slimcuda_tensor* base = nullptr;
+  slimcuda_tensor* view = nullptr;
+  Viewed(std::initializer_list<int64_t> sizes, std::initializer_list<int64_t> strides, int64_t storage = 1) {
+    EXPECT_EQ(slimcuda_tensor_empty(1, &storage, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, 0, 0, &base), 0);
+    std::vector<float> seven(static_cast<size_t>(storage), 7.0f);
+    EXPECT_EQ(slimcuda_tensor_copy_from_host(base, seven.data(), seven.size() * 4, SLIMCUDA_FLOAT32), 0);
+    EXPECT_EQ(slimcuda_tensor_view(base, static_cast<int64_t>(sizes.size()), sizes.begin(), strides.begin(), 0, &view),
+              0)
+        << slimcuda_last_error_message();
+  }
+  ~Viewed() {
+    slimcuda_tensor_delete(view);
+    slimcuda_tensor_delete(base);
+  }
+  Viewed(const Viewed&) = delete;
+  Viewed& operator=(const Viewed&) = delete;
+};
+
+TEST(BoundedWork, ClonePreservingStridesOfAHugeStrideZeroViewCopiesItsStorage) {
+  Viewed x({kHuge}, {0});
+  EXPECT_EQ(within_2s([&] {
+              slimcuda_tensor* out = nullptr;
+              int32_t rc = slimcuda_tensor_clone(x.view, 1, &out);
+              slimcuda_tensor_info info{};
+              if (rc == 0) rc = slimcuda_tensor_get_info(out, &info);
+              float v = 0;
+              if (rc == 0 && (info.storage_bytes != 4 || info.strides[0] != 0 || info.sizes[0] != kHuge)) rc = 100;
+              if (rc == 0) std::memcpy(&v, info.data, 4);
+              if (rc == 0 && v != 7.0f) rc = 101;
+              slimcuda_tensor_delete(out);
+              return rc;
+            }),
+            code(0));
+}
+
+TEST(BoundedWork, CopyBetweenHugeStrideZeroViewsIsRefusedAtOnce) {
+  Viewed dst({kHuge}, {0}), src({kHuge}, {0});
+  EXPECT_EQ(within_2s([&] { return slimcuda_tensor_copy(dst.view, src.view); },
+                      "the destination has overlapping elements"),
+            code(SLIMCUDA_ERROR_INVALID_ARGUMENT));
+}
+
+TEST(BoundedWork, CopyIntoAliasingDestinationsIsRefused) {
+  Viewed stride0({3}, {0}), inner_stride0({2, 2}, {2, 0}, 4), more_than_storage({4, 4}, {1, 1}, 7);
+  for (auto* dst : {&stride0, &inner_stride0, &more_than_storage}) {
+    slimcuda_tensor_info info{};
+    ASSERT_EQ(slimcuda_tensor_get_info(dst->view, &info), 0);
+    slimcuda_tensor* src = nullptr;
+    ASSERT_EQ(slimcuda_tensor_empty(info.ndim, info.sizes, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, 0, 0, &src),
+              0);
+    EXPECT_EQ(within_2s([&] { return slimcuda_tensor_copy(dst->view, src); },
+                        "the destination has overlapping elements"),
+              code(SLIMCUDA_ERROR_INVALID_ARGUMENT))
+        << "sizes[0] " << info.sizes[0];
+    slimcuda_tensor_delete(src);
+  }
+}
+
+TEST(BoundedWork, CopyIntoNonOverlappingStridedDestinationsStillWorks) {
+  Viewed padded({2, 2}, {4, 1}, 8), interleaved({2, 3}, {3, 2}, 8), transposed({3, 2}, {1, 3}, 6);
+  for (auto* dst : {&padded, &interleaved, &transposed}) {
+    slimcuda_tensor_info info{};
+    ASSERT_EQ(slimcuda_tensor_get_info(dst->view, &info), 0);
+    Viewed src({info.sizes[0], info.sizes[1]}, {0, 0});
+    EXPECT_EQ(slimcuda_tensor_copy(dst->view, src.view), 0) << slimcuda_last_error_message();
+  }
+}
+
+}  // namespace
+}  // namespace slimcuda::testing
