@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <new>
 #include <string>
@@ -17,8 +18,6 @@ namespace slimcuda {
 namespace {
 
 static_assert(kMaxPackageFileBytes < FLATBUFFERS_MAX_BUFFER_SIZE, "packages must stay below FlatBuffers' limit");
-
-constexpr size_t kChunkBytes = size_t{1} << 20;
 
 std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
 
@@ -76,20 +75,17 @@ Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out, const ch
   SLIMCUDA_CHECK_OR_RETURN_AT(function, st.st_size >= 0 && static_cast<uint64_t>(st.st_size) <= cap,
                               Error::InvalidArgument, "%s is %lld bytes, over the cap of %zu bytes", path,
                               static_cast<long long>(st.st_size), cap);
-  std::vector<uint8_t> bytes;
-  bytes.reserve(static_cast<size_t>(st.st_size));
+  // What fstat promised, then whatever the file grew by (through a small buffer, so a file
+  // that did not grow costs no second allocation), never past cap + 1 bytes: one byte
+  // beyond the cap is how a file that grew too large is seen.
+  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
   size_t used = 0;
+  uint8_t probe[64 * 1024];
   for (;;) {
-    if (bytes.size() == used) {
-      // Room for what fstat promised, or one more chunk when the file grew; never past cap + 1
-      // (one byte beyond the cap is how a file that grew too large is seen).
-      const size_t want = used < static_cast<size_t>(st.st_size) ? static_cast<size_t>(st.st_size) : used + kChunkBytes;
-      const size_t limit = cap + 1;
-      const size_t next = want > limit ? limit : want;
-      if (next <= used) break;  // holds cap + 1 bytes already
-      bytes.resize(next);
-    }
-    const ssize_t n = ::read(fd.get(), bytes.data() + used, bytes.size() - used);
+    const bool in_place = used < bytes.size();
+    uint8_t* where = in_place ? bytes.data() + used : probe;
+    const size_t room = in_place ? bytes.size() - used : std::min(sizeof(probe), cap + 1 - used);
+    const ssize_t n = ::read(fd.get(), where, room);
     if (n < 0) {
       const int e = errno;
       if (e == EINTR) continue;
@@ -97,7 +93,9 @@ Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out, const ch
                             "cannot read %s: %s", path, errno_text(e).c_str());
     }
     if (n == 0) break;
+    if (!in_place) bytes.insert(bytes.end(), probe, probe + n);
     used += static_cast<size_t>(n);
+    if (used > cap) break;
   }
   SLIMCUDA_CHECK_OR_RETURN_AT(function, used <= cap, Error::InvalidArgument,
                               "%s grew past the cap of %zu bytes while being read", path, cap);
