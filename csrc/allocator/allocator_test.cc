@@ -12,9 +12,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include "csrc/allocator/staged_copy.h"
 #include "csrc/testing/fixtures.h"
-#include "slimcuda/device_allocator.h"
+#include "csrc/testing/spin.h"
 #include "slimcuda/slimcuda.h"
 
 namespace slimcuda::testing {
@@ -177,7 +176,7 @@ TEST(Allocator, DeviceToHostIsOrderedOnCallerStream) {
     std::vector<float> out(n, -7.0f);
     {
       CaseStream stream("non_blocking");
-      ASSERT_EQ(slimcuda_spin(c.data.at("spin_us").get<int64_t>(), 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_testing_spin_caller_stream(c.data.at("spin_us").get<int64_t>()), SLIMCUDA_OK) << slimcuda_last_error_message();
       ASSERT_EQ(slimcuda_fill_f32(buf.ptr, n, value, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
       ASSERT_EQ(slimcuda_copy_device_to_host(out.data(), buf.ptr, n * sizeof(float), 0), SLIMCUDA_OK)
           << slimcuda_last_error_message();
@@ -201,7 +200,7 @@ TEST(Allocator, HostToDeviceIsOrderedOnCallerStream) {
     DeviceBytes buf(n * sizeof(float));
     {
       CaseStream stream("non_blocking");
-      ASSERT_EQ(slimcuda_spin(c.data.at("spin_us").get<int64_t>(), 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_testing_spin_caller_stream(c.data.at("spin_us").get<int64_t>()), SLIMCUDA_OK) << slimcuda_last_error_message();
       ASSERT_EQ(slimcuda_fill_f32(buf.ptr, n, c.data.at("value").get<float>(), 0), SLIMCUDA_OK);
       ASSERT_EQ(slimcuda_copy_host_to_device(buf.ptr, in.data(), n * sizeof(float), 0), SLIMCUDA_OK)
           << slimcuda_last_error_message();
@@ -209,55 +208,6 @@ TEST(Allocator, HostToDeviceIsOrderedOnCallerStream) {
     }
     EXPECT_TRUE(in == out) << "the kernel ran after the copy (first " << out[0] << ")";
   }
-}
-
-TEST(AllocatorRegistry, CpuAndCudaAreRegistered) {
-  ASSERT_NE(get_device_allocator(DeviceType::CPU), nullptr);
-  ASSERT_NE(get_device_allocator(DeviceType::CUDA), nullptr);
-  EXPECT_EQ(get_device_allocator(DeviceType::CPU)->device_type(), DeviceType::CPU);
-  EXPECT_EQ(get_device_allocator(DeviceType::CUDA)->device_type(), DeviceType::CUDA);
-  EXPECT_EQ(get_device_allocator(static_cast<DeviceType>(7)), nullptr);
-  EXPECT_EQ(register_device_allocator(nullptr), nullptr);
-}
-
-TEST(AllocatorRegistry, RegisterReplacesAndReturnsPrevious) {
-  DeviceAllocator* cpu = get_device_allocator(DeviceType::CPU);
-  class Counting final : public DeviceAllocator {
-   public:
-    Result<void*> allocate(size_t, DeviceIndex, size_t) noexcept override { return Error::NotImplemented; }
-    void deallocate(void*, DeviceIndex) noexcept override {}
-    Error copy_host_to_device(void*, const void*, size_t, DeviceIndex) noexcept override { return Error::Ok; }
-    Error copy_device_to_host(void*, const void*, size_t, DeviceIndex) noexcept override { return Error::Ok; }
-    DeviceType device_type() const noexcept override { return DeviceType::CPU; }
-  } replacement;
-  EXPECT_EQ(register_device_allocator(&replacement), cpu);
-  EXPECT_EQ(get_device_allocator(DeviceType::CPU), &replacement);
-  EXPECT_EQ(register_device_allocator(cpu), &replacement);
-}
-
-TEST(CpuAllocator, AllocAlignCopyFree) {
-  DeviceAllocator& cpu = *get_device_allocator(DeviceType::CPU);
-  for (size_t alignment : {size_t{0}, size_t{1}, size_t{64}, size_t{4096}}) {
-    Result<void*> r = cpu.allocate(100, 0, alignment);
-    ASSERT_TRUE(r.ok());
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(r.value()) % (alignment ? alignment : 64), 0u);
-    const std::vector<uint8_t> in = pattern(100, 1);
-    std::vector<uint8_t> out(100);
-    EXPECT_EQ(cpu.copy_host_to_device(r.value(), in.data(), 100, 0), Error::Ok);
-    EXPECT_EQ(cpu.copy_device_to_host(out.data(), r.value(), 100, -1), Error::Ok);
-    EXPECT_TRUE(in == out);
-    cpu.deallocate(r.value(), 0);
-  }
-  Result<void*> zero = cpu.allocate(0, 0, 0);
-  ASSERT_TRUE(zero.ok());
-  EXPECT_EQ(zero.value(), nullptr);
-  EXPECT_EQ(cpu.allocate(8, 0, 48).error(), Error::InvalidArgument);
-  EXPECT_EQ(cpu.allocate(8, 1, 0).error(), Error::InvalidArgument);
-  EXPECT_EQ(cpu.allocate(SIZE_MAX, 0, 0).error(), Error::MemoryAllocationFailed);
-  char b = 0;
-  EXPECT_EQ(cpu.copy_host_to_device(nullptr, &b, 0, 0), Error::InvalidArgument);
-  EXPECT_EQ(cpu.copy_device_to_host(&b, nullptr, 1, 0), Error::InvalidArgument);
-  EXPECT_EQ(cpu.copy_device_to_host(&b, &b, 1, 2), Error::InvalidArgument);
 }
 
 }  // namespace
@@ -303,7 +253,7 @@ TEST(CachingAllocator, CrossStreamReuseWaitsForTheFirstStream) {
   void* p = nullptr;
   ASSERT_EQ(slimcuda_caller_stream_push(a), SLIMCUDA_OK);
   ASSERT_EQ(slimcuda_device_alloc(n * 4, 0, 0, &p), SLIMCUDA_OK);
-  ASSERT_EQ(slimcuda_spin(100000, 0), SLIMCUDA_OK);  // A is busy for 100 ms
+  ASSERT_EQ(slimcuda_testing_spin_caller_stream(100000), SLIMCUDA_OK);  // A is busy for 100 ms
   ASSERT_EQ(slimcuda_fill_f32(p, n, 1.0f, 0), SLIMCUDA_OK);
   ASSERT_EQ(slimcuda_device_free(p, 0), SLIMCUDA_OK);  // freed while A will still write it
   ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
@@ -345,7 +295,7 @@ TEST(CachingAllocator, ReleasedForeignStreamHandsItsBlocksOn) {
   void* p = nullptr;
   ASSERT_EQ(slimcuda_caller_stream_push(foreign), SLIMCUDA_OK);
   ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &p), SLIMCUDA_OK);
-  ASSERT_EQ(slimcuda_spin(20000, 0), SLIMCUDA_OK);  // the foreign stream is busy for 20 ms
+  ASSERT_EQ(slimcuda_testing_spin_caller_stream(20000), SLIMCUDA_OK);  // the foreign stream is busy for 20 ms
   ASSERT_EQ(slimcuda_device_free(p, 0), SLIMCUDA_OK);
   ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
 
@@ -405,120 +355,6 @@ TEST(CachingAllocator, StatsReturnToZeroAfterEverythingIsFreed) {
   const slimcuda_memory_stats end = stats(0);
   EXPECT_EQ(end.reserved_bytes, end.allocated_bytes) << "only blocks still in use stay reserved";
   EXPECT_GE(end.peak_allocated_bytes, size_t{64} << 20);
-}
-
-// Pageable copies from the staging threshold on go through pinned chunks: every byte lands
-// where it should, for odd sizes and unaligned offsets, with and without a caller stream,
-// and the staged path is really taken (the pinned pool hands out its chunks).
-TEST(StagedCopy, PageableRoundTripsOddSizesAndOffsets) {
-  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
-  const size_t threshold = staging_threshold();
-  ASSERT_GT(threshold, 0u) << "SLIMCUDA_STAGING_THRESHOLD=0 turns the path under test off";
-  void* stream = nullptr;
-  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
-  const size_t sizes[] = {threshold - 1, threshold, threshold + 1, (size_t{4} << 20) + 7, (size_t{13} << 20) + 3,
-                          size_t{12} << 20};
-  for (int with_stream = 0; with_stream < 2; ++with_stream) {
-    if (with_stream) {
-      ASSERT_EQ(slimcuda_caller_stream_push(stream), SLIMCUDA_OK);
-    }
-    for (size_t n : sizes) {
-      std::vector<uint8_t> host(n + 8), back(n + 8, 0);
-      for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint8_t>((i * 131 + n) >> 3);
-      void* dev = nullptr;
-      ASSERT_EQ(slimcuda_device_alloc(n + 512, 0, 0, &dev), SLIMCUDA_OK);
-      uint8_t* d = static_cast<uint8_t*>(dev) + 3;
-      slimcuda_memory_stats before{}, after{};
-      ASSERT_EQ(slimcuda_pinned_memory_stats_get(&before), SLIMCUDA_OK);
-      ASSERT_EQ(slimcuda_copy_host_to_device(d, host.data() + 5, n, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
-      ASSERT_EQ(slimcuda_copy_device_to_host(back.data() + 1, d, n, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
-      ASSERT_EQ(slimcuda_pinned_memory_stats_get(&after), SLIMCUDA_OK);
-      EXPECT_EQ(std::memcmp(back.data() + 1, host.data() + 5, n), 0) << n << " bytes, stream " << with_stream;
-      EXPECT_EQ(back[0], 0) << "wrote before the destination";
-      EXPECT_EQ(back[n + 1], 0) << "wrote past the destination";
-      if (n >= threshold) {
-        EXPECT_GT(after.allocations, before.allocations) << n << " bytes: not staged";
-      } else {
-        EXPECT_EQ(after.allocations, before.allocations) << n << " bytes: staged below the threshold";
-      }
-      EXPECT_EQ(after.allocated_bytes, before.allocated_bytes) << "staging chunks not returned";
-      EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
-    }
-    if (with_stream) {
-      ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
-    }
-  }
-  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
-}
-
-// The staged copy itself at sizes the policy would send direct (one byte, one chunk and a
-// bit), on the legacy default stream.
-TEST(StagedCopy, AnySizeThroughTheChunks) {
-  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
-  for (size_t n : {size_t{1}, size_t{7}, size_t{4096}, (size_t{4} << 20) + 1, (size_t{9} << 20) - 5}) {
-    std::vector<uint8_t> host(n), back(n, 0);
-    for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 7 + 1);
-    void* dev = nullptr;
-    ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
-    ASSERT_EQ(staged_copy(dev, host.data(), n, true, nullptr, 0), Error::Ok) << slimcuda_last_error_message();
-    ASSERT_EQ(staged_copy(back.data(), dev, n, false, nullptr, 0), Error::Ok) << slimcuda_last_error_message();
-    EXPECT_EQ(back, host) << n << " bytes";
-    EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
-  }
-}
-
-// Every pipeline shape moves every byte: one buffer (strictly serial), two, more buffers
-// than chunks, a last chunk of one byte, one thread and an odd number of threads.
-TEST(StagedCopy, EveryPipelineShapeRoundTrips) {
-  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
-  void* stream = nullptr;
-  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
-  constexpr size_t kChunk = size_t{64} << 10;  // the smallest chunk a config may ask for
-  const StagingConfig shapes[] = {{kChunk, 1, 1}, {kChunk, 2, 3}, {kChunk, 5, 2}, {kChunk * 4, 3, 7},
-                                  {size_t{1} << 20, 16, 4}};
-  for (const StagingConfig& shape : shapes) {
-    for (size_t n : {size_t{1}, kChunk, kChunk + 1, 7 * kChunk + 13, size_t{3} << 20}) {
-      std::vector<uint8_t> host(n), back(n, 0);
-      for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 29 + n + shape.buffers);
-      void* dev = nullptr;
-      ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
-      ASSERT_EQ(staged_copy(dev, host.data(), n, true, stream, 0, shape), Error::Ok) << slimcuda_last_error_message();
-      ASSERT_EQ(staged_copy(back.data(), dev, n, false, stream, 0, shape), Error::Ok) << slimcuda_last_error_message();
-      EXPECT_EQ(back, host) << n << " bytes, chunk " << shape.chunk_bytes << ", " << shape.buffers << " buffers, "
-                            << shape.threads << " threads";
-      EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
-    }
-  }
-  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
-}
-
-// Three threads staging at once share the copy threads: nobody's bytes land in another's.
-TEST(StagedCopy, ConcurrentCopiesKeepTheirBytes) {
-  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
-  constexpr size_t n = (size_t{24} << 20) + 9;
-  std::vector<std::thread> threads;
-  std::atomic<int> failures{0};
-  for (int t = 0; t < 3; ++t) {
-    threads.emplace_back([&, t] {
-      std::vector<uint8_t> host(n), back(n, 0);
-      for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 13 + t * 101);
-      void* dev = nullptr;
-      if (slimcuda_device_alloc(n, 0, 0, &dev) != SLIMCUDA_OK) {
-        ++failures;
-        return;
-      }
-      for (int round = 0; round < 3; ++round) {
-        if (staged_copy(dev, host.data(), n, true, nullptr, 0) != Error::Ok ||
-            staged_copy(back.data(), dev, n, false, nullptr, 0) != Error::Ok || back != host) {
-          ++failures;
-        }
-        std::fill(back.begin(), back.end(), 0);
-      }
-      if (slimcuda_device_free(dev, 0) != SLIMCUDA_OK) ++failures;
-    });
-  }
-  for (std::thread& th : threads) th.join();
-  EXPECT_EQ(failures.load(), 0);
 }
 
 }  // namespace

@@ -2,33 +2,37 @@
 
 #include <cstddef>
 
+#include "csrc/cuda/stream_context.h"
 #include "slimcuda/error.h"
 #include "slimcuda/result.h"
 #include "slimcuda/types.h"
 
 namespace slimcuda {
 
-/// Allocates and copies memory of one device type. Implementations are thread-safe.
+/// Allocates and copies memory of one device type: what a tensor's Storage uses. The CUDA
+/// one is the caching device allocator (device_memory) with the transfer engine's copies;
+/// the CPU one is the host heap. Implementations are thread-safe.
 ///
-/// Common contract (the CUDA allocator's, with the caller stream, in slimcuda.h):
-///  - allocate: checks alignment first (0 = the allocator's natural alignment, else a power of two,
-///    InvalidArgument otherwise), then the index; nbytes 0 returns nullptr and allocates nothing; failure
-///    is MemoryAllocationFailed. Free the result with deallocate() of the same allocator
-///    and index, never with free()/cudaFree().
-///  - copies are blocking: when they return, the host buffer may be reused or freed.
-///    Checks in order: null dst or src -> InvalidArgument (even for 0 bytes); bad index ->
-///    InvalidArgument; 0 bytes -> Ok with nothing done.
+/// Contract:
+///  - allocate: alignment 0 = the allocator's natural alignment, else a power of two
+///    (InvalidArgument otherwise); nbytes 0 returns nullptr and allocates nothing; failure
+///    is MemoryAllocationFailed. CUDA memory goes to ctx.device(), ordered on ctx.stream().
+///    Free the result with deallocate() of the same allocator and device, never with
+///    free()/cudaFree().
+///  - copies are blocking (transfer.h): when they return, the host buffer may be reused.
+///    Null dst or src -> InvalidArgument (even for 0 bytes); 0 bytes -> Ok, nothing done.
 class DeviceAllocator {
  public:
   virtual ~DeviceAllocator() = default;
 
-  [[nodiscard]] virtual Result<void*> allocate(size_t nbytes, DeviceIndex index, size_t alignment) noexcept = 0;
-  /// Frees memory from allocate(); nullptr is a no-op.
-  virtual void deallocate(void* ptr, DeviceIndex index) noexcept = 0;
+  [[nodiscard]] virtual Result<void*> allocate(size_t nbytes, size_t alignment, const StreamContext& ctx) noexcept = 0;
+  /// Frees memory from allocate() of `device` (ignored by the CPU); nullptr is a no-op.
+  /// The CUDA rule: device_memory::free.
+  [[nodiscard]] virtual Error deallocate(void* ptr, int device) noexcept = 0;
   [[nodiscard]] virtual Error copy_host_to_device(void* dst, const void* src, size_t nbytes,
-                                                  DeviceIndex index) noexcept = 0;
+                                                  const StreamContext& ctx) noexcept = 0;
   [[nodiscard]] virtual Error copy_device_to_host(void* dst, const void* src, size_t nbytes,
-                                                  DeviceIndex index) noexcept = 0;
+                                                  const StreamContext& ctx) noexcept = 0;
   [[nodiscard]] virtual DeviceType device_type() const noexcept = 0;
 };
 

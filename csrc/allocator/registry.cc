@@ -1,6 +1,6 @@
 #include <atomic>
 
-#include "slimcuda/device_allocator.h"
+#include "csrc/allocator/device_allocator.h"
 
 namespace slimcuda {
 

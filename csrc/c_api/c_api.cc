@@ -7,14 +7,17 @@
 #include <new>
 #include <optional>
 
-#include "csrc/allocator/cuda_allocator.h"
-#include "csrc/allocator/pinned_pool.h"
-#include "csrc/core/c_entry.h"
+#include "csrc/core/device_index.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
+#include "csrc/device_memory/device_memory.h"
+#include "csrc/entry/c_entry.h"
+#include "csrc/entry/caller_context.h"
 #include "csrc/kernels/kernels.h"
+#include "csrc/memory/memory.h"
+#include "csrc/pinned/pinned_pool.h"
+#include "csrc/transfer/transfer.h"
 #include "slimcuda/caller_stream.h"
-#include "slimcuda/device_allocator.h"
 #include "slimcuda/error.h"
 #include "slimcuda/last_error.h"
 #include "slimcuda/slimcuda.h"
@@ -35,17 +38,6 @@ static_assert(SLIMCUDA_ERROR_ACCESS_FAILED == static_cast<int>(Error::AccessFail
 static_assert(SLIMCUDA_ERROR_INVALID_PROGRAM == static_cast<int>(Error::InvalidProgram));
 static_assert(SLIMCUDA_ERROR_OUT_OF_RESOURCES == static_cast<int>(Error::OutOfResources));
 static_assert(sizeof(void*) == sizeof(cudaStream_t));
-
-// C indices are int32; the C++ API's DeviceIndex is int8.
-Error to_device_index(int32_t index, DeviceIndex* out, const char* function) noexcept {
-  if (index < -1 || index > 127) {
-    return set_last_error(Error::InvalidArgument, function, "device index %d out of range", index);
-  }
-  *out = static_cast<DeviceIndex>(index);
-  return Error::Ok;
-}
-
-DeviceAllocator& cuda_allocator() noexcept { return *get_device_allocator(DeviceType::CUDA); }
 
 // Per-thread stack of the selections that slimcuda_caller_stream_push replaced.
 struct PushedSelections {
@@ -75,13 +67,27 @@ Error check_device_buffer(const void* ptr, const char* name, int device, const c
   return Error::Ok;
 }
 
-// Where a kernel entry point enqueues: the caller stream if selected, else the legacy
-// default stream; resolves and checks the device either way.
-Error kernel_stream(int32_t device_index, cudaStream_t* stream, int* device, const char* function) noexcept {
-  DeviceIndex index = 0;
-  SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
-  *stream = getCallerStream().value_or(nullptr);
-  return cuda::resolve_device_for_stream(index, *stream, device);
+slimcuda_memory_stats to_c(const PoolStats& s) noexcept {
+  return slimcuda_memory_stats{s.allocated_bytes, s.peak_allocated_bytes, s.reserved_bytes, s.peak_reserved_bytes,
+                               s.allocations,     s.frees,                s.cache_hits,     s.cache_misses,
+                               s.segments,        s.oom_retries};
+}
+
+Error require_gpu(const char* function) noexcept {
+  if (cuda::device_count() == 0) {
+    return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
+  }
+  return Error::Ok;
+}
+
+// The blocking copies' shared body: the checks in the contract's order, then the engine.
+Error copy(void* dst, const void* src, size_t nbytes, int32_t device_index, bool to_device,
+           const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
+                              dst == nullptr ? "dst" : "src");
+  StreamContext ctx = StreamContext::unselected(-1);
+  SLIMCUDA_RETURN_IF_ERROR(caller_context(device_index, &ctx, function));
+  return to_device ? transfer::host_to_device(dst, src, nbytes, ctx) : transfer::device_to_host(dst, src, nbytes, ctx);
 }
 
 }  // namespace
@@ -119,10 +125,8 @@ int32_t slimcuda_cuda_versions(int32_t* runtime, int32_t* driver) {
 int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name_capacity, uint64_t* total_memory,
                                    int32_t* cc_major, int32_t* cc_minor) {
   return c_entry(__func__, [&](const char* function) {
-    DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
     int device = -1;
-    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(index, &device));
+    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
     cudaDeviceProp prop{};
     SLIMCUDA_CUDA_TRY_AT(function, cudaGetDeviceProperties(&prop, device));
     if (name != nullptr && name_capacity > 0) {
@@ -170,10 +174,8 @@ int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** strea
     SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument, "null stream");
     SLIMCUDA_CHECK_OR_RETURN_AT(function, flags == SLIMCUDA_STREAM_DEFAULT || flags == SLIMCUDA_STREAM_NON_BLOCKING,
                              Error::InvalidArgument, "unknown stream flags %d", flags);
-    DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
     int device = -1;
-    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(index, &device));
+    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
     cuda::DeviceGuard guard(device);
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
     cudaStream_t s = nullptr;
@@ -188,7 +190,7 @@ int32_t slimcuda_stream_destroy(void* stream) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument,
                              "null is the legacy default stream, which cannot be destroyed");
-    cuda_retire_stream(stream);  // cached device memory must not keep the stream's address
+    memory::retire_stream(stream);  // cached memory must not keep the stream's address
     SLIMCUDA_CUDA_TRY_AT(function, cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
     return Error::Ok;
   });
@@ -198,16 +200,14 @@ int32_t slimcuda_stream_release(void* stream) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument,
                              "null is the legacy default stream, which never goes away");
-    cuda_retire_stream(stream);
+    memory::retire_stream(stream);
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_stream_synchronize(void* stream) {
   return c_entry(__func__, [&](const char* function) {
-    if (cuda::device_count() == 0) {
-      return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
-    }
+    SLIMCUDA_RETURN_IF_ERROR(require_gpu(function));
     SLIMCUDA_CUDA_TRY_AT(function, cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
     return Error::Ok;
   });
@@ -216,9 +216,7 @@ int32_t slimcuda_stream_synchronize(void* stream) {
 int32_t slimcuda_stream_device(void* stream, int32_t* device_index) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, device_index != nullptr, Error::InvalidArgument, "null device_index");
-    if (cuda::device_count() == 0) {
-      return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
-    }
+    SLIMCUDA_RETURN_IF_ERROR(require_gpu(function));
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::stream_device(static_cast<cudaStream_t>(stream), &device));
     *device_index = device;
@@ -230,9 +228,17 @@ int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignm
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
     *out = nullptr;
-    DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
-    Result<void*> r = cuda_allocator().allocate(nbytes, index, alignment);
+    // The contract's order: alignment, then the index, then the GPU.
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, alignment == 0 || (alignment & (alignment - 1)) == 0, Error::InvalidArgument,
+                                "alignment %zu is not a power of two", alignment);
+    SLIMCUDA_RETURN_IF_ERROR(check_device_index(device_index, function));
+    int device = -1;
+    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
+    // Blocks are ordered on the caller stream when it is this device's (else its legacy
+    // default stream); the selection is read here, once.
+    StreamContext ctx = StreamContext::unselected(device);
+    if (caller_context(-1, &ctx, function) != Error::Ok) ctx = StreamContext::unselected(device);
+    Result<void*> r = device_memory::allocate(nbytes, alignment, ctx.for_allocation(device));
     if (!r.ok()) return r.error();
     *out = r.value();
     return Error::Ok;
@@ -242,44 +248,34 @@ int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignm
 int32_t slimcuda_memory_stats_get(int32_t device_index, slimcuda_memory_stats* out) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
-    DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
-    PoolStats s;
-    SLIMCUDA_RETURN_IF_ERROR(cuda_memory_stats(index, &s));
-    *out = slimcuda_memory_stats{s.allocated_bytes, s.peak_allocated_bytes, s.reserved_bytes, s.peak_reserved_bytes,
-                                 s.allocations,     s.frees,                s.cache_hits,     s.cache_misses,
-                                 s.segments,        s.oom_retries};
+    int device = -1;
+    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
+    *out = to_c(device_memory::stats(device));
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_empty_cache(int32_t device_index) {
   return c_entry(__func__, [&](const char* function) {
-    DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
-    return cuda_empty_cache(index);
+    int device = -1;
+    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
+    device_memory::empty_cache(device);
+    return Error::Ok;
   });
 }
 
 int32_t slimcuda_pinned_memory_stats_get(slimcuda_memory_stats* out) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
-    if (cuda::device_count() == 0) {
-      return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
-    }
-    const PoolStats s = pinned_memory_stats();
-    *out = slimcuda_memory_stats{s.allocated_bytes, s.peak_allocated_bytes, s.reserved_bytes, s.peak_reserved_bytes,
-                                 s.allocations,     s.frees,                s.cache_hits,     s.cache_misses,
-                                 s.segments,        s.oom_retries};
+    SLIMCUDA_RETURN_IF_ERROR(require_gpu(function));
+    *out = to_c(pinned_memory_stats());
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_pinned_empty_cache(void) {
   return c_entry(__func__, [&](const char* function) {
-    if (cuda::device_count() == 0) {
-      return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
-    }
+    SLIMCUDA_RETURN_IF_ERROR(require_gpu(function));
     pinned_empty_cache();
     return Error::Ok;
   });
@@ -287,40 +283,20 @@ int32_t slimcuda_pinned_empty_cache(void) {
 
 int32_t slimcuda_device_free(void* ptr, int32_t device_index) {
   return c_entry(__func__, [&](const char* function) {
-    DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
+    SLIMCUDA_RETURN_IF_ERROR(check_device_index(device_index, function));
     if (ptr == nullptr) return Error::Ok;
     int device = -1;
-    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(index, &device));
-    // A cached block of this device is known memory: freed without asking the driver.
-    bool freed = false;
-    SLIMCUDA_RETURN_IF_ERROR(cuda_free_checked(ptr, device, &freed));
-    if (freed) return Error::Ok;
-    // A pointer that is not this device's memory is refused before cudaFree sees it.
-    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(ptr, "ptr", device, function));
-    cuda_allocator().deallocate(ptr, index);
-    return Error::Ok;
+    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
+    return device_memory::free(ptr, device);  // the one free path, also the tensors'
   });
 }
 
 int32_t slimcuda_copy_host_to_device(void* dst, const void* src, size_t nbytes, int32_t device_index) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
-                             dst == nullptr ? "dst" : "src");
-    DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
-    return cuda_allocator().copy_host_to_device(dst, src, nbytes, index);
-  });
+  return c_entry(__func__, [&](const char* function) { return copy(dst, src, nbytes, device_index, true, function); });
 }
 
 int32_t slimcuda_copy_device_to_host(void* dst, const void* src, size_t nbytes, int32_t device_index) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
-                             dst == nullptr ? "dst" : "src");
-    DeviceIndex index = 0;
-    SLIMCUDA_RETURN_IF_ERROR(to_device_index(device_index, &index, function));
-    return cuda_allocator().copy_device_to_host(dst, src, nbytes, index);
-  });
+  return c_entry(__func__, [&](const char* function) { return copy(dst, src, nbytes, device_index, false, function); });
 }
 
 int32_t slimcuda_copy_host_to_device_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
@@ -336,42 +312,28 @@ int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbyte
 int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr, Error::InvalidArgument, "null dst");
-    cudaStream_t stream = nullptr;
-    int device = -1;
-    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, function));
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(caller_context(device_index, &ctx, function));
     if (n == 0) return Error::Ok;
-    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(dst, "dst", device, function));
-    cuda::DeviceGuard guard(device);
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(dst, "dst", ctx.device(), function));
+    cuda::DeviceGuard guard(ctx.device());
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
-    return kernels::fill_f32(static_cast<float*>(dst), n, value, stream);
+    return kernels::fill_f32(static_cast<float*>(dst), n, value, ctx.stream());
   });
 }
 
 int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a, int32_t device_index) {
   return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, y != nullptr && x != nullptr, Error::InvalidArgument, "null %s", y == nullptr ? "y" : "x");
-    cudaStream_t stream = nullptr;
-    int device = -1;
-    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, function));
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, y != nullptr && x != nullptr, Error::InvalidArgument, "null %s",
+                                y == nullptr ? "y" : "x");
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(caller_context(device_index, &ctx, function));
     if (n == 0) return Error::Ok;
-    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(y, "y", device, function));
-    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(x, "x", device, function));
-    cuda::DeviceGuard guard(device);
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(y, "y", ctx.device(), function));
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(x, "x", ctx.device(), function));
+    cuda::DeviceGuard guard(ctx.device());
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
-    return kernels::axpy_f32(static_cast<float*>(y), static_cast<const float*>(x), n, a, stream);
-  });
-}
-
-int32_t slimcuda_spin(int64_t microseconds, int32_t device_index) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, microseconds >= 0 && microseconds <= 10'000'000, Error::InvalidArgument,
-                             "spin of %lld us is outside 0..10,000,000", static_cast<long long>(microseconds));
-    cudaStream_t stream = nullptr;
-    int device = -1;
-    SLIMCUDA_RETURN_IF_ERROR(kernel_stream(device_index, &stream, &device, function));
-    cuda::DeviceGuard guard(device);
-    SLIMCUDA_RETURN_IF_ERROR(guard.error());
-    return kernels::spin(microseconds, stream);
+    return kernels::axpy_f32(static_cast<float*>(y), static_cast<const float*>(x), n, a, ctx.stream());
   });
 }
 
@@ -382,11 +344,5 @@ int32_t slimcuda_fill_f32_on(void* dst, size_t n, float value, int32_t device_in
 int32_t slimcuda_axpy_f32_on(void* y, const void* x, size_t n, float a, int32_t device_index, void* stream) {
   return with_stream(stream, [&] { return slimcuda_axpy_f32(y, x, n, a, device_index); });
 }
-
-int32_t slimcuda_spin_on(int64_t microseconds, int32_t device_index, void* stream) {
-  return with_stream(stream, [&] { return slimcuda_spin(microseconds, device_index); });
-}
-
-int32_t slimcuda_noop(void) { return SLIMCUDA_OK; }
 
 }  // extern "C"

@@ -3,7 +3,8 @@
 #include <memory>
 #include <vector>
 
-#include "csrc/core/c_entry.h"
+#include "csrc/entry/c_entry.h"
+#include "csrc/entry/caller_context.h"
 #include "csrc/model/model.h"
 #include "csrc/package/file_reader.h"
 #include "csrc/package/manifest.h"
@@ -135,8 +136,11 @@ int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs
                            slimcuda_tensor** outputs, size_t num_outputs) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
+    const Device device = cast(model)->device();
+    StreamContext ctx = StreamContext::unselected(-1);
+    if (device.is_cuda()) SLIMCUDA_RETURN_IF_ERROR(caller_context(device.index, &ctx, function));
     return cast(model)->run(reinterpret_cast<SlimTensor* const*>(inputs), num_inputs,
-                            reinterpret_cast<SlimTensor**>(outputs), num_outputs, function);
+                            reinterpret_cast<SlimTensor**>(outputs), num_outputs, ctx, function);
   });
 }
 

@@ -142,14 +142,10 @@ int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbyte
 int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index);
 /* y[i] = a * x[i] + y[i] for i < n, float32 device memory on device_index. */
 int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a, int32_t device_index);
-/* Keeps the stream busy for about `microseconds` (0..10,000,000): lets tests and benchmarks
- * prove what waits for what. */
-int32_t slimcuda_spin(int64_t microseconds, int32_t device_index);
 
-/* Same three with `stream` selected for the call only. */
+/* Same two with `stream` selected for the call only. */
 int32_t slimcuda_fill_f32_on(void* dst, size_t n, float value, int32_t device_index, void* stream);
 int32_t slimcuda_axpy_f32_on(void* y, const void* x, size_t n, float a, int32_t device_index, void* stream);
-int32_t slimcuda_spin_on(int64_t microseconds, int32_t device_index, void* stream);
 
 /* ---- Tensors --------------------------------------------------------------------------
  * The same objects the aoti_torch_* shims call AtenTensorHandle (slimcuda/aoti_torch.h),
@@ -292,21 +288,6 @@ int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs
                            slimcuda_tensor** outputs, size_t num_outputs);
 int32_t slimcuda_model_run_on(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
                               slimcuda_tensor** outputs, size_t num_outputs, void* stream);
-
-/* ---- Measurements (the `slimcuda bench` command) ----------------------------------------
- * Times `iterations` blocking copies of nbytes between pinned host memory and device memory,
- * through slimcuda and through the raw CUDA runtime, alternating in rounds: *raw_us and
- * *slimcuda_us are median microseconds per copy. direction 0: host to device, 1: device to
- * host. with_stream 1: slimcuda with a non-blocking caller stream selected, raw
- * cudaMemcpyAsync + cudaStreamSynchronize on it; 0: no stream, raw cudaMemcpy.
- * NOT_SUPPORTED without a GPU. */
-int32_t slimcuda_measure_copy(size_t nbytes, int32_t direction, int32_t with_stream, int32_t iterations,
-                              double* raw_us, double* slimcuda_us);
-/* The same for device allocation: slimcuda_device_alloc + free against cudaMalloc + cudaFree. */
-int32_t slimcuda_measure_alloc(size_t nbytes, int32_t iterations, double* raw_us, double* slimcuda_us);
-
-/* A call that does nothing and succeeds: measures the cost of crossing the ABI (cgo). */
-int32_t slimcuda_noop(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

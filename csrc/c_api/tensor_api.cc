@@ -2,10 +2,10 @@
 // not depend on the shim prefix, for Go and C callers.
 #include <new>
 
-#include "csrc/core/c_entry.h"
+#include "csrc/entry/c_entry.h"
+#include "csrc/entry/caller_context.h"
 #include "csrc/tensor/copy.h"
 #include "csrc/tensor/slim_tensor.h"
-#include "slimcuda/caller_stream.h"
 #include "slimcuda/slimcuda.h"
 
 using namespace slimcuda;  // NOLINT: thin C shells over the C++ tensor
@@ -39,9 +39,13 @@ int32_t slimcuda_tensor_empty(int64_t ndim, const int64_t* sizes, const int64_t*
                               int32_t device_type, int32_t device_index, int32_t pinned, slimcuda_tensor** out) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
-    SlimTensor* t = nullptr;
+    EmptySpec spec;
     SLIMCUDA_RETURN_IF_ERROR(
-        empty_strided(ndim, sizes, strides, dtype, device_type, device_index, pinned != 0, &t, function));
+        check_empty(ndim, sizes, strides, dtype, device_type, device_index, pinned != 0, &spec, function));
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(spec.needs_stream(), &ctx, function));
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(empty_strided(spec, ctx, &t, function));
     *out = cast(t);
     return Error::Ok;
   });
@@ -63,8 +67,10 @@ int32_t slimcuda_tensor_clone(const slimcuda_tensor* t, int32_t preserve_strides
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, t != nullptr && out != nullptr, Error::InvalidArgument, "null %s",
                                 t == nullptr ? "t" : "out");
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(clone_needs_stream(*cast(t)), &ctx, function));
     SlimTensor* c = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(clone(*cast(t), preserve_strides != 0, &c, function));
+    SLIMCUDA_RETURN_IF_ERROR(clone(*cast(t), preserve_strides != 0, ctx, &c, function));
     *out = cast(c);
     return Error::Ok;
   });
@@ -100,16 +106,20 @@ int32_t slimcuda_tensor_copy(slimcuda_tensor* dst, const slimcuda_tensor* src) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
                                 dst == nullptr ? "dst" : "src");
-    return copy_tensor(*cast(dst), *cast(src), function);
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(copy_needs_stream(*cast(dst), *cast(src)), &ctx, function));
+    return copy_tensor(*cast(dst), *cast(src), ctx, function);
   });
 }
 
 int32_t slimcuda_tensor_copy_from_host(slimcuda_tensor* dst, const void* data, size_t nbytes, int32_t dtype) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr, Error::InvalidArgument, "null dst");
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(cast(dst)->device().is_cuda(), &ctx, function));
     SlimTensor* host = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(host_tensor(*cast(dst), const_cast<void*>(data), nbytes, dtype, &host, function));
-    const Error e = copy_tensor(*cast(dst), *host, function);
+    const Error e = copy_tensor(*cast(dst), *host, ctx, function);
     delete host;
     return e;
   });
@@ -118,9 +128,11 @@ int32_t slimcuda_tensor_copy_from_host(slimcuda_tensor* dst, const void* data, s
 int32_t slimcuda_tensor_copy_to_host(const slimcuda_tensor* src, void* data, size_t nbytes, int32_t dtype) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, src != nullptr, Error::InvalidArgument, "null src");
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(cast(src)->device().is_cuda(), &ctx, function));
     SlimTensor* host = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(host_tensor(*cast(src), data, nbytes, dtype, &host, function));
-    const Error e = copy_tensor(*host, *cast(src), function);
+    const Error e = copy_tensor(*host, *cast(src), ctx, function);
     delete host;
     return e;
   });

@@ -4,6 +4,19 @@
 
 #include "slimcuda/last_error.h"
 
+namespace slimcuda::cuda {
+
+/// The Error for a failed CUDA allocation (cudaMalloc, cudaMallocAsync, cudaHostAlloc):
+/// out of memory -> MemoryAllocationFailed, anything else -> Internal. Clears the error so
+/// it is not blamed on the next call, and records "<function>: <what>: <CUDA text>".
+[[nodiscard]] inline Error allocation_error(cudaError_t err, const char* function, const char* what) noexcept {
+  (void)cudaGetLastError();
+  return set_last_error(err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal, function,
+                        "%s: %s: %s", what, cudaGetErrorName(err), cudaGetErrorString(err));
+}
+
+}  // namespace slimcuda::cuda
+
 /// Runs a CUDA runtime call; on failure clears the (non-sticky) error so it is not blamed
 /// on the next call, records "<function>: <call> failed: <name>: <text>", and returns
 /// Error::Internal.

@@ -1,19 +1,25 @@
 #include "csrc/cuda/device.h"
 
+#include <memory>
+#include <new>
+
+#include "csrc/core/device_index.h"
+#include "csrc/core/limits.h"
 #include "csrc/cuda/cuda_error.h"
 
 namespace slimcuda::cuda {
 namespace {
 
-constexpr int kMaxDevices = 128;  // DeviceIndex is int8
-
-// One reusable event per device per thread (creating one per wait costs microseconds).
+// This thread's events, per device (allocated on the first use of a device).
 struct ThreadEvents {
-  cudaEvent_t events[kMaxDevices] = {};
+  std::unique_ptr<cudaEvent_t[]> by_device[kMaxDevices];
   ~ThreadEvents() {
-    for (cudaEvent_t e : events) {
-      // Fails only while the runtime unloads at exit; the event goes with the context then.
-      if (e != nullptr && cudaEventDestroy(e) != cudaSuccess) (void)cudaGetLastError();
+    for (auto& events : by_device) {
+      if (events == nullptr) continue;
+      for (int i = 0; i < kThreadEventSlots; ++i) {
+        // Fails only while the runtime unloads at exit; the event goes with the context then.
+        if (events[i] != nullptr && cudaEventDestroy(events[i]) != cudaSuccess) (void)cudaGetLastError();
+      }
     }
   }
 };
@@ -21,9 +27,23 @@ thread_local ThreadEvents tls_events;
 
 }  // namespace
 
-Error wait_for_stream(cudaStream_t stream, int device) noexcept {
-  cudaEvent_t& e = tls_events.events[device];
+Error thread_event(int device, int slot, cudaEvent_t* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(device >= 0 && device < kMaxDevices && slot >= 0 && slot < kThreadEventSlots,
+                           Error::Internal, "event slot %d of device %d", slot, device);
+  auto& events = tls_events.by_device[device];
+  if (events == nullptr) {
+    events.reset(new (std::nothrow) cudaEvent_t[kThreadEventSlots]());
+    SLIMCUDA_CHECK_OR_RETURN(events != nullptr, Error::MemoryAllocationFailed, "out of host memory");
+  }
+  cudaEvent_t& e = events[slot];
   if (e == nullptr) SLIMCUDA_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  *out = e;
+  return Error::Ok;
+}
+
+Error wait_for_stream(cudaStream_t stream, int device) noexcept {
+  cudaEvent_t e = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(thread_event(device, 0, &e));
   SLIMCUDA_CUDA_TRY(cudaEventRecord(e, stream));
   SLIMCUDA_CUDA_TRY(cudaEventSynchronize(e));
   return Error::Ok;
@@ -51,7 +71,7 @@ int device_count() noexcept {
 }
 
 Error resolve_device(int index, int* resolved) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN(index >= -1, Error::InvalidArgument, "device index %d < -1", index);
+  SLIMCUDA_RETURN_IF_ERROR(check_device_index(index, __func__));
   const int count = device_count();
   if (count == 0) {
     // device_count() left the CUDA reason in the message; keep it visible.

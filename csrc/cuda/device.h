@@ -25,6 +25,13 @@ namespace slimcuda::cuda {
 /// default stream (nullptr) exists on every device: -1 is then the current device.
 [[nodiscard]] Error resolve_device_for_stream(int index, cudaStream_t stream, int* resolved) noexcept;
 
+/// This thread's reusable events for `device` (created on first use, destroyed at thread
+/// exit): slot 0 serves wait_for_stream, slots 1..kThreadEventSlots-1 the transfer engine's
+/// pipelines. Creating an event per wait costs microseconds; these cost nothing after the
+/// first. `device` must be current when a slot is first used.
+inline constexpr int kThreadEventSlots = 32;
+[[nodiscard]] Error thread_event(int device, int slot, cudaEvent_t* out) noexcept;
+
 /// Blocks until the work enqueued on `stream` so far has finished — and no later work:
 /// records this thread's cached event for `device` on the stream and waits on it.
 /// `device` must be the stream's device and current.

@@ -38,19 +38,6 @@ __global__ void axpy_f32_kernel(float* y, const float* x, size_t n, float a) {
   }
 }
 
-__device__ uint64_t global_timer_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__global__ void spin_kernel(uint64_t nanoseconds) {
-  const uint64_t start = global_timer_ns();
-  while (global_timer_ns() - start < nanoseconds) {
-    __nanosleep(1000);
-  }
-}
-
 Error fill_f32(float* dst, size_t n, float value, cudaStream_t stream) noexcept {
   if (n == 0) return Error::Ok;
   fill_f32_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dst, n, value);
@@ -60,12 +47,6 @@ Error fill_f32(float* dst, size_t n, float value, cudaStream_t stream) noexcept 
 Error axpy_f32(float* y, const float* x, size_t n, float a, cudaStream_t stream) noexcept {
   if (n == 0) return Error::Ok;
   axpy_f32_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, x, n, a);
-  return check_launch(__func__);
-}
-
-Error spin(int64_t microseconds, cudaStream_t stream) noexcept {
-  if (microseconds <= 0) return Error::Ok;
-  spin_kernel<<<1, 1, 0, stream>>>(static_cast<uint64_t>(microseconds) * 1000u);
   return check_launch(__func__);
 }
 

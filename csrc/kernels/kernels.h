@@ -19,7 +19,4 @@ namespace slimcuda::kernels {
 /// y[i] = a * x[i] + y[i], i < n.
 [[nodiscard]] Error axpy_f32(float* y, const float* x, size_t n, float a, cudaStream_t stream) noexcept;
 
-/// Occupies `stream` for about `microseconds` of GPU time (one thread polling the timer).
-[[nodiscard]] Error spin(int64_t microseconds, cudaStream_t stream) noexcept;
-
 }  // namespace slimcuda::kernels

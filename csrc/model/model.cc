@@ -5,11 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "csrc/allocator/cuda_allocator.h"
+#include "csrc/memory/memory.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
 #include "csrc/tensor/layout.h"
-#include "slimcuda/caller_stream.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {
@@ -166,13 +165,13 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
 Model::~Model() {
   loaded_.reset();  // container and library go now, or with the last output borrowing from them
   if (own_stream_) {
-    cuda_retire_stream(stream_);  // cached blocks (outputs, too) must not keep its address
+    memory::retire_stream(stream_);  // cached blocks (outputs, too) must not keep its address
     if (cudaStreamDestroy(stream_) != cudaSuccess) (void)cudaGetLastError();
   }
 }
 
 Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
-                 const char* function) noexcept {
+                 const StreamContext& ctx, const char* function) noexcept {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, num_inputs == method_.inputs.size(), Error::InvalidArgument,
                               "%zu inputs, the model takes %zu", num_inputs, method_.inputs.size());
   SLIMCUDA_CHECK_OR_RETURN_AT(function, num_outputs == method_.outputs.size(), Error::InvalidArgument,
@@ -185,14 +184,14 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
         check_tensor_against(*inputs[i], method_.inputs[i], device_, "input", i, Error::InvalidArgument, function));
   }
   void* stream = nullptr;
-  const std::optional<cudaStream_t> caller = getCallerStream();
+  const bool on_caller_stream = device_.is_cuda() && ctx.is_selected();
   std::optional<cuda::DeviceGuard> guard;
   if (device_.is_cuda()) {
-    stream = caller.has_value() ? *caller : stream_;
-    int device = -1;
-    SLIMCUDA_RETURN_IF_ERROR(
-        cuda::resolve_device_for_stream(device_.index, static_cast<cudaStream_t>(stream), &device));
-    guard.emplace(device);
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, !ctx.is_selected() || ctx.device() == device_.index, Error::InvalidArgument,
+                                "the caller stream belongs to device %d, the model to device %d", ctx.device(),
+                                device_.index);
+    stream = on_caller_stream ? ctx.stream() : stream_;
+    guard.emplace(device_.index);
     SLIMCUDA_RETURN_IF_ERROR(guard->error());
   }
   // The container steals the input handles: give it new handles to the same tensors.
@@ -226,7 +225,7 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
       return e;
     }
   }
-  if (device_.is_cuda() && !caller.has_value()) {
+  if (device_.is_cuda() && !on_caller_stream) {
     // Our own stream: the outputs are ready when run returns.
     const Error e = cuda::wait_for_stream(stream_, device_.index);
     if (e != Error::Ok) {

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "csrc/cuda/stream_context.h"
 #include "csrc/model/library.h"
 #include "csrc/package/model_package.h"
 #include "csrc/tensor/slim_tensor.h"
@@ -44,13 +45,14 @@ class Model {
   /// bounds, device, and for CUDA that the data really is device memory of the model's
   /// device, dim order when declared) -> InvalidArgument; outputs the model returns are
   /// checked too -> InvalidProgram. `outputs` receives new tensors (the caller deletes
-  /// them). CUDA models run on the caller stream when one is selected (the call returns
+  /// them). CUDA models run on ctx's stream when one is selected (the entry point resolved
+  /// ctx for the model's device; the call returns
   /// once the work is enqueued) and otherwise on the model's own stream, waiting for it
   /// before returning. An output that borrows memory of the model (its library's static
   /// data, its container's constants) keeps the library and container alive as long as it
   /// lives, so it stays readable after the Model is destroyed.
   [[nodiscard]] Error run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
-                          const char* function) noexcept;
+                          const StreamContext& ctx, const char* function) noexcept;
 
  private:
   Model() = default;

@@ -8,7 +8,7 @@
 #include "csrc/package/elf_check.h"
 #include "csrc/package/library_hash.h"
 #include "csrc/package/package_generated.h"
-#include "csrc/tensor/layout.h"
+#include "csrc/core/limits.h"
 #include "slimcuda/last_error.h"
 #include "slimcuda/scalar_type.h"
 
@@ -44,8 +44,6 @@ Error check_tensor_spec(const TensorSpec& s, const char* what, const char* funct
                               "%s '%s': unknown device type %d", what, n, static_cast<int>(s.device.type));
   SLIMCUDA_CHECK_OR_RETURN_AT(function, s.device.index >= -1, Error::InvalidProgram,
                               "%s '%s': device index %d < -1", what, n, s.device.index);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, s.device.type == DeviceType::CPU || s.device.index <= 127,
-                              Error::InvalidProgram, "%s '%s': device index %d", what, n, s.device.index);
   SLIMCUDA_CHECK_OR_RETURN_AT(function,
                               static_cast<int>(s.dynamism) >= 0 && static_cast<int>(s.dynamism) <= 2,
                               Error::InvalidProgram, "%s '%s': unknown dynamism %d", what, n,

@@ -4,6 +4,7 @@
 #include <new>
 #include <optional>
 
+#include "csrc/core/device_index.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
 #include "csrc/shims/shim_util.h"
@@ -109,8 +110,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_cuda_stream_guard)(CUDAStreamGuar
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_current_cuda_stream)(int32_t device_index, void** ret_stream) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(ret_stream);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, device_index >= -1 && device_index <= 127, Error::InvalidArgument,
-                                "device index %d out of range", device_index);
+    SLIMCUDA_RETURN_IF_ERROR(check_device_index(device_index, function));
     const std::optional<cudaStream_t> selected = getCallerStream();
     if (selected.has_value() && *selected != nullptr && device_index != -1) {
       int owner = -1;

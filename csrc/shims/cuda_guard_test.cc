@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "csrc/testing/fixtures.h"
+#include "csrc/testing/spin.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/caller_stream.h"
 #include "slimcuda/slimcuda.h"
@@ -88,7 +89,7 @@ TEST(CudaGuardShims, StreamGuardSelectsAndRestores) {
     ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(1, &n, nullptr, 6, 1, 0, &t), 0);
     void* p = nullptr;
     ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(t, &p), 0);
-    ASSERT_EQ(slimcuda_spin(30000, 0), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_testing_spin_caller_stream(30000), SLIMCUDA_OK);
     ASSERT_EQ(slimcuda_fill_f32(p, n, 6.5f, 0), SLIMCUDA_OK);
     std::vector<float> host(n, 0.0f);
     AtenTensorHandle h = nullptr;

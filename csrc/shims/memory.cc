@@ -1,6 +1,7 @@
 // Memory shims: creating, viewing, copying and deleting tensors.
 #include <new>
 
+#include "csrc/entry/caller_context.h"
 #include "csrc/shims/shim_util.h"
 #include "csrc/tensor/copy.h"
 
@@ -16,9 +17,13 @@ static AOTITorchError empty_shim(const char* name, int64_t ndim, const int64_t* 
   return c_entry(name, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
     *ret_new_tensor = nullptr;  // a failed call leaves no stale handle behind
-    SlimTensor* t = nullptr;
+    EmptySpec spec;
     SLIMCUDA_RETURN_IF_ERROR(
-        empty_strided(ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, pinned, &t, function));
+        check_empty(ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, pinned, &spec, function));
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(spec.needs_stream(), &ctx, function));
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(empty_strided(spec, ctx, &t, function));
     *ret_new_tensor = handle(t);
     return Error::Ok;
   });
@@ -136,8 +141,10 @@ static AOTITorchError clone_shim(const char* name, AtenTensorHandle self, bool p
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(ret);
     *ret = nullptr;  // a failed call leaves no stale handle behind
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(clone_needs_stream(*tensor(self)), &ctx, function));
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(clone(*tensor(self), preserve_strides, &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(clone(*tensor(self), preserve_strides, ctx, &t, function));
     *ret = handle(t);
     return Error::Ok;
   });
@@ -156,7 +163,9 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_copy_)(AtenTensorHandle self, AtenTensor
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(src);
-    return copy_tensor(*tensor(self), *tensor(src), function);
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(copy_needs_stream(*tensor(self), *tensor(src)), &ctx, function));
+    return copy_tensor(*tensor(self), *tensor(src), ctx, function);
   });
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // Shared by the shim files: handle <-> SlimTensor and argument checks.
-#include "csrc/core/c_entry.h"
+#include "csrc/entry/c_entry.h"
 #include "csrc/tensor/slim_tensor.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/last_error.h"

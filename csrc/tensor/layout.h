@@ -4,12 +4,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "csrc/core/limits.h"
 #include "slimcuda/error.h"
 
 namespace slimcuda {
-
-/// The most dimensions a tensor may have (PyTorch's CUDA limit).
-inline constexpr int64_t kMaxDims = 25;
 
 /// Checks untrusted shape input as the shims receive it: 0 <= ndim <= kMaxDims, sizes
 /// non-null when ndim > 0, sizes >= 0, strides (may be null: contiguous) >= 0. Records

@@ -3,6 +3,7 @@
 #include <memory>
 #include <new>
 
+#include "csrc/core/device_index.h"
 #include "csrc/cuda/device.h"
 #include "csrc/tensor/copy.h"
 #include "csrc/tensor/layout.h"
@@ -50,8 +51,7 @@ Error parse_device(int32_t dtype, int32_t device_type, int32_t device_index, Sca
       *out_device = Device{DeviceType::CPU, static_cast<DeviceIndex>(device_index)};
       return Error::Ok;
     case static_cast<int32_t>(DeviceType::CUDA): {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, device_index >= -1 && device_index <= 127, Error::InvalidArgument,
-                                  "CUDA device index %d out of range", device_index);
+      SLIMCUDA_RETURN_IF_ERROR(check_device_index(device_index, function));
       int resolved = 0;
       SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &resolved));
       *out_device = Device{DeviceType::CUDA, static_cast<DeviceIndex>(resolved)};
@@ -61,23 +61,39 @@ Error parse_device(int32_t dtype, int32_t device_type, int32_t device_index, Sca
   return set_last_error(Error::InvalidArgument, function, "unknown device type %d", device_type);
 }
 
-Error empty_strided(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype, int32_t device_type,
-                    int32_t device_index, bool pinned, SlimTensor** out, const char* function) noexcept {
+Error check_empty(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype, int32_t device_type,
+                  int32_t device_index, bool pinned, EmptySpec* out, const char* function) noexcept {
+  SLIMCUDA_RETURN_IF_ERROR(check_shape(ndim, sizes, strides, function));
+  SLIMCUDA_RETURN_IF_ERROR(parse_device(dtype, device_type, device_index, &out->dtype, &out->device, function));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, !pinned || out->device.type == DeviceType::CPU, Error::InvalidArgument,
+                              "pinned memory is host memory: device type must be CPU");
+  if (pinned && cuda::device_count() == 0) {
+    return set_last_error(Error::NotSupported, function, "pinned memory needs a CUDA driver and device: %s",
+                          last_error_message());
+  }
+  SLIMCUDA_RETURN_IF_ERROR(required_bytes(ndim, sizes, strides, 0, element_size(out->dtype), &out->nbytes, function));
+  try {
+    out->sizes = to_vector(ndim, sizes);
+    out->strides = strides_or_contiguous(ndim, sizes, strides);
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+  }
+  out->pinned = pinned;
+  return Error::Ok;
+}
+
+Error empty_strided(const EmptySpec& spec, const StreamContext& ctx, SlimTensor** out, const char* function) noexcept {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null ret_new_tensor");
   *out = nullptr;
-  SLIMCUDA_RETURN_IF_ERROR(check_shape(ndim, sizes, strides, function));
-  ScalarType type{};
-  Device device{};
-  SLIMCUDA_RETURN_IF_ERROR(parse_device(dtype, device_type, device_index, &type, &device, function));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, !pinned || device.type == DeviceType::CPU, Error::InvalidArgument,
-                              "pinned memory is host memory: device type must be CPU");
-  int64_t nbytes = 0;
-  SLIMCUDA_RETURN_IF_ERROR(required_bytes(ndim, sizes, strides, 0, element_size(type), &nbytes, function));
   std::shared_ptr<Storage> storage;
-  SLIMCUDA_RETURN_IF_ERROR(pinned ? Storage::allocate_pinned(static_cast<size_t>(nbytes), &storage, function)
-                                  : Storage::allocate(static_cast<size_t>(nbytes), device, &storage, function));
-  return make(std::move(storage), to_vector(ndim, sizes), strides_or_contiguous(ndim, sizes, strides), type, 0, out,
-              function);
+  const size_t nbytes = static_cast<size_t>(spec.nbytes);
+  SLIMCUDA_RETURN_IF_ERROR(spec.pinned ? Storage::allocate_pinned(nbytes, ctx, &storage, function)
+                                       : Storage::allocate(nbytes, spec.device, ctx, &storage, function));
+  try {
+    return make(std::move(storage), spec.sizes, spec.strides, spec.dtype, 0, out, function);
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+  }
 }
 
 Error from_blob(void* data, int64_t ndim, const int64_t* sizes, const int64_t* strides, int64_t storage_offset,
@@ -112,7 +128,8 @@ Error reinterpret(const SlimTensor& self, int64_t ndim, const int64_t* sizes, co
               storage_offset, out, function);
 }
 
-Error clone(const SlimTensor& self, bool preserve_strides, SlimTensor** out, const char* function) noexcept {
+Error clone(const SlimTensor& self, bool preserve_strides, const StreamContext& ctx, SlimTensor** out,
+            const char* function) noexcept {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null ret");
   *out = nullptr;
   const Device device = self.device();
@@ -120,9 +137,11 @@ Error clone(const SlimTensor& self, bool preserve_strides, SlimTensor** out, con
   const int32_t dtype = static_cast<int32_t>(self.dtype()), type = static_cast<int32_t>(device.type);
   SlimTensor* result = nullptr;
   if (!preserve_strides) {
+    EmptySpec spec;
     SLIMCUDA_RETURN_IF_ERROR(
-        empty_strided(self.dim(), self.sizes().data(), nullptr, dtype, type, device.index, pinned, &result, function));
-    const Error e = copy_tensor(*result, self, function);
+        check_empty(self.dim(), self.sizes().data(), nullptr, dtype, type, device.index, pinned, &spec, function));
+    SLIMCUDA_RETURN_IF_ERROR(empty_strided(spec, ctx, &result, function));
+    const Error e = copy_tensor(*result, self, ctx, function);
     if (e != Error::Ok) {
       delete result;
       return e;
@@ -137,12 +156,14 @@ Error clone(const SlimTensor& self, bool preserve_strides, SlimTensor** out, con
   SLIMCUDA_RETURN_IF_ERROR(
       required_elements(self.dim(), self.sizes().data(), self.strides().data(), 0, &elements, function));
   SlimTensor* flat = nullptr;
-  SLIMCUDA_RETURN_IF_ERROR(empty_strided(1, &elements, nullptr, dtype, type, device.index, pinned, &flat, function));
+  EmptySpec spec;
+  SLIMCUDA_RETURN_IF_ERROR(check_empty(1, &elements, nullptr, dtype, type, device.index, pinned, &spec, function));
+  SLIMCUDA_RETURN_IF_ERROR(empty_strided(spec, ctx, &flat, function));
   const std::unique_ptr<SlimTensor> flat_owner(flat);
   SlimTensor* span = nullptr;
   SLIMCUDA_RETURN_IF_ERROR(reinterpret(self, 1, &elements, nullptr, self.storage_offset(), &span, function));
   const std::unique_ptr<SlimTensor> span_owner(span);
-  SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*flat, *span, function));
+  SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*flat, *span, ctx, function));
   SLIMCUDA_RETURN_IF_ERROR(reinterpret(*flat, self.dim(), self.sizes().data(), self.strides().data(), 0, out, function));
   return Error::Ok;
 }

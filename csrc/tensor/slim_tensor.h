@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "csrc/cuda/stream_context.h"
 #include "csrc/tensor/storage.h"
 #include "slimcuda/error.h"
 #include "slimcuda/scalar_type.h"
@@ -54,10 +55,29 @@ class SlimTensor {
 [[nodiscard]] Error parse_device(int32_t dtype, int32_t device_type, int32_t device_index, ScalarType* out_dtype,
                                  Device* out_device, const char* function) noexcept;
 
-/// A new tensor with fresh memory (strides null = contiguous). pinned: page-locked host
-/// memory (device must be CPU).
-[[nodiscard]] Error empty_strided(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
-                                  int32_t device_type, int32_t device_index, bool pinned, SlimTensor** out,
+/// A new tensor's checked arguments (check_empty): what empty_strided allocates.
+struct EmptySpec {
+  std::vector<int64_t> sizes, strides;
+  ScalarType dtype = ScalarType::Float;
+  Device device;  ///< CUDA index resolved
+  bool pinned = false;
+  int64_t nbytes = 0;
+  /// CUDA or pinned memory, ordered on a stream: entry points resolve a StreamContext only
+  /// then, so CPU tensors work without a GPU.
+  [[nodiscard]] bool needs_stream() const noexcept { return pinned || device.is_cuda(); }
+};
+
+/// Checks untrusted arguments of a new tensor (strides null = contiguous; pinned: page-
+/// locked host memory, device must be CPU) in the contract's order, resolving a CUDA index
+/// -1 to the current device. Allocates nothing.
+[[nodiscard]] Error check_empty(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
+                                int32_t device_type, int32_t device_index, bool pinned, EmptySpec* out,
+                                const char* function) noexcept;
+
+/// A new tensor with fresh memory as `spec` says. CUDA and pinned memory are ordered on
+/// `ctx` (the entry's caller_context; moved to the tensor's device with
+/// StreamContext::for_allocation).
+[[nodiscard]] Error empty_strided(const EmptySpec& spec, const StreamContext& ctx, SlimTensor** out,
                                   const char* function) noexcept;
 
 /// A tensor over memory the caller owns (borrowed).
@@ -70,8 +90,14 @@ class SlimTensor {
                                 int64_t storage_offset, SlimTensor** out, const char* function) noexcept;
 
 /// A new tensor with the same sizes, dtype and device and its own memory, holding a copy
-/// of self: contiguous, or (preserve_strides) with self's strides.
-[[nodiscard]] Error clone(const SlimTensor& self, bool preserve_strides, SlimTensor** out,
+/// of self: contiguous, or (preserve_strides) with self's strides and the storage span they
+/// reach (O(span) work, as PyTorch). CUDA work and memory on `ctx`.
+[[nodiscard]] Error clone(const SlimTensor& self, bool preserve_strides, const StreamContext& ctx, SlimTensor** out,
                           const char* function) noexcept;
+
+/// Whether clone(self, ...) needs a StreamContext (CUDA or pinned memory).
+[[nodiscard]] inline bool clone_needs_stream(const SlimTensor& self) noexcept {
+  return self.device().is_cuda() || self.storage()->kind() == Storage::Kind::Pinned;
+}
 
 }  // namespace slimcuda

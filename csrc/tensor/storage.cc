@@ -5,41 +5,40 @@
 #include <mutex>
 #include <new>
 
-#include "csrc/allocator/pinned_pool.h"
+#include "csrc/allocator/device_allocator.h"
 #include "csrc/cuda/device.h"
-#include "slimcuda/device_allocator.h"
+#include "csrc/pinned/pinned_pool.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {
 
-Error Storage::allocate(size_t nbytes, Device device, std::shared_ptr<Storage>* out, const char* function) noexcept {
+Error Storage::allocate(size_t nbytes, Device device, const StreamContext& ctx, std::shared_ptr<Storage>* out,
+                        const char* function) noexcept {
   DeviceAllocator* allocator = get_device_allocator(device.type);
   SLIMCUDA_CHECK_OR_RETURN_AT(function, allocator != nullptr, Error::NotSupported, "no allocator for device type %d",
                               static_cast<int>(device.type));
-  if (device.is_cuda() && device.index == kCurrentDevice) {
-    int current = 0;
-    SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(kCurrentDevice, &current));
-    device.index = static_cast<DeviceIndex>(current);
-  }
-  Result<void*> r = allocator->allocate(nbytes, device.index, 0);
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, !device.is_cuda() || device.index >= 0, Error::Internal,
+                              "unresolved CUDA device index %d", device.index);
+  Result<void*> r = allocator->allocate(nbytes, 0, ctx.for_allocation(device.index));
   if (!r.ok()) return r.error();
   Storage* s = new (std::nothrow) Storage(r.value(), nbytes, device, Kind::Device);
   if (s == nullptr) {
-    allocator->deallocate(r.value(), device.index);
+    (void)allocator->deallocate(r.value(), device.index);
     return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
   }
   out->reset(s);
   return Error::Ok;
 }
 
-Error Storage::allocate_pinned(size_t nbytes, std::shared_ptr<Storage>* out, const char* function) noexcept {
+Error Storage::allocate_pinned(size_t nbytes, const StreamContext& ctx, std::shared_ptr<Storage>* out,
+                               const char* function) noexcept {
   void* p = nullptr;
   if (nbytes > 0) {
     if (cuda::device_count() == 0) {
       return set_last_error(Error::NotSupported, function,
                             "pinned memory needs a CUDA driver and device: %s", last_error_message());
     }
-    const Error e = pinned_allocate(nbytes, &p);  // the cached pinned pool (pinned_pool.h)
+    const Error e = pinned_allocate(nbytes, ctx, &p);  // the cached pinned pool (pinned_pool.h)
     if (e != Error::Ok) {
       return set_last_error(e, function, "pinned allocation of %zu bytes: %s", nbytes, last_error_message());
     }
@@ -69,7 +68,9 @@ Storage::~Storage() {
     case Kind::Borrowed:
       break;
     case Kind::Device:
-      get_device_allocator(device_.type)->deallocate(data_, device_.index);
+      // The memory is this storage's own, freed on its own device: the free cannot be refused
+      // (a failed cudaFree at exit has nowhere to go).
+      (void)get_device_allocator(device_.type)->deallocate(data_, device_.index);
       break;
     case Kind::Pinned:
       pinned_free(data_);

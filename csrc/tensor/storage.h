@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "csrc/cuda/stream_context.h"
 #include "slimcuda/error.h"
 #include "slimcuda/types.h"
 
@@ -19,12 +20,13 @@ class Storage {
     Pinned,    ///< page-locked host memory (cudaHostAlloc)
   };
 
-  /// Owned memory of `device` from the allocator registry; nbytes 0 gives a null pointer.
-  [[nodiscard]] static Error allocate(size_t nbytes, Device device, std::shared_ptr<Storage>* out,
-                                      const char* function) noexcept;
-  /// Owned page-locked host memory: really pinned, or an error (NotSupported without a
-  /// CUDA driver) — never a pageable fallback.
-  [[nodiscard]] static Error allocate_pinned(size_t nbytes, std::shared_ptr<Storage>* out,
+  /// Owned memory of `device` (index resolved) from the allocator registry; nbytes 0 gives a
+  /// null pointer. CUDA memory is ordered on ctx.for_allocation(device.index).
+  [[nodiscard]] static Error allocate(size_t nbytes, Device device, const StreamContext& ctx,
+                                      std::shared_ptr<Storage>* out, const char* function) noexcept;
+  /// Owned page-locked host memory ordered on ctx.stream(): really pinned, or an error
+  /// (NotSupported without a CUDA driver) — never a pageable fallback.
+  [[nodiscard]] static Error allocate_pinned(size_t nbytes, const StreamContext& ctx, std::shared_ptr<Storage>* out,
                                              const char* function) noexcept;
   /// Borrowed memory: `data` stays valid while tensors use it.
   [[nodiscard]] static std::shared_ptr<Storage> borrow(void* data, size_t nbytes, Device device);

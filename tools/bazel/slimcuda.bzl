@@ -21,11 +21,12 @@ def slimcuda_headers(name, hdrs, deps = []):
     )
 
 def slimcuda_impl(name, srcs, deps = [], **kwargs):
-    """A component's implementation; only //csrc:libslimcuda.so may link it.
+    """A component's implementation, linked into //csrc:libslimcuda.so.
 
-    (Two programs link a few statically, each alone in its process: //csrc/kernels:
-    kernels_static_link_test, to prove cuda_library objects work in static links, and the
-    build-time packer //csrc/package:pack, which needs no GPU.)
+    Programs that are alone in their process may link some statically instead (the
+    thread-local caller stream must never have two copies in one process): unit tests of
+    internals that libslimcuda.so does not export (they link no libslimcuda.so, or only call
+    its C ABI), the build-time packer //csrc/package:pack, and benchmarks of internals.
     """
     cc_library(
         name = name,
@@ -33,7 +34,7 @@ def slimcuda_impl(name, srcs, deps = [], **kwargs):
         copts = SLIMCUDA_COPTS,
         deps = deps,
         alwayslink = True,
-        visibility = ["//csrc:__pkg__", "//csrc/kernels:__pkg__", "//csrc/package:__pkg__"],
+        visibility = ["//:__subpackages__"],
         **kwargs
     )
 

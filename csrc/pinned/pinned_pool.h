@@ -2,7 +2,8 @@
 
 #include <cstddef>
 
-#include "csrc/allocator/block_pool.h"
+#include "csrc/cuda/stream_context.h"
+#include "csrc/pool/block_pool.h"
 #include "slimcuda/error.h"
 
 namespace slimcuda {
@@ -14,15 +15,16 @@ namespace slimcuda {
 // free says the first stream got past it. Off, like the device cache, with
 // SLIMCUDA_CACHING_ALLOCATOR=0 (then every call is cudaHostAlloc / cudaFreeHost).
 
-/// At least `nbytes` (> 0) of pinned memory, 256-byte aligned. NotSupported without a GPU.
-[[nodiscard]] Error pinned_allocate(size_t nbytes, void** out) noexcept;
+/// At least `nbytes` (> 0) of pinned memory, 256-byte aligned, ordered on ctx.stream() (the
+/// legacy default stream when none is selected). NotSupported without a GPU.
+[[nodiscard]] Error pinned_allocate(size_t nbytes, const StreamContext& ctx, void** out) noexcept;
 /// Returns memory from pinned_allocate (nullptr is ignored).
 void pinned_free(void* ptr) noexcept;
 /// The pinned cache's statistics (zeros before its first allocation or with caching off).
 [[nodiscard]] PoolStats pinned_memory_stats() noexcept;
 /// Returns cached, unused pinned segments to CUDA (after waiting for every GPU).
 void pinned_empty_cache() noexcept;
-/// See BlockPool::retire_stream; cuda_retire_stream calls it.
+/// See BlockPool::retire_stream; memory::retire_stream calls it.
 void pinned_retire_stream(void* stream) noexcept;
 
 }  // namespace slimcuda

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 
+#include "csrc/cuda/stream_context.h"
 #include "slimcuda/error.h"
 
 namespace slimcuda {
@@ -22,9 +23,9 @@ namespace slimcuda {
 /// staging off.
 [[nodiscard]] size_t staging_threshold() noexcept;
 
-/// Whether a copy of `nbytes` to or from `host` takes the staged path: big enough, caching
-/// on (the chunks come from the pinned pool), and `host` not page-locked already.
-[[nodiscard]] bool should_stage(const void* host, size_t nbytes) noexcept;
+/// Whether a copy of `nbytes` to or from `host` takes the staged path: big enough and
+/// caching on (the chunks come from the pinned pool). The caller knows `host` is pageable.
+[[nodiscard]] bool should_stage(size_t nbytes) noexcept;
 
 /// The shape of the pipeline: pinned chunks of `chunk_bytes`, `buffers` of them in flight,
 /// each chunk's memcpy split over `threads` host threads. A copy smaller than four chunks
@@ -45,15 +46,10 @@ inline constexpr int kMaxStagingThreads = 64;
 [[nodiscard]] StagingConfig staging_config() noexcept;
 
 /// The staged copy itself, host to device or device to host, for any size and alignment, on
-/// `device` (already current) and `stream` (a cudaStream_t; nullptr: the legacy default
-/// stream), with staging_config(). Exported for the benchmark, which compares it with the
-/// direct copy at every size.
-[[nodiscard]] Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, void* stream,
-                                int device) noexcept;
-
-/// The same with an explicit pipeline shape (clamped to sane limits): for the benchmark's
-/// sweep over chunk size, buffer count and threads.
-[[nodiscard]] Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, void* stream, int device,
+/// ctx.device() (already current) and ctx.stream() (nullptr: the legacy default stream),
+/// with `config` (clamped to sane limits; staging_config() by default). Returns when the
+/// copy is complete.
+[[nodiscard]] Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, const StreamContext& ctx,
                                 const StagingConfig& config) noexcept;
 
 }  // namespace slimcuda

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "csrc/allocator/benchmark_checks.h"
+#include "bench/benchmark_checks.h"
 #include "slimcuda/caller_stream.h"
 #include "slimcuda/slimcuda.h"
 

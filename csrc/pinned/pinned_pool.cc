@@ -1,17 +1,18 @@
 // The cached pinned host pool (see pinned_pool.h).
-#include "csrc/allocator/pinned_pool.h"
+#include "csrc/pinned/pinned_pool.h"
 
 #include <cuda_runtime_api.h>
 
 #include <memory>
 #include <mutex>
 #include <new>
+#include <unordered_map>
 #include <vector>
 
-#include "csrc/allocator/cuda_allocator.h"
+#include "csrc/core/limits.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
-#include "slimcuda/caller_stream.h"
+#include "csrc/pool/caching_config.h"
 
 namespace slimcuda {
 namespace {
@@ -20,10 +21,8 @@ namespace {
 Error host_alloc(size_t bytes, void** out) noexcept {
   const cudaError_t err = cudaHostAlloc(out, bytes, cudaHostAllocPortable);
   if (err != cudaSuccess) {
-    (void)cudaGetLastError();
     *out = nullptr;
-    return set_last_error(err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal,
-                          "cudaHostAlloc", "%zu bytes: %s", bytes, cudaGetErrorString(err));
+    return cuda::allocation_error(err, "cudaHostAlloc", "pinned host memory");
   }
   return Error::Ok;
 }
@@ -49,10 +48,26 @@ class PinnedPoolBackend final : public PoolBackend {
   void free_segment(void* ptr) noexcept override {
     if (cudaFreeHost(ptr) != cudaSuccess) (void)cudaGetLastError();
   }
+  // The device of each stream blocks were allocated on, as the allocation's StreamContext
+  // said: a marker must be recorded on the stream's own device, and asking CUDA again here
+  // would repeat what the entry layer resolved.
+  void note_stream(void* stream, int device) {
+    std::lock_guard<std::mutex> lock(devices_mu_);
+    devices_[stream] = device;
+  }
+  void forget_stream(void* stream) {
+    std::lock_guard<std::mutex> lock(devices_mu_);
+    devices_.erase(stream);
+  }
   void* record(void* stream) noexcept override {
     int device = -1;
-    if (cuda::resolve_device_for_stream(-1, static_cast<cudaStream_t>(stream), &device) != Error::Ok) return nullptr;
-    if (device < 0 || device >= static_cast<int>(sizeof(spare_) / sizeof(spare_[0]))) return nullptr;
+    {
+      std::lock_guard<std::mutex> lock(devices_mu_);
+      const auto known = devices_.find(stream);
+      if (known == devices_.end()) return nullptr;  // no marker: the block waits for its stream's retirement
+      device = known->second;
+    }
+    if (device < 0 || device >= kMaxDevices) return nullptr;
     cuda::DeviceGuard guard(device);
     if (guard.error() != Error::Ok) return nullptr;
     Marker* m = nullptr;
@@ -94,30 +109,47 @@ class PinnedPoolBackend final : public PoolBackend {
   }
 
  private:
-  std::vector<Marker*> spare_[128];  // per device (DeviceIndex is int8)
+  std::vector<Marker*> spare_[kMaxDevices];  // per device
+  std::mutex devices_mu_;                     // devices_ is written outside the pool's lock
+  std::unordered_map<void*, int> devices_;    // stream -> its device
 };
 
 std::once_flag pool_once;
 BlockPool* the_pool = nullptr;  // never destroyed: blocks may be freed during exit
+PinnedPoolBackend* the_backend = nullptr;
 
 BlockPool* pool(bool create) {
-  if (!cuda_caching_enabled()) return nullptr;
+  if (!caching_enabled()) return nullptr;
   if (create) {
-    std::call_once(pool_once, [] { the_pool = new (std::nothrow) BlockPool(std::make_unique<PinnedPoolBackend>()); });
+    std::call_once(pool_once, [] {
+      auto backend = std::make_unique<PinnedPoolBackend>();
+      PinnedPoolBackend* raw = backend.get();
+      the_pool = new (std::nothrow) BlockPool(std::move(backend));
+      if (the_pool != nullptr) the_backend = raw;
+    });
   }
   return the_pool;
 }
 
 }  // namespace
 
-Error pinned_allocate(size_t nbytes, void** out) noexcept {
+Error pinned_allocate(size_t nbytes, const StreamContext& ctx, void** out) noexcept {
   *out = nullptr;
   if (cuda::device_count() == 0) {
     return set_last_error(Error::NotSupported, "pinned_allocate", "pinned memory needs a CUDA driver and device: %s",
                           last_error_message());
   }
   if (nbytes == 0) return Error::Ok;
-  if (BlockPool* p = pool(true)) return p->allocate(nbytes, getCallerStream().value_or(nullptr), out);
+  if (BlockPool* p = pool(true)) {
+    // (The legacy default stream, nullptr, exists on every device: the last device it was
+    // used for is where its markers go, as the current device was before.)
+    try {
+      the_backend->note_stream(ctx.stream(), ctx.device());
+    } catch (const std::bad_alloc&) {
+      return set_last_error(Error::MemoryAllocationFailed, "pinned_allocate", "out of host memory");
+    }
+    return p->allocate(nbytes, ctx.stream(), out);
+  }
   return host_alloc(nbytes, out);
 }
 
@@ -142,7 +174,10 @@ void pinned_empty_cache() noexcept {
 }
 
 void pinned_retire_stream(void* stream) noexcept {
-  if (BlockPool* p = pool(false)) p->retire_stream(stream);
+  if (BlockPool* p = pool(false)) {
+    p->retire_stream(stream);
+    the_backend->forget_stream(stream);  // a later stream at this address may be another device's
+  }
 }
 
 }  // namespace slimcuda

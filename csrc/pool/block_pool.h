@@ -93,7 +93,6 @@ class BlockPool {
   /// address) and serve any stream.
   void retire_stream(void* stream) noexcept;
   [[nodiscard]] PoolStats stats() const noexcept;
-  void reset_peaks() noexcept;
 
  private:
   struct Block {

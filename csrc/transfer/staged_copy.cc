@@ -1,5 +1,5 @@
 // Pageable host <-> device copies staged through pinned chunks (see staged_copy.h).
-#include "csrc/allocator/staged_copy.h"
+#include "csrc/transfer/staged_copy.h"
 
 #include <cuda_runtime_api.h>
 
@@ -18,9 +18,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "csrc/allocator/cuda_allocator.h"
-#include "csrc/allocator/pinned_pool.h"
 #include "csrc/cuda/cuda_error.h"
+#include "csrc/cuda/device.h"
+#include "csrc/pinned/pinned_pool.h"
+#include "csrc/pool/caching_config.h"
 
 namespace slimcuda {
 namespace {
@@ -152,31 +153,11 @@ StagingConfig clamped(const StagingConfig& c) {
 
 using Events = std::array<cudaEvent_t, kMaxStagingBuffers>;
 
-// This thread's events for one device: one per pinned buffer, marking its DMA's end.
-struct ThreadEvents {
-  std::unordered_map<int, Events> by_device;
-  ~ThreadEvents() {
-    for (auto& [device, events] : by_device) {
-      for (cudaEvent_t e : events) {
-        if (e != nullptr && cudaEventDestroy(e) != cudaSuccess) (void)cudaGetLastError();
-      }
-    }
-  }
-};
-
-Error events_for(int device, int count, Events** out) {
-  thread_local ThreadEvents events;
-  Events& mine = events.by_device[device];  // zero-initialised on first use
-  for (int i = 0; i < count; ++i) {
-    if (mine[i] != nullptr) continue;
-    const cudaError_t err = cudaEventCreateWithFlags(&mine[i], cudaEventDisableTiming);
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      mine[i] = nullptr;
-      return set_last_error(Error::Internal, "staged_copy", "cudaEventCreate: %s", cudaGetErrorString(err));
-    }
-  }
-  *out = &mine;
+// One event per pinned buffer, marking its DMA's end: this thread's event slots 1.. of the
+// device (cuda::thread_event; slot 0 is wait_for_stream's).
+static_assert(kMaxStagingBuffers < cuda::kThreadEventSlots);
+Error events_for(int device, int count, Events* out) {
+  for (int i = 0; i < count; ++i) SLIMCUDA_RETURN_IF_ERROR(cuda::thread_event(device, 1 + i, &(*out)[i]));
   return Error::Ok;
 }
 
@@ -214,39 +195,28 @@ StagingConfig staging_config() noexcept {
   return config;
 }
 
-bool should_stage(const void* host, size_t nbytes) noexcept {
+bool should_stage(size_t nbytes) noexcept {
   const size_t threshold = staging_threshold();
-  if (threshold == 0 || nbytes < threshold || !cuda_caching_enabled()) return false;
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, host) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return attr.type == cudaMemoryTypeUnregistered;
+  return threshold != 0 && nbytes >= threshold && caching_enabled();
 }
 
-Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, void* stream, int device) noexcept {
-  return staged_copy(dst, src, nbytes, to_device, stream, device, staging_config());
-}
-
-Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, void* stream_handle, int device,
+Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, const StreamContext& ctx,
                   const StagingConfig& requested) noexcept {
   if (nbytes == 0) return Error::Ok;
   const StagingConfig config = clamped(requested);
   const size_t quarter = ((nbytes + 3) / 4 + 0xffff) & ~size_t{0xffff};  // in 64 KiB units
   const size_t chunk = std::min(config.chunk_bytes, std::max(kMinChunk, quarter));
   const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-  const cudaStream_t stream = static_cast<cudaStream_t>(stream_handle);
+  const cudaStream_t stream = ctx.stream();
   const size_t chunks = (nbytes + chunk - 1) / chunk;
   const int used = static_cast<int>(std::min<size_t>(config.buffers, chunks));
-  Events* events_ptr = nullptr;
-  SLIMCUDA_RETURN_IF_ERROR(events_for(device, used, &events_ptr));
-  Events& events = *events_ptr;
+  Events events{};
+  SLIMCUDA_RETURN_IF_ERROR(events_for(ctx.device(), used, &events));
   try {
     Pipeline pipe;
     for (int i = 0; i < used; ++i) {
       void* p = nullptr;
-      SLIMCUDA_RETURN_IF_ERROR(pinned_allocate(std::min(chunk, nbytes), &p));
+      SLIMCUDA_RETURN_IF_ERROR(pinned_allocate(std::min(chunk, nbytes), ctx, &p));
       pipe.buffer[i] = static_cast<char*>(p);
     }
     char* d = static_cast<char*>(dst);

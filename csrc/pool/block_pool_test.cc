@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "csrc/allocator/block_pool.h"
+#include "csrc/pool/block_pool.h"
 
 namespace slimcuda {
 namespace {

@@ -1,4 +1,4 @@
-#include "csrc/allocator/block_pool.h"
+#include "csrc/pool/block_pool.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -287,10 +287,5 @@ PoolStats BlockPool::stats() const noexcept {
   return stats_;
 }
 
-void BlockPool::reset_peaks() noexcept {
-  std::lock_guard<std::mutex> lock(mu_);
-  stats_.peak_allocated_bytes = stats_.allocated_bytes;
-  stats_.peak_reserved_bytes = stats_.reserved_bytes;
-}
 
 }  // namespace slimcuda

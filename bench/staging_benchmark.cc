@@ -23,13 +23,20 @@
 #include <thread>
 #include <vector>
 
-#include "csrc/allocator/benchmark_checks.h"
-#include "csrc/allocator/pinned_pool.h"
-#include "csrc/allocator/staged_copy.h"
-#include "slimcuda/device_allocator.h"
+#include "bench/benchmark_checks.h"
+#include "csrc/pinned/pinned_pool.h"
+#include "csrc/transfer/staged_copy.h"
+#include "csrc/allocator/device_allocator.h"
 #include "slimcuda/slimcuda.h"
 
 namespace {
+
+// The staged copy's context for a stream of device 0 (nullptr: the legacy default stream,
+// unselected, as a copy without a caller stream).
+slimcuda::StreamContext ctx_of(cudaStream_t stream) {
+  return stream == nullptr ? slimcuda::StreamContext::unselected(0) : slimcuda::StreamContext::selected(stream, 0);
+}
+
 
 using Clock = std::chrono::steady_clock;
 
@@ -113,7 +120,7 @@ int main(int argc, char** argv) {
                          [&] {
                            void* to = h2d ? dev : pageable;
                            const void* from = h2d ? static_cast<void*>(pageable) : dev;
-                           CHECK_OK(slimcuda::staged_copy(to, from, n, h2d, stream, 0, config) == slimcuda::Error::Ok,
+                           CHECK_OK(slimcuda::staged_copy(to, from, n, h2d, ctx_of(stream), config) == slimcuda::Error::Ok,
                                     "staged_copy");
                          },
                          rounds);
@@ -313,9 +320,9 @@ int main(int argc, char** argv) {
     slimcuda::DeviceAllocator& allocator = *slimcuda::get_device_allocator(slimcuda::DeviceType::CUDA);
     const double cpp_hit = per_call_us(
         [&] {
-          slimcuda::Result<void*> r = allocator.allocate(n, 0, 0);
+          slimcuda::Result<void*> r = allocator.allocate(n, 0, slimcuda::StreamContext::unselected(0));
           CHECK_OK(r.ok(), "DeviceAllocator::allocate");
-          allocator.deallocate(r.value(), 0);
+          CHECK_OK(allocator.deallocate(r.value(), 0) == slimcuda::Error::Ok, "DeviceAllocator::deallocate");
         },
         iters, 7);
     const double raw_malloc = per_call_us(
@@ -335,7 +342,8 @@ int main(int argc, char** argv) {
     const double pinned_hit = per_call_us(
         [&] {
           void* p = nullptr;
-          CHECK_OK(slimcuda::pinned_allocate(n, &p) == slimcuda::Error::Ok, "pinned_allocate");
+          CHECK_OK(slimcuda::pinned_allocate(n, slimcuda::StreamContext::unselected(0), &p) == slimcuda::Error::Ok,
+                   "pinned_allocate");
           slimcuda::pinned_free(p);
         },
         iters, 7);

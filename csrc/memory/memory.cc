@@ -1,0 +1,14 @@
+#include "csrc/memory/memory.h"
+
+#include "csrc/device_memory/device_memory.h"
+#include "csrc/pinned/pinned_pool.h"
+
+namespace slimcuda::memory {
+
+void retire_stream(void* stream) noexcept {
+  if (stream == nullptr) return;  // the legacy default stream is never destroyed
+  device_memory::retire_stream(stream);
+  pinned_retire_stream(stream);
+}
+
+}  // namespace slimcuda::memory

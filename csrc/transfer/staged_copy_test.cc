@@ -1,0 +1,157 @@
+// The staged copy (pageable host memory through pinned chunks), tested directly with every
+// pipeline shape, and through the C ABI's copies from the staging threshold on. Links the
+// library statically (//csrc:slimcuda_static): staged_copy is not exported by
+// libslimcuda.so, and this binary is alone in its process.
+#include "csrc/transfer/staged_copy.h"
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "slimcuda/slimcuda.h"
+
+namespace slimcuda {
+namespace {
+
+// GPU gating without the shared fixture library (which links libslimcuda.so).
+bool has_gpu() {
+  int n = 0;
+  const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  (void)cudaGetLastError();
+  return ok;
+}
+
+#define REQUIRE_GPU_OR_SKIP()                                                                    \
+  do {                                                                                           \
+    if (!has_gpu()) {                                                                            \
+      const char* r = std::getenv("SLIMCUDA_REQUIRE_GPU");                                       \
+      if (r != nullptr && std::strcmp(r, "1") == 0) FAIL() << "SLIMCUDA_REQUIRE_GPU=1 but no GPU"; \
+      GTEST_SKIP() << "no CUDA device";                                                          \
+    }                                                                                            \
+  } while (0)
+
+constexpr StreamContext kLegacy = StreamContext::unselected(0);
+StreamContext on(void* stream) { return StreamContext::selected(static_cast<cudaStream_t>(stream), 0); }
+
+// Pageable copies from the staging threshold on go through pinned chunks: every byte lands
+// where it should, for odd sizes and unaligned offsets, with and without a caller stream,
+// and the staged path is really taken (the pinned pool hands out its chunks).
+TEST(StagedCopy, PageableRoundTripsOddSizesAndOffsets) {
+  REQUIRE_GPU_OR_SKIP();
+  const size_t threshold = staging_threshold();
+  ASSERT_GT(threshold, 0u) << "SLIMCUDA_STAGING_THRESHOLD=0 turns the path under test off";
+  void* stream = nullptr;
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+  const size_t sizes[] = {threshold - 1, threshold, threshold + 1, (size_t{4} << 20) + 7, (size_t{13} << 20) + 3,
+                          size_t{12} << 20};
+  for (int with_stream = 0; with_stream < 2; ++with_stream) {
+    if (with_stream) {
+      ASSERT_EQ(slimcuda_caller_stream_push(stream), SLIMCUDA_OK);
+    }
+    for (size_t n : sizes) {
+      std::vector<uint8_t> host(n + 8), back(n + 8, 0);
+      for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint8_t>((i * 131 + n) >> 3);
+      void* dev = nullptr;
+      ASSERT_EQ(slimcuda_device_alloc(n + 512, 0, 0, &dev), SLIMCUDA_OK);
+      uint8_t* d = static_cast<uint8_t*>(dev) + 3;
+      slimcuda_memory_stats before{}, after{};
+      ASSERT_EQ(slimcuda_pinned_memory_stats_get(&before), SLIMCUDA_OK);
+      ASSERT_EQ(slimcuda_copy_host_to_device(d, host.data() + 5, n, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_copy_device_to_host(back.data() + 1, d, n, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_pinned_memory_stats_get(&after), SLIMCUDA_OK);
+      EXPECT_EQ(std::memcmp(back.data() + 1, host.data() + 5, n), 0) << n << " bytes, stream " << with_stream;
+      EXPECT_EQ(back[0], 0) << "wrote before the destination";
+      EXPECT_EQ(back[n + 1], 0) << "wrote past the destination";
+      if (n >= threshold) {
+        EXPECT_GT(after.allocations, before.allocations) << n << " bytes: not staged";
+      } else {
+        EXPECT_EQ(after.allocations, before.allocations) << n << " bytes: staged below the threshold";
+      }
+      EXPECT_EQ(after.allocated_bytes, before.allocated_bytes) << "staging chunks not returned";
+      EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
+    }
+    if (with_stream) {
+      ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+    }
+  }
+  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
+}
+
+// The staged copy itself at sizes the policy would send direct (one byte, one chunk and a
+// bit), on the legacy default stream.
+TEST(StagedCopy, AnySizeThroughTheChunks) {
+  REQUIRE_GPU_OR_SKIP();
+  for (size_t n : {size_t{1}, size_t{7}, size_t{4096}, (size_t{4} << 20) + 1, (size_t{9} << 20) - 5}) {
+    std::vector<uint8_t> host(n), back(n, 0);
+    for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 7 + 1);
+    void* dev = nullptr;
+    ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
+    ASSERT_EQ(staged_copy(dev, host.data(), n, true, kLegacy, staging_config()), Error::Ok) << slimcuda_last_error_message();
+    ASSERT_EQ(staged_copy(back.data(), dev, n, false, kLegacy, staging_config()), Error::Ok) << slimcuda_last_error_message();
+    EXPECT_EQ(back, host) << n << " bytes";
+    EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
+  }
+}
+
+// Every pipeline shape moves every byte: one buffer (strictly serial), two, more buffers
+// than chunks, a last chunk of one byte, one thread and an odd number of threads.
+TEST(StagedCopy, EveryPipelineShapeRoundTrips) {
+  REQUIRE_GPU_OR_SKIP();
+  void* stream = nullptr;
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+  constexpr size_t kChunk = size_t{64} << 10;  // the smallest chunk a config may ask for
+  const StagingConfig shapes[] = {{kChunk, 1, 1}, {kChunk, 2, 3}, {kChunk, 5, 2}, {kChunk * 4, 3, 7},
+                                  {size_t{1} << 20, 16, 4}};
+  for (const StagingConfig& shape : shapes) {
+    for (size_t n : {size_t{1}, kChunk, kChunk + 1, 7 * kChunk + 13, size_t{3} << 20}) {
+      std::vector<uint8_t> host(n), back(n, 0);
+      for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 29 + n + shape.buffers);
+      void* dev = nullptr;
+      ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
+      ASSERT_EQ(staged_copy(dev, host.data(), n, true, on(stream), shape), Error::Ok) << slimcuda_last_error_message();
+      ASSERT_EQ(staged_copy(back.data(), dev, n, false, on(stream), shape), Error::Ok) << slimcuda_last_error_message();
+      EXPECT_EQ(back, host) << n << " bytes, chunk " << shape.chunk_bytes << ", " << shape.buffers << " buffers, "
+                            << shape.threads << " threads";
+      EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
+    }
+  }
+  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
+}
+
+// Three threads staging at once share the copy threads: nobody's bytes land in another's.
+TEST(StagedCopy, ConcurrentCopiesKeepTheirBytes) {
+  REQUIRE_GPU_OR_SKIP();
+  constexpr size_t n = (size_t{24} << 20) + 9;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<uint8_t> host(n), back(n, 0);
+      for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 13 + t * 101);
+      void* dev = nullptr;
+      if (slimcuda_device_alloc(n, 0, 0, &dev) != SLIMCUDA_OK) {
+        ++failures;
+        return;
+      }
+      for (int round = 0; round < 3; ++round) {
+        if (staged_copy(dev, host.data(), n, true, kLegacy, staging_config()) != Error::Ok ||
+            staged_copy(back.data(), dev, n, false, kLegacy, staging_config()) != Error::Ok || back != host) {
+          ++failures;
+        }
+        std::fill(back.begin(), back.end(), 0);
+      }
+      if (slimcuda_device_free(dev, 0) != SLIMCUDA_OK) ++failures;
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
+}  // namespace slimcuda
