@@ -146,3 +146,20 @@ func TestPinnedPool(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, start.ReservedBytes, end.ReservedBytes)
 }
+
+func TestKernelsDeviceCount(t *testing.T) {
+	for _, c := range fx.Cases(t, "kernels.json", "device_count") {
+		t.Run(c.Name, func(t *testing.T) {
+			if !fx.Begin(t, c) {
+				t.Skip("needs " + c.Requires)
+			}
+			n, err := DeviceCount()
+			expectCode(t, c, err)
+			require.GreaterOrEqual(t, n, 0)
+			var want int
+			if c.GetOr(t, "count", &want) {
+				require.Equal(t, want, n)
+			}
+		})
+	}
+}

@@ -3,9 +3,12 @@ package slimcuda
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/slimcuda/slimcuda/go/internal/fixture"
+	"github.com/stretchr/testify/require"
 )
 
 // fx owns the fixture files this package's tests must cover in full.
@@ -68,3 +71,24 @@ func expectCode(t *testing.T, c fixture.Case, err error) {
 		t.Fatalf("error %q does not mention %q", err, msg)
 	}
 }
+
+func requireGPUs(t *testing.T, n int) {
+	t.Helper()
+	count, err := DeviceCount()
+	require.NoError(t, err)
+	if count >= n {
+		return
+	}
+	if want, _ := strconv.Atoi(os.Getenv("SLIMCUDA_REQUIRE_GPUS")); want >= n {
+		t.Fatalf("SLIMCUDA_REQUIRE_GPUS=%d but %d GPU(s)", want, count)
+	}
+	t.Skipf("needs %d GPUs, found %d", n, count)
+}
+
+// pointerOf returns the address of a Go slice's first element, for handing the C ABI a
+// host pointer it must refuse (it never dereferences it).
+func pointerOf(s []float32) unsafe.Pointer { return unsafe.Pointer(&s[0]) }
+
+// fakeHandle makes a stand-in stream handle from a number: the library stores and compares
+// it, never dereferences it. Keep values small: far below the Go heap.
+func fakeHandle(v uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&v)) }

@@ -1,8 +1,10 @@
 package slimcuda
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -351,4 +353,246 @@ func TestContainerWithoutHandleIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidProgram)
 	require.Contains(t, err.Error(), "returned no container")
 	require.Nil(t, m)
+}
+
+// Model packages from untrusted bytes, from testdata/packages.json (csrc/package/
+// package_test.cc runs the same cases).
+
+func TestPackagesCheck(t *testing.T) {
+	for _, c := range fx.Cases(t, "packages.json", "check") {
+		t.Run(c.Name, func(t *testing.T) {
+			if !fx.Begin(t, c) {
+				t.Skip("needs " + c.Requires)
+			}
+			var file string
+			c.Get(t, "file", &file)
+			data, err := os.ReadFile(fx.Path(t, "packages.json", file))
+			require.NoError(t, err)
+			expectCode(t, c, CheckPackage(data))
+		})
+	}
+}
+
+func TestPackagesLoad(t *testing.T) {
+	for _, c := range fx.Cases(t, "packages.json", "load") {
+		t.Run(c.Name, func(t *testing.T) {
+			if !fx.Begin(t, c) {
+				t.Skip("needs " + c.Requires)
+			}
+			var file string
+			c.Get(t, "file", &file)
+			m, err := Load(fx.Path(t, "packages.json", file), LoadOnCPU())
+			expectCode(t, c, err)
+			if err != nil {
+				require.Nil(t, m)
+				return
+			}
+			require.NoError(t, m.Close())
+		})
+	}
+}
+
+func TestPackMissingManifest(t *testing.T) {
+	err := Pack(filepath.Join(t.TempDir(), "missing.json"), filepath.Join(t.TempDir(), "out.slimcuda"))
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = Load(filepath.Join(t.TempDir(), "missing.slimcuda"))
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// FuzzCheckPackage feeds bytes to the package reader through the Go API: it must answer Ok
+// or InvalidProgram, never crash. It is a robustness check of the Go-to-C boundary (slice
+// passing, error mapping), not a coverage-guided fuzzer: cgo code is not instrumented, so
+// `go test -fuzz` learns nothing about the C parser. `bazel test` runs it over its seeds
+// (testdata/packages/*.slimcuda); libFuzzer (tools/fuzz/fuzz.sh) is the coverage-guided
+// fuzzer of the C reader, and FuzzParseInputs (go/cmd/slimcuda) is the Go-side target.
+func FuzzCheckPackage(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join(filepath.Dir(fx.Path(f, "packages.json", "x")), "packages", "*.slimcuda"))
+	for _, p := range seeds {
+		data, err := os.ReadFile(p)
+		if err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		err := CheckPackage(data)
+		if err != nil && !errorIs(err, ErrInvalidProgram) {
+			t.Fatalf("want nil or ErrInvalidProgram, got %v", err)
+		}
+	})
+}
+
+func demoReference(t *testing.T) (input, want []float32) {
+	data, err := os.ReadFile(fx.Path(t, "demo_model.json", "demo_model.json"))
+	require.NoError(t, err)
+	var doc struct {
+		Cases []struct {
+			Name   string    `json:"name"`
+			Input  []float32 `json:"input"`
+			Expect []float32 `json:"expect_output"`
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	for _, c := range doc.Cases {
+		if c.Name == "run_cpu_batch_4" {
+			return c.Input, c.Expect
+		}
+	}
+	t.Fatal("no run_cpu_batch_4 in demo_model.json")
+	return nil, nil
+}
+
+// Two GPUs: models from testdata/multi_gpu.json.
+func TestMultiGPUModel(t *testing.T) {
+	input, want := demoReference(t)
+	for _, c := range fx.Cases(t, "multi_gpu.json", "model") {
+		t.Run(c.Name, func(t *testing.T) {
+			if !fx.Begin(t, c) {
+				t.Skip("needs " + c.Requires)
+			}
+			var modelDev, inputDev int
+			c.Get(t, "model_device", &modelDev)
+			c.Get(t, "input_device", &inputDev)
+			m, err := Load(demoPackage(t), LoadOnCUDA(modelDev))
+			require.NoError(t, err)
+			defer m.Close()
+			require.Equal(t, Device{CUDA, modelDev}, m.Device())
+			x, err := NewTensor([]int64{4, 16}, Float32, Device{CUDA, inputDev})
+			require.NoError(t, err)
+			defer x.Close()
+			require.NoError(t, x.CopyFromHost(input))
+			out, err := m.Run([]*Tensor{x})
+			expectCode(t, c, err)
+			if err != nil {
+				return
+			}
+			defer out[0].Close()
+			got := make([]float32, len(want))
+			require.NoError(t, out[0].CopyToHost(got))
+			require.Equal(t, want, got)
+		})
+	}
+}
+
+// Two goroutines drive the two GPUs at once, each with its own stream: copies, a kernel
+// and a model run on its GPU, many times over; the results never mix.
+func TestTwoGoroutinesDriveTwoGPUs(t *testing.T) {
+	requireGPUs(t, 2)
+	input, want := demoReference(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for dev := 0; dev < 2; dev++ {
+		wg.Add(1)
+		go func(dev int) {
+			defer wg.Done()
+			errs <- driveGPU(t, dev, input, want)
+		}(dev)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+func driveGPU(t *testing.T, dev int, input, want []float32) error {
+	s, err := NewStream(NonBlocking(), StreamOnDevice(dev))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	m, err := Load(demoPackage(t), LoadOnCUDA(dev))
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	buf, err := Alloc(4*1024, OnDevice(dev))
+	if err != nil {
+		return err
+	}
+	defer buf.Close()
+	x, err := NewTensor([]int64{4, 16}, Float32, Device{CUDA, dev})
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	for round := 0; round < 50; round++ {
+		value := float32(dev*1000 + round)
+		got := make([]float32, 1024)
+		err := WithCallerStream(s, func() error {
+			if err := buf.FillFloat32(value, 1024); err != nil {
+				return err
+			}
+			if err := buf.CopyToHost(AsBytes(got)); err != nil {
+				return err
+			}
+			if err := x.CopyFromHost(input); err != nil {
+				return err
+			}
+			out, err := m.Run([]*Tensor{x})
+			if err != nil {
+				return err
+			}
+			defer out[0].Close()
+			y := make([]float32, len(want))
+			if err := out[0].CopyToHost(y); err != nil {
+				return err
+			}
+			for i := range want {
+				if y[i] != want[i] {
+					return fmt.Errorf("gpu %d round %d: output %d = %v, want %v", dev, round, i, y[i], want[i])
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i, v := range got {
+			if v != value {
+				return fmt.Errorf("gpu %d round %d: element %d = %v, want %v", dev, round, i, v, value)
+			}
+		}
+	}
+	return nil
+}
+
+// Manifest numbers are JSON integers within their field's range, never truncated or
+// wrapped (csrc/package/package_test.cc checks the same cases).
+func TestPackRefusesNumbersThatAreNotIntegersInRange(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "n.so"), []byte("not really a library"), 0o644))
+	tests := []struct {
+		description string
+		fields      string // the input tensor's numeric fields, as JSON
+		message     string
+	}{
+		{"fractional sizes", `"sizes": [2.7, 3.9]`, "tensor 'x': sizes[0] must be an integer"},
+		{"integral float size", `"sizes": [2.0]`, "tensor 'x': sizes[0] must be an integer"},
+		{"size 1e10", `"sizes": [1e10]`, "tensor 'x': sizes[0] must be an integer"},
+		{"size 1e300", `"sizes": [3, 1e300]`, "tensor 'x': sizes[1] must be an integer"},
+		{"size past int64", `"sizes": [9223372036854775808]`, "tensor 'x': sizes[0] must be an integer"},
+		{"boolean size", `"sizes": [true]`, "tensor 'x': sizes[0] must be an integer"},
+		{"sizes not an array", `"sizes": 3`, "tensor 'x': sizes must be an array"},
+		{"fractional min size", `"sizes": [3], "min_sizes": [0.5], "dynamism": "dynamic_bounded"`,
+			"tensor 'x': min_sizes[0] must be an integer"},
+		{"dim_order past uint8", `"sizes": [3, 3], "dim_order": [257, 256]`,
+			"tensor 'x': dim_order[0] must be an integer in [0, 255], got 257"},
+		{"negative dim_order", `"sizes": [3], "dim_order": [-1]`, "tensor 'x': dim_order[0] must be an integer"},
+		{"device_index past int32", `"sizes": [3], "device_index": 4294967295`,
+			"tensor 'x': device_index must be an integer in [-1, 127], got 4294967295"},
+		{"device_index 1e300", `"sizes": [3], "device_index": 1e300`, "tensor 'x': device_index must be an integer"},
+		{"fractional device_index", `"sizes": [3], "device_index": 0.5`, "tensor 'x': device_index must be an integer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.description, func(t *testing.T) {
+			manifest := filepath.Join(dir, "numbers.json")
+			text := `{"libraries": [{"device": "cpu", "so": "n.so", "methods": [{"name": "forward",
+			  "inputs": [{"name": "x", "dtype": "int64", "device": "cpu", ` + tc.fields + `}],
+			  "outputs": [{"name": "y", "dtype": "bool", "sizes": [3], "device": "cpu"}]}]}]}`
+			require.NoError(t, os.WriteFile(manifest, []byte(text), 0o644))
+			err := Pack(manifest, filepath.Join(dir, "numbers.slimcuda"))
+			require.ErrorIs(t, err, ErrInvalidArgument)
+			require.ErrorContains(t, err, tc.message)
+		})
+	}
 }

@@ -347,3 +347,58 @@ func TestTensorMisuseIsAnErrorNotAPanic(t *testing.T) {
 	require.Equal(t, "DType(99)", DType(99).String())
 	require.Equal(t, "cuda:1", Device{CUDA, 1}.String())
 }
+
+// Two GPUs: tensor copies from testdata/multi_gpu.json.
+func TestMultiGPUTensorCopy(t *testing.T) {
+	for _, c := range fx.Cases(t, "multi_gpu.json", "tensor_copy") {
+		t.Run(c.Name, func(t *testing.T) {
+			if !fx.Begin(t, c) {
+				t.Skip("needs " + c.Requires)
+			}
+			var srcDev, dstDev int
+			var srcName, dstName string
+			var sizes []int64
+			var transpose bool
+			c.Get(t, "src_device", &srcDev)
+			c.Get(t, "dst_device", &dstDev)
+			c.Get(t, "src_dtype", &srcName)
+			c.Get(t, "dst_dtype", &dstName)
+			c.Get(t, "sizes", &sizes)
+			c.Get(t, "transpose_dst", &transpose)
+			srcType, _ := DTypeByName(srcName)
+			dstType, _ := DTypeByName(dstName)
+			n := sizes[0] * sizes[1]
+			values := make([]float64, n)
+			for i := range values {
+				values[i] = float64(i)
+			}
+			src, err := NewTensor(sizes, srcType, Device{CUDA, srcDev})
+			require.NoError(t, err)
+			defer src.Close()
+			require.NoError(t, src.CopyFromHost(values))
+			var dst *Tensor
+			if transpose {
+				base, err := NewTensor([]int64{sizes[1], sizes[0]}, dstType, Device{CUDA, dstDev})
+				require.NoError(t, err)
+				defer base.Close()
+				dst, err = base.View(sizes, []int64{1, sizes[0]}, 0)
+				require.NoError(t, err)
+			} else {
+				dst, err = NewTensor(sizes, dstType, Device{CUDA, dstDev})
+				require.NoError(t, err)
+			}
+			defer dst.Close()
+			err = dst.CopyFrom(src)
+			expectCode(t, c, err)
+			if err != nil {
+				return
+			}
+			got := make([]float64, n)
+			require.NoError(t, dst.CopyToHost(got))
+			require.Equal(t, values, got)
+			info, err := dst.Info()
+			require.NoError(t, err)
+			require.Equal(t, dstDev, info.Device.Index)
+		})
+	}
+}

@@ -2,12 +2,14 @@ package slimcuda
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/slimcuda/slimcuda/go/internal/fixture"
+	"github.com/slimcuda/slimcuda/go/internal/rawcuda"
 	"github.com/stretchr/testify/require"
 )
 
@@ -287,22 +289,305 @@ func TestBufferMisuseIsAnErrorNotAPanic(t *testing.T) {
 	require.Nil(t, nilStream.Handle())
 }
 
-func TestErrorsWrapTheirCode(t *testing.T) {
-	err := copyRaw(&DeviceBuffer{size: 4}, nil, 4, true, nil)
-	require.ErrorIs(t, err, ErrInvalidArgument)
-	require.NotErrorIs(t, err, ErrInternal)
-	var e *Error
-	require.ErrorAs(t, err, &e)
-	require.Equal(t, ErrInvalidArgument, e.Code)
-	require.Contains(t, e.Error(), "slimcuda: ")
-	require.Contains(t, e.Message, "slimcuda_copy_host_to_device")
-	require.Equal(t, "InvalidArgument", ErrInvalidArgument.String())
-	require.Equal(t, "ErrorCode(0x77)", ErrorCode(0x77).String())
-	for code, name := range codeNames {
-		got, ok := CodeByName(name)
-		require.True(t, ok)
-		require.Equal(t, code, got)
+// The kernel entry points (FillFloat32, AxpyFloat32), driven by testdata/kernels.json (also run by
+// csrc/kernels/kernels_test.cc).
+func TestKernelsFill(t *testing.T) {
+	for _, c := range fx.Cases(t, "kernels.json", "fill") {
+		t.Run(c.Name, func(t *testing.T) {
+			if !fx.Begin(t, c) {
+				t.Skip("needs " + c.Requires)
+			}
+			var n int
+			var value float32
+			var dst string
+			c.Get(t, "n", &n)
+			c.Get(t, "value", &value)
+			c.Get(t, "dst", &dst)
+			device := 0
+			c.GetOr(t, "device_index", &device)
+
+			if dst == "device" {
+				buf, err := Alloc(4*max(n, 1), OnDevice(0))
+				require.NoError(t, err)
+				defer func() { require.NoError(t, buf.Close()) }()
+				// Reach the C entry point with the fixture's device index, as C++ does.
+				b := *buf
+				b.device = device
+				expectCode(t, c, b.FillFloat32(value, n))
+				if c.IsNull("message") && n > 0 && device == 0 {
+					got := make([]float32, n)
+					require.NoError(t, buf.CopyToHost(AsBytes(got)))
+					wrong := 0
+					for _, v := range got {
+						if v != value {
+							wrong++
+						}
+					}
+					require.Zero(t, wrong, "of %d elements, first %v, last %v", n, got[0], got[n-1])
+				}
+				return
+			}
+			// A host buffer or none: the C ABI must refuse before touching memory.
+			host := make([]float32, n+1)
+			b := &DeviceBuffer{size: 4 * n, device: device}
+			if dst == "host" {
+				b.ptr = pointerOf(host)
+			}
+			expectCode(t, c, b.FillFloat32(value, n))
+			for _, v := range host {
+				require.Zero(t, v, "a refused fill wrote host memory")
+			}
+		})
 	}
-	_, ok := CodeByName("NoSuchCode")
-	require.False(t, ok)
+}
+
+func TestKernelsAxpy(t *testing.T) {
+	for _, c := range fx.Cases(t, "kernels.json", "axpy") {
+		t.Run(c.Name, func(t *testing.T) {
+			if !fx.Begin(t, c) {
+				t.Skip("needs " + c.Requires)
+			}
+			var a float32
+			c.Get(t, "a", &a)
+			if c.IsNull("x") {
+				y := []float32{1}
+				yb := &DeviceBuffer{ptr: pointerOf(y), size: 4}
+				xb := &DeviceBuffer{size: 4} // a null pointer
+				expectCode(t, c, AxpyFloat32(yb, xb, 1, a))
+				return
+			}
+			var x, y, want []float32
+			c.Get(t, "x", &x)
+			c.Get(t, "y", &y)
+			c.Get(t, "expect_y", &want)
+			require.Len(t, y, len(x))
+			xb, err := Alloc(4*len(x), OnDevice(0))
+			require.NoError(t, err)
+			defer xb.Close()
+			yb, err := Alloc(4*len(y), OnDevice(0))
+			require.NoError(t, err)
+			defer yb.Close()
+			require.NoError(t, xb.CopyFromHost(AsBytes(x)))
+			require.NoError(t, yb.CopyFromHost(AsBytes(y)))
+			expectCode(t, c, AxpyFloat32(yb, xb, len(x), a))
+			got := make([]float32, len(y))
+			require.NoError(t, yb.CopyToHost(AsBytes(got)))
+			require.Equal(t, want, got)
+		})
+	}
+}
+
+// Two GPUs, from testdata/multi_gpu.json (csrc/c_api/multi_gpu_test.cc runs the same cases).
+func TestMultiGPUCopy(t *testing.T) {
+	for _, c := range fx.Cases(t, "multi_gpu.json", "copy") {
+		t.Run(c.Name, func(t *testing.T) {
+			if !fx.Begin(t, c) {
+				t.Skip("needs " + c.Requires)
+			}
+			var bufDev, streamDev, index, n int
+			c.Get(t, "buffer_device", &bufDev)
+			c.Get(t, "stream_device", &streamDev)
+			c.Get(t, "device_index", &index)
+			c.Get(t, "nbytes", &n)
+			buf, err := Alloc(n, OnDevice(bufDev))
+			require.NoError(t, err)
+			defer buf.Close()
+			s, err := NewStream(NonBlocking(), StreamOnDevice(streamDev))
+			require.NoError(t, err)
+			defer s.Close()
+			in, out := pattern(n, 1), make([]byte, n)
+			b := *buf // the case's device index, on this buffer
+			b.device = index
+			err = b.CopyFromHost(in, OnStream(s))
+			expectCode(t, c, err)
+			if err == nil {
+				require.NoError(t, b.CopyToHost(out, OnStream(s)))
+				require.True(t, bytes.Equal(in, out))
+			}
+		})
+	}
+}
+
+// Benchmarks (run on the GPU machine by tools/gpu/perf.sh and run.sh --bench), each against
+// raw CUDA called from Go in the same run: copies from pinned host memory, copies from
+// ordinary Go slices (pageable: slimcuda stages them), device and pinned allocation on a
+// cache hit, and the cost of one cgo call.
+
+var benchSizes = []int{4, 4 << 10, 1 << 20, 64 << 20}
+
+func sizeName(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func BenchmarkCopy(b *testing.B) {
+	requireGPU(b)
+	host, err := rawcuda.HostAlloc(64 << 20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rawcuda.HostFree(host)
+	buf, err := Alloc(64<<20, OnDevice(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Close()
+	stream, err := NewStream(NonBlocking())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stream.Close()
+	dev := buf.Pointer()
+
+	type variant struct {
+		name string
+		h2d  func(src []byte) error
+		d2h  func(dst []byte) error
+	}
+	variants := []variant{
+		{"raw=cudaMemcpy", func(s []byte) error { return rawcuda.CopyToDevice(dev, s) },
+			func(d []byte) error { return rawcuda.CopyToHost(d, dev) }},
+		{"slimcuda=no-stream", func(s []byte) error { return buf.CopyFromHost(s) },
+			func(d []byte) error { return buf.CopyToHost(d) }},
+		{"raw=async+sync", func(s []byte) error { return rawcuda.CopyToDeviceAsyncSync(dev, s, stream.Handle()) },
+			func(d []byte) error { return rawcuda.CopyToHostAsyncSync(d, dev, stream.Handle()) }},
+		{"slimcuda=OnStream", func(s []byte) error { return buf.CopyFromHost(s, OnStream(stream)) },
+			func(d []byte) error { return buf.CopyToHost(d, OnStream(stream)) }},
+	}
+	for _, n := range benchSizes {
+		for _, dir := range []string{"H2D", "D2H"} {
+			for _, v := range variants {
+				b.Run(fmt.Sprintf("%s/%s/%s", sizeName(n), dir, v.name), func(b *testing.B) {
+					b.SetBytes(int64(n))
+					op := v.h2d
+					if dir == "D2H" {
+						op = v.d2h
+					}
+					for i := 0; i < b.N; i++ {
+						if err := op(host[:n]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// Copies between a Go slice (ordinary pageable memory) and the GPU: raw cudaMemcpy against
+// slimcuda, which stages copies from 1 MiB through pinned chunks.
+func BenchmarkPageableCopy(b *testing.B) {
+	requireGPU(b)
+	const most = 256 << 20
+	host := make([]byte, most)
+	for i := range host {
+		host[i] = byte(i) // touch every page before timing
+	}
+	buf, err := Alloc(most, OnDevice(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Close()
+	dev := buf.Pointer()
+	for _, n := range []int{1 << 20, 16 << 20, 64 << 20, most} {
+		for _, dir := range []string{"H2D", "D2H"} {
+			ops := []struct {
+				name string
+				op   func(h []byte) error
+			}{
+				{"raw=cudaMemcpy", func(h []byte) error {
+					if dir == "H2D" {
+						return rawcuda.CopyToDevice(dev, h)
+					}
+					return rawcuda.CopyToHost(h, dev)
+				}},
+				{"slimcuda", func(h []byte) error {
+					if dir == "H2D" {
+						return buf.CopyFromHost(h)
+					}
+					return buf.CopyToHost(h)
+				}},
+			}
+			for _, v := range ops {
+				b.Run(fmt.Sprintf("%s/%s/%s", sizeName(n), dir, v.name), func(b *testing.B) {
+					b.SetBytes(int64(n))
+					for i := 0; i < b.N; i++ {
+						if err := v.op(host[:n]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// Device allocation + free on a cache hit against cudaMalloc and cudaMallocAsync pairs,
+// and a pinned tensor + Close against cudaHostAlloc + cudaFreeHost, two cgo calls each.
+func BenchmarkAllocFree(b *testing.B) {
+	requireGPU(b)
+	stream, err := NewStream(NonBlocking())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stream.Close()
+	for _, n := range []int{4 << 10, 1 << 20, 64 << 20} {
+		variants := []struct {
+			name string
+			op   func() error
+		}{
+			{"device/slimcuda", func() error {
+				buf, err := Alloc(n, OnDevice(0))
+				if err != nil {
+					return err
+				}
+				return buf.Close()
+			}},
+			{"device/raw=cudaMalloc", func() error {
+				p, err := rawcuda.Malloc(n)
+				if err != nil {
+					return err
+				}
+				return rawcuda.Free(p)
+			}},
+			{"device/raw=cudaMallocAsync", func() error {
+				p, err := rawcuda.MallocAsync(n, stream.Handle())
+				if err != nil {
+					return err
+				}
+				return rawcuda.FreeAsync(p, stream.Handle())
+			}},
+			{"pinned/slimcuda-tensor", func() error {
+				t, err := NewTensor([]int64{int64(n)}, Uint8, Device{Type: CPU}, Pinned())
+				if err != nil {
+					return err
+				}
+				return t.Close()
+			}},
+			{"pinned/raw=cudaHostAlloc", func() error {
+				h, err := rawcuda.HostAlloc(n)
+				if err != nil {
+					return err
+				}
+				return rawcuda.HostFree(h)
+			}},
+		}
+		for _, v := range variants {
+			b.Run(fmt.Sprintf("%s/%s", sizeName(n), v.name), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if err := v.op(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+	if err := stream.Synchronize(); err != nil {
+		b.Fatal(err)
+	}
 }
