@@ -311,8 +311,7 @@ func TestKernelsFill(t *testing.T) {
 				require.NoError(t, err)
 				defer func() { require.NoError(t, buf.Close()) }()
 				// Reach the C entry point with the fixture's device index, as C++ does.
-				b := *buf
-				b.device = device
+				b := &DeviceBuffer{ptr: buf.ptr, size: buf.size, device: device} // aliases buf, not freed
 				expectCode(t, c, b.FillFloat32(value, n))
 				if c.IsNull("message") && n > 0 && device == 0 {
 					got := make([]float32, n)
@@ -396,8 +395,8 @@ func TestMultiGPUCopy(t *testing.T) {
 			require.NoError(t, err)
 			defer s.Close()
 			in, out := pattern(n, 1), make([]byte, n)
-			b := *buf // the case's device index, on this buffer
-			b.device = index
+			// The case's device index, on this buffer's memory (b aliases buf and frees nothing).
+			b := &DeviceBuffer{ptr: buf.ptr, size: buf.size, device: index}
 			err = b.CopyFromHost(in, OnStream(s))
 			expectCode(t, c, err)
 			if err == nil {
