@@ -78,10 +78,15 @@ func (b *DeviceBuffer) Device() int {
 	return b.device
 }
 
-// Pointer is the device address, for passing to other CUDA libraries (nil for a nil
-// buffer).
+// Pointer is the device address, for passing to other CUDA libraries (nil for a nil or
+// closed buffer: the memory is freed).
 func (b *DeviceBuffer) Pointer() unsafe.Pointer {
 	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
 		return nil
 	}
 	return b.ptr
@@ -206,7 +211,9 @@ func spin(d time.Duration, device int, opts ...CallOption) error {
 	return check("spin", C.sc_spin(C.int64_t(d.Microseconds()), C.int32_t(device), with, stream))
 }
 
-// Close frees the device memory. It is idempotent; later copies report ErrInvalidState.
+// Close frees the device memory, following the package's Close contract (see the package
+// documentation): nil-safe, idempotent, its error reported once, and every later call
+// that can fail reports ErrInvalidState.
 func (b *DeviceBuffer) Close() error {
 	if b == nil {
 		return nil

@@ -15,6 +15,21 @@
 // Copies are blocking: when CopyFromHost or CopyToHost returns, the copy is complete, so
 // passing Go memory is safe (C keeps no pointer to it).
 //
+// # Close
+//
+// [Stream], [DeviceBuffer], [Tensor] and [Model] hold C resources and have one Close
+// contract:
+//
+//   - Close on a nil pointer returns nil;
+//   - Close is idempotent: the first call releases the resource and returns its error (if
+//     any); the value is closed even when that fails, and later calls return nil;
+//   - after Close, every method that can fail returns an *[Error] with Code
+//     [ErrInvalidState], without calling CUDA; accessors that cannot fail (Len, Device,
+//     Inputs, Outputs) keep describing the value, and [DeviceBuffer.Pointer] returns nil.
+//
+// A finalizer calls Close as a leak backstop only; close values explicitly. Each type
+// says whether Close may run concurrently with its other methods.
+//
 // # Errors
 //
 // Every failure is an *[Error] that wraps an [ErrorCode], so callers test the kind with

@@ -124,7 +124,7 @@ func LoadBytes(data []byte, opts ...LoadOption) (*Model, error) {
 func newModel(h unsafe.Pointer) (*Model, error) {
 	m := &Model{h: h}
 	if err := m.describe(); err != nil {
-		C.sc_model_free(m.h)
+		_ = check("LoadBytes", C.sc_model_free(m.h)) // the describe error is the one to report
 		return nil, err
 	}
 	runtime.SetFinalizer(m, func(m *Model) { m.Close() })
@@ -241,19 +241,21 @@ func (m *Model) Run(inputs []*Tensor, opts ...CallOption) ([]*Tensor, error) {
 	return result, nil
 }
 
-// Close unloads the model. It is idempotent.
+// Close unloads the model, following the package's Close contract (see the package
+// documentation): nil-safe, idempotent, its error reported once, and every later call
+// that can fail reports ErrInvalidState. It waits for Run calls in progress.
 func (m *Model) Close() error {
 	if m == nil {
 		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.closed {
-		m.closed = true
-		runtime.SetFinalizer(m, nil)
-		C.sc_model_free(m.h)
+	if m.closed {
+		return nil
 	}
-	return nil
+	m.closed = true
+	runtime.SetFinalizer(m, nil)
+	return check("Model.Close", C.sc_model_free(m.h))
 }
 
 // CheckPackage checks package bytes as Load would, loading nothing.

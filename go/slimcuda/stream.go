@@ -22,7 +22,6 @@ type Stream struct {
 	owned  bool           // created here: Close destroys it
 	mu     sync.RWMutex   // calls using handle hold it shared, Close exclusively
 	closed bool
-	err    error        // Close's result
 	scopes atomic.Int32 // WithCallerStream scopes selecting the stream now
 }
 
@@ -138,7 +137,8 @@ func (s *Stream) Device() (int, error) {
 // WrapStream); for the default stream it does nothing in CUDA. Every kind of Stream is
 // closed afterwards (see Stream). Close waits for calls using the stream to return; while
 // a WithCallerStream scope selects the stream, Close returns ErrInvalidState and leaves it
-// open (close it after the scope). Close is idempotent and returns the first result.
+// open (close it after the scope). Otherwise Close follows the package's Close contract
+// (see the package documentation): nil-safe, idempotent, its error reported once.
 func (s *Stream) Close() error {
 	if s == nil {
 		return nil
@@ -146,7 +146,7 @@ func (s *Stream) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return s.err
+		return nil
 	}
 	if s.scopes.Load() > 0 {
 		return &Error{Op: "Stream.Close", Code: ErrInvalidState, Message: "stream is selected by a WithCallerStream scope"}
@@ -155,11 +155,11 @@ func (s *Stream) Close() error {
 	runtime.SetFinalizer(s, nil)
 	switch {
 	case s.owned:
-		s.err = check("Stream.Close", C.sc_stream_destroy(s.handle))
+		return check("Stream.Close", C.sc_stream_destroy(s.handle))
 	case s.handle != nil:
-		s.err = check("Stream.Close", C.sc_stream_release(s.handle))
+		return check("Stream.Close", C.sc_stream_release(s.handle))
 	}
-	return s.err
+	return nil
 }
 
 // WithCallerStream runs fn with s selected as the caller stream: every slimcuda call fn

@@ -350,17 +350,19 @@ func (t *Tensor) CopyToHost(dst any, opts ...CallOption) error {
 	return check(op, r)
 }
 
-// Close releases the tensor; its memory is freed with the last view. Idempotent.
+// Close releases the tensor; its memory is freed with the last view. It follows the
+// package's Close contract (see the package documentation): nil-safe, idempotent, its
+// error reported once, and every later call that can fail reports ErrInvalidState.
 func (t *Tensor) Close() error {
 	if t == nil {
 		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.closed {
-		t.closed = true
-		runtime.SetFinalizer(t, nil)
-		C.sc_tensor_delete(t.h)
+	if t.closed {
+		return nil
 	}
-	return nil
+	t.closed = true
+	runtime.SetFinalizer(t, nil)
+	return check("Tensor.Close", C.sc_tensor_delete(t.h))
 }

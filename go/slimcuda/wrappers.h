@@ -104,7 +104,7 @@ static inline sc_result sc_tensor_clone(void* t, int32_t preserve_strides) {
   r.ptr = c;
   return r;
 }
-static inline void sc_tensor_delete(void* t) { slimcuda_tensor_delete((slimcuda_tensor*)t); }
+static inline sc_result sc_tensor_delete(void* t) { return sc_wrap(slimcuda_tensor_delete((slimcuda_tensor*)t)); }
 // info->sizes/strides are copied into the caller's arrays of kMaxDims (25) entries.
 static inline sc_result sc_tensor_get_info(void* t, slimcuda_tensor_info* info, int64_t* sizes, int64_t* strides) {
   sc_result r = sc_wrap(slimcuda_tensor_get_info((const slimcuda_tensor*)t, info));
@@ -147,7 +147,7 @@ static inline sc_result sc_model_load_file(const char* path, int32_t type, int32
   r.ptr = m;
   return r;
 }
-static inline void sc_model_free(void* m) { slimcuda_model_free((slimcuda_model*)m); }
+static inline sc_result sc_model_free(void* m) { return sc_wrap(slimcuda_model_free((slimcuda_model*)m)); }
 // i64 = (device_type << 32) | (uint32)device_index
 static inline sc_result sc_model_device(void* m) {
   int32_t type = 0, index = 0;
