@@ -15,7 +15,7 @@ import (
 type DeviceBuffer struct {
 	ptr    unsafe.Pointer
 	size   int
-	device int
+	device int        // resolved CUDA ordinal, never -1
 	mu     sync.Mutex // guards closed against double free
 	closed bool
 }
@@ -24,20 +24,22 @@ type DeviceBuffer struct {
 type AllocOption func(*allocConfig)
 
 type allocConfig struct {
-	device    int
+	device    Device
 	alignment int
 }
 
-// OnDevice allocates on device (default: the current device, CurrentDevice).
-func OnDevice(device int) AllocOption { return func(c *allocConfig) { c.device = device } }
+// OnDevice allocates on a CUDA device (default: CurrentCUDA, resolved by Alloc).
+func OnDevice(device Device) AllocOption { return func(c *allocConfig) { c.device = device } }
 
 // Aligned asks for an alignment: a power of two (default 256, cudaMalloc's).
 func Aligned(alignment int) AllocOption { return func(c *allocConfig) { c.alignment = alignment } }
 
 // Alloc allocates nbytes of device memory. nbytes = 0 gives an empty buffer that owns
-// nothing. Without a GPU or driver the error is ErrNotSupported. Nil options are skipped.
+// nothing. Without a GPU or driver the error is ErrNotSupported; a device that is not CUDA
+// is ErrInvalidArgument. The buffer records the device it is on: CurrentCUDA is resolved
+// here, so later calls do not depend on the OS thread they run on. Nil options are skipped.
 func Alloc(nbytes int, opts ...AllocOption) (*DeviceBuffer, error) {
-	cfg := allocConfig{device: CurrentDevice}
+	cfg := allocConfig{device: CurrentCUDA}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -49,14 +51,15 @@ func Alloc(nbytes int, opts ...AllocOption) (*DeviceBuffer, error) {
 	case cfg.alignment < 0:
 		return nil, argError("Alloc", "negative alignment %d", cfg.alignment)
 	}
-	if err := checkDevice("Alloc", cfg.device); err != nil {
+	index, err := cudaIndex("Alloc", cfg.device)
+	if err != nil {
 		return nil, err
 	}
-	r := C.sc_device_alloc(C.size_t(nbytes), C.int32_t(cfg.device), C.size_t(cfg.alignment))
+	r := C.sc_device_alloc(C.size_t(nbytes), index, C.size_t(cfg.alignment))
 	if err := check("Alloc", r); err != nil {
 		return nil, err
 	}
-	b := &DeviceBuffer{ptr: r.ptr, size: nbytes, device: cfg.device}
+	b := &DeviceBuffer{ptr: r.ptr, size: nbytes, device: int(r.device)}
 	runtime.SetFinalizer(b, func(b *DeviceBuffer) { b.Close() })
 	return b, nil
 }
@@ -69,13 +72,13 @@ func (b *DeviceBuffer) Len() int {
 	return b.size
 }
 
-// Device is the device index the buffer was allocated with (CurrentDevice = -1; 0 for a
-// nil buffer).
-func (b *DeviceBuffer) Device() int {
+// Device is the CUDA device the buffer is on, resolved when it was allocated (never
+// CurrentCUDA; Device{} for a nil buffer).
+func (b *DeviceBuffer) Device() Device {
 	if b == nil {
-		return 0
+		return Device{}
 	}
-	return b.device
+	return CUDADevice(b.device)
 }
 
 // Pointer is the device address, for passing to other CUDA libraries (nil for a nil or

@@ -89,7 +89,7 @@ func TestAllocatorCopyContract(t *testing.T) {
 			}
 			switch deviceKind {
 			case "device":
-				b, err := Alloc(nbytes+16, OnDevice(0))
+				b, err := Alloc(nbytes+16, OnDevice(CUDADevice(0)))
 				require.NoError(t, err)
 				defer b.Close()
 				dev.ptr = b.ptr
@@ -129,7 +129,7 @@ func TestAllocatorRoundTrip(t *testing.T) {
 			var stream string
 			c.Get(t, "nbytes", &nbytes)
 			c.Get(t, "stream", &stream)
-			buf, err := Alloc(nbytes, OnDevice(deviceIndex(t, c)))
+			buf, err := Alloc(nbytes, OnDevice(CUDADevice(deviceIndex(t, c))))
 			require.NoError(t, err)
 			defer func() { require.NoError(t, buf.Close()) }()
 			in, out := pattern(nbytes, 7), make([]byte, nbytes)
@@ -153,7 +153,7 @@ func TestAllocatorAlloc(t *testing.T) {
 			c.Get(t, "nbytes", &nbytes)
 			c.Get(t, "alignment", &alignment)
 			require.Less(t, nbytes, float64(math.MaxInt))
-			buf, err := Alloc(int(nbytes), OnDevice(deviceIndex(t, c)), Aligned(alignment))
+			buf, err := Alloc(int(nbytes), OnDevice(CUDADevice(deviceIndex(t, c))), Aligned(alignment))
 			expectCode(t, c, err)
 			if err != nil {
 				require.Nil(t, buf)
@@ -189,7 +189,7 @@ func TestAllocatorDeviceToHostOrderedOnCallerStream(t *testing.T) {
 			c.Get(t, "n", &n)
 			c.Get(t, "spin_us", &spinUS)
 			c.Get(t, "value", &value)
-			buf, err := Alloc(4*n, OnDevice(0))
+			buf, err := Alloc(4*n, OnDevice(CUDADevice(0)))
 			require.NoError(t, err)
 			defer buf.Close()
 			require.NoError(t, buf.FillFloat32(0, n))
@@ -233,7 +233,7 @@ func TestAllocatorHostToDeviceOrderedOnCallerStream(t *testing.T) {
 			for i := range in {
 				in[i] = 0.25 * float32(i%1000)
 			}
-			buf, err := Alloc(4*n, OnDevice(0))
+			buf, err := Alloc(4*n, OnDevice(CUDADevice(0)))
 			require.NoError(t, err)
 			defer buf.Close()
 			s, err := NewStream(NonBlocking())
@@ -268,9 +268,9 @@ func TestBufferMisuseIsAnErrorNotAPanic(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidArgument)
 	_, err = Alloc(8, Aligned(-4))
 	require.ErrorIs(t, err, ErrInvalidArgument)
-	_, err = Alloc(8, OnDevice(1000))
+	_, err = Alloc(8, OnDevice(CUDADevice(1000)))
 	require.ErrorIs(t, err, ErrInvalidArgument)
-	_, err = NewStream(StreamOnDevice(-7))
+	_, err = NewStream(StreamOnDevice(CUDADevice(-7)))
 	require.ErrorIs(t, err, ErrInvalidArgument)
 
 	// A buffer that owns nothing still checks sizes and state.
@@ -307,7 +307,7 @@ func TestKernelsFill(t *testing.T) {
 			c.GetOr(t, "device_index", &device)
 
 			if dst == "device" {
-				buf, err := Alloc(4*max(n, 1), OnDevice(0))
+				buf, err := Alloc(4*max(n, 1), OnDevice(CUDADevice(0)))
 				require.NoError(t, err)
 				defer func() { require.NoError(t, buf.Close()) }()
 				// Reach the C entry point with the fixture's device index, as C++ does.
@@ -360,10 +360,10 @@ func TestKernelsAxpy(t *testing.T) {
 			c.Get(t, "y", &y)
 			c.Get(t, "expect_y", &want)
 			require.Len(t, y, len(x))
-			xb, err := Alloc(4*len(x), OnDevice(0))
+			xb, err := Alloc(4*len(x), OnDevice(CUDADevice(0)))
 			require.NoError(t, err)
 			defer xb.Close()
-			yb, err := Alloc(4*len(y), OnDevice(0))
+			yb, err := Alloc(4*len(y), OnDevice(CUDADevice(0)))
 			require.NoError(t, err)
 			defer yb.Close()
 			require.NoError(t, xb.CopyFromHost(AsBytes(x)))
@@ -388,10 +388,10 @@ func TestMultiGPUCopy(t *testing.T) {
 			c.Get(t, "stream_device", &streamDev)
 			c.Get(t, "device_index", &index)
 			c.Get(t, "nbytes", &n)
-			buf, err := Alloc(n, OnDevice(bufDev))
+			buf, err := Alloc(n, OnDevice(CUDADevice(bufDev)))
 			require.NoError(t, err)
 			defer buf.Close()
-			s, err := NewStream(NonBlocking(), StreamOnDevice(streamDev))
+			s, err := NewStream(NonBlocking(), StreamOnDevice(CUDADevice(streamDev)))
 			require.NoError(t, err)
 			defer s.Close()
 			in, out := pattern(n, 1), make([]byte, n)
@@ -431,7 +431,7 @@ func BenchmarkCopy(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer rawcuda.HostFree(host)
-	buf, err := Alloc(64<<20, OnDevice(0))
+	buf, err := Alloc(64<<20, OnDevice(CUDADevice(0)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -487,7 +487,7 @@ func BenchmarkPageableCopy(b *testing.B) {
 	for i := range host {
 		host[i] = byte(i) // touch every page before timing
 	}
-	buf, err := Alloc(most, OnDevice(0))
+	buf, err := Alloc(most, OnDevice(CUDADevice(0)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -541,7 +541,7 @@ func BenchmarkAllocFree(b *testing.B) {
 			op   func() error
 		}{
 			{"device/slimcuda", func() error {
-				buf, err := Alloc(n, OnDevice(0))
+				buf, err := Alloc(n, OnDevice(CUDADevice(0)))
 				if err != nil {
 					return err
 				}

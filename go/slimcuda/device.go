@@ -10,8 +10,49 @@ import (
 	"unsafe"
 )
 
-// CurrentDevice, as a device index, means the calling thread's current CUDA device.
-const CurrentDevice = -1
+// DeviceType says where memory lives or work runs.
+type DeviceType int32
+
+// The device types (c10's codes).
+const (
+	CPU  DeviceType = 0
+	CUDA DeviceType = 1
+)
+
+// A Device is a device type and index: how every function of this package names a device.
+// For CUDA the index is a device ordinal, or -1 for the calling thread's current device
+// ([CurrentCUDA]); a Go object made on CurrentCUDA (a [DeviceBuffer], a [Stream], a [Model])
+// records the device it resolved to. CPU uses index 0 (or -1). Calls that only make sense
+// for CUDA (Alloc, NewStream, GetMemoryStats, EmptyCache, Properties) return
+// ErrInvalidArgument for any other device.
+type Device struct {
+	Type  DeviceType
+	Index int
+}
+
+// CUDADevice is CUDA device index (-1: the current device, as CurrentCUDA).
+func CUDADevice(index int) Device { return Device{Type: CUDA, Index: index} }
+
+var (
+	// CPUDevice is the host.
+	CPUDevice = Device{Type: CPU}
+	// CurrentCUDA is the calling thread's current CUDA device, resolved by the call that
+	// receives it. It is the default of Alloc, NewStream and LoadOnDevice's CUDA loads.
+	CurrentCUDA = Device{Type: CUDA, Index: -1}
+)
+
+// String is PyTorch's spelling: "cpu", "cuda:1", and "cuda" for the current CUDA device.
+func (d Device) String() string {
+	switch {
+	case d.Type == CPU:
+		return "cpu"
+	case d.Type == CUDA && d.Index == -1:
+		return "cuda"
+	case d.Type == CUDA:
+		return fmt.Sprintf("cuda:%d", d.Index)
+	}
+	return fmt.Sprintf("DeviceType(%d):%d", int32(d.Type), d.Index)
+}
 
 // DeviceCount returns the number of usable CUDA devices. Without a GPU or a driver it
 // returns 0 and no error.
@@ -23,12 +64,16 @@ func DeviceCount() (int, error) {
 	return int(r.i64), nil
 }
 
-// checkDevice rejects indices the C ABI cannot represent before they are narrowed.
-func checkDevice(op string, device int) error {
-	if device < CurrentDevice || device > 127 {
-		return argError(op, "device index %d out of range", device)
+// cudaIndex is d's index for a CUDA-only C call: ErrInvalidArgument unless d is a CUDA
+// device whose index the C ABI can represent (-1 or an ordinal; C checks it exists).
+func cudaIndex(op string, d Device) (C.int32_t, error) {
+	if d.Type != CUDA {
+		return 0, argError(op, "%v is not a CUDA device", d)
 	}
-	return nil
+	if d.Index < -1 || d.Index > 127 {
+		return 0, argError(op, "device index %d out of range", d.Index)
+	}
+	return C.int32_t(d.Index), nil
 }
 
 // CUDAVersions returns the CUDA runtime version libslimcuda runs with and the driver's, as
@@ -49,27 +94,28 @@ func CUDAVersions() (runtime, driver string, err error) {
 
 // DeviceProperties describes one CUDA device.
 type DeviceProperties struct {
-	Index             int
+	Device            Device // resolved: never CurrentCUDA
 	Name              string
 	TotalMemory       uint64 // bytes
 	ComputeCapability string // "9.0"
 }
 
-// Properties returns the properties of device index (CurrentDevice for the current one).
-func Properties(index int) (DeviceProperties, error) {
-	if err := checkDevice("Properties", index); err != nil {
+// Properties returns the properties of a CUDA device (CurrentCUDA: the current one).
+func Properties(device Device) (DeviceProperties, error) {
+	index, err := cudaIndex("Properties", device)
+	if err != nil {
 		return DeviceProperties{}, err
 	}
 	const capacity = 256
 	name := (*C.char)(C.malloc(capacity))
 	defer C.free(unsafe.Pointer(name))
-	r := C.sc_device_properties(C.int32_t(index), name, capacity)
+	r := C.sc_device_properties(index, name, capacity)
 	if err := check("Properties", r); err != nil {
 		return DeviceProperties{}, err
 	}
 	cc := int(uintptr(r.ptr))
 	return DeviceProperties{
-		Index:             index,
+		Device:            CUDADevice(int(r.device)),
 		Name:              C.GoString(name),
 		TotalMemory:       uint64(r.i64),
 		ComputeCapability: fmt.Sprintf("%d.%d", cc/10, cc%10),
@@ -86,14 +132,15 @@ type MemoryStats struct {
 	OOMRetries                         uint64 // allocations retried after emptying the cache
 }
 
-// GetMemoryStats returns the cache's statistics for device (CurrentDevice for the current
-// one). ErrNotSupported without a GPU.
-func GetMemoryStats(device int) (MemoryStats, error) {
-	if err := checkDevice("GetMemoryStats", device); err != nil {
+// GetMemoryStats returns the cache's statistics for a CUDA device (CurrentCUDA for the
+// current one). ErrNotSupported without a GPU.
+func GetMemoryStats(device Device) (MemoryStats, error) {
+	index, err := cudaIndex("GetMemoryStats", device)
+	if err != nil {
 		return MemoryStats{}, err
 	}
 	var s C.slimcuda_memory_stats
-	if err := check("GetMemoryStats", C.sc_memory_stats(C.int32_t(device), &s)); err != nil {
+	if err := check("GetMemoryStats", C.sc_memory_stats(index, &s)); err != nil {
 		return MemoryStats{}, err
 	}
 	return memoryStats(&s), nil
@@ -122,10 +169,12 @@ func memoryStats(s *C.slimcuda_memory_stats) MemoryStats {
 	}
 }
 
-// EmptyCache returns device's cached, unused memory to CUDA.
-func EmptyCache(device int) error {
-	if err := checkDevice("EmptyCache", device); err != nil {
+// EmptyCache returns a CUDA device's cached, unused memory to CUDA (CurrentCUDA: the
+// current device's).
+func EmptyCache(device Device) error {
+	index, err := cudaIndex("EmptyCache", device)
+	if err != nil {
 		return err
 	}
-	return check("EmptyCache", C.sc_empty_cache(C.int32_t(device)))
+	return check("EmptyCache", C.sc_empty_cache(index))
 }

@@ -18,13 +18,13 @@ func TestCUDAVersions(t *testing.T) {
 }
 
 func TestPropertiesRejectsBadIndex(t *testing.T) {
-	_, err := Properties(-2)
+	_, err := Properties(CUDADevice(-2))
 	require.ErrorIs(t, err, ErrInvalidArgument)
-	_, err = Properties(4000)
+	_, err = Properties(CUDADevice(4000))
 	require.ErrorIs(t, err, ErrInvalidArgument)
 	n, err := DeviceCount()
 	require.NoError(t, err)
-	_, err = Properties(n) // one past the last
+	_, err = Properties(CUDADevice(n)) // one past the last
 	if n == 0 {
 		require.ErrorIs(t, err, ErrNotSupported)
 	} else {
@@ -34,7 +34,7 @@ func TestPropertiesRejectsBadIndex(t *testing.T) {
 
 func TestPropertiesOnGPU(t *testing.T) {
 	requireGPU(t)
-	p, err := Properties(0)
+	p, err := Properties(CUDADevice(0))
 	require.NoError(t, err)
 	require.NotEmpty(t, p.Name)
 	require.Greater(t, p.TotalMemory, uint64(1<<30))
@@ -44,24 +44,24 @@ func TestPropertiesOnGPU(t *testing.T) {
 func TestMemoryStats(t *testing.T) {
 	n, err := DeviceCount()
 	require.NoError(t, err)
-	_, err = GetMemoryStats(500)
+	_, err = GetMemoryStats(CUDADevice(500))
 	require.ErrorIs(t, err, ErrInvalidArgument)
 	if n == 0 {
-		_, err = GetMemoryStats(0)
+		_, err = GetMemoryStats(CUDADevice(0))
 		require.ErrorIs(t, err, ErrNotSupported)
-		require.ErrorIs(t, EmptyCache(0), ErrNotSupported)
+		require.ErrorIs(t, EmptyCache(CUDADevice(0)), ErrNotSupported)
 		return
 	}
-	require.NoError(t, EmptyCache(0))
-	before, err := GetMemoryStats(0)
+	require.NoError(t, EmptyCache(CUDADevice(0)))
+	before, err := GetMemoryStats(CUDADevice(0))
 	require.NoError(t, err)
-	b, err := Alloc(3000, OnDevice(0))
+	b, err := Alloc(3000, OnDevice(CUDADevice(0)))
 	require.NoError(t, err)
-	during, err := GetMemoryStats(0)
+	during, err := GetMemoryStats(CUDADevice(0))
 	require.NoError(t, err)
 	require.Equal(t, before.AllocatedBytes+3072, during.AllocatedBytes) // 512-byte units
 	require.NoError(t, b.Close())
-	after, err := GetMemoryStats(0)
+	after, err := GetMemoryStats(CUDADevice(0))
 	require.NoError(t, err)
 	require.Equal(t, before.AllocatedBytes, after.AllocatedBytes)
 	require.Equal(t, during.Allocations, after.Frees-before.Frees+before.Allocations)
@@ -162,4 +162,50 @@ func TestKernelsDeviceCount(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A device is a Device value everywhere: CPU, CUDA by index, or the current CUDA device.
+func TestDeviceValues(t *testing.T) {
+	require.Equal(t, Device{Type: CUDA, Index: 2}, CUDADevice(2))
+	require.Equal(t, Device{Type: CUDA, Index: -1}, CurrentCUDA)
+	require.Equal(t, Device{Type: CPU}, CPUDevice)
+	require.Equal(t, "cuda:2", CUDADevice(2).String())
+	require.Equal(t, "cuda", CurrentCUDA.String())
+	require.Equal(t, "cpu", CPUDevice.String())
+}
+
+// Calls that only make sense for CUDA refuse a CPU Device (or another type) up front, with
+// or without a GPU.
+func TestCUDAOnlyCallsRefuseOtherDevices(t *testing.T) {
+	for _, d := range []Device{CPUDevice, {Type: DeviceType(7)}, CUDADevice(-2), CUDADevice(4000)} {
+		_, err := Alloc(16, OnDevice(d))
+		require.ErrorIs(t, err, ErrInvalidArgument, "Alloc on %v", d)
+		_, err = NewStream(StreamOnDevice(d))
+		require.ErrorIs(t, err, ErrInvalidArgument, "NewStream on %v", d)
+		_, err = GetMemoryStats(d)
+		require.ErrorIs(t, err, ErrInvalidArgument, "GetMemoryStats on %v", d)
+		require.ErrorIs(t, EmptyCache(d), ErrInvalidArgument, "EmptyCache on %v", d)
+		_, err = Properties(d)
+		require.ErrorIs(t, err, ErrInvalidArgument, "Properties on %v", d)
+	}
+}
+
+// CurrentCUDA is resolved when a buffer or stream is made, in the same C call, so what
+// the object reports (and later calls use) never depends on which OS thread a goroutine
+// runs on afterwards. Properties reports the resolved device too.
+func TestCurrentCUDAIsResolvedAtCreation(t *testing.T) {
+	requireGPU(t)
+	b, err := Alloc(64)
+	require.NoError(t, err)
+	defer b.Close()
+	require.Equal(t, CUDADevice(0), b.Device())
+	s, err := NewStream(StreamOnDevice(CurrentCUDA))
+	require.NoError(t, err)
+	defer s.Close()
+	d, err := s.Device()
+	require.NoError(t, err)
+	require.Equal(t, CUDADevice(0), d)
+	p, err := Properties(CurrentCUDA)
+	require.NoError(t, err)
+	require.Equal(t, CUDADevice(0), p.Device)
 }

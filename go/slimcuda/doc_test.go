@@ -15,7 +15,7 @@ func TestNilReceiversGiveZeroResults(t *testing.T) {
 	require.Nil(t, m.Outputs())
 	var b *DeviceBuffer
 	require.Equal(t, 0, b.Len())
-	require.Equal(t, 0, b.Device())
+	require.Equal(t, Device{}, b.Device())
 	require.Nil(t, b.Pointer())
 }
 
@@ -87,7 +87,7 @@ func closers() []closer {
 			}},
 		{name: "Model", nilOne: (*Model)(nil).Close,
 			open: func(t *testing.T) (func() error, map[string]func() error) {
-				m, err := Load(demoPackage(t), LoadOnCPU())
+				m, err := Load(demoPackage(t), LoadOnDevice(CPUDevice))
 				require.NoError(t, err)
 				return m.Close, map[string]func() error{
 					"Run": func() error { _, err := m.Run(nil); return err },

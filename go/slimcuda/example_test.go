@@ -76,7 +76,7 @@ func ExampleDeviceCount() {
 
 // Tensors are strided views; CopyFrom converts dtypes and follows strides on any device.
 func ExampleTensor() {
-	cpu := slimcuda.Device{Type: slimcuda.CPU}
+	cpu := slimcuda.CPUDevice
 	x, err := slimcuda.NewTensor([]int64{2, 3}, slimcuda.Float32, cpu)
 	if err != nil {
 		log.Fatal(err)
@@ -90,7 +90,7 @@ func ExampleTensor() {
 		log.Fatal(err)
 	}
 	defer xt.Close()
-	y, err := slimcuda.NewTensor([]int64{3, 2}, slimcuda.Int64, cpu) // or slimcuda.Device{Type: slimcuda.CUDA}
+	y, err := slimcuda.NewTensor([]int64{3, 2}, slimcuda.Int64, cpu) // or slimcuda.CUDADevice(0), slimcuda.CurrentCUDA
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -60,12 +60,11 @@ type LoadOption func(*loadConfig)
 
 type loadConfig struct{ deviceType, deviceIndex int }
 
-// LoadOnCPU loads the package's CPU library.
-func LoadOnCPU() LoadOption { return func(c *loadConfig) { c.deviceType, c.deviceIndex = int(CPU), 0 } }
-
-// LoadOnCUDA loads the package's CUDA library on device index (-1: current).
-func LoadOnCUDA(index int) LoadOption {
-	return func(c *loadConfig) { c.deviceType, c.deviceIndex = int(CUDA), index }
+// LoadOnDevice loads the package's library for device: CPUDevice for its CPU library, a
+// CUDA device (CUDADevice(i), CurrentCUDA) for its CUDA library on that GPU. The model
+// records the device it resolved to (Model.Device).
+func LoadOnDevice(device Device) LoadOption {
+	return func(c *loadConfig) { c.deviceType, c.deviceIndex = int(device.Type), device.Index }
 }
 
 // Load reads a model package file and loads it: by default its CUDA library when a GPU is
@@ -168,7 +167,8 @@ func (m *Model) describe() error {
 	return nil
 }
 
-// Device is the device the model was loaded for (Device{} for a nil Model).
+// Device is the device the model was loaded for, resolved at load (never CurrentCUDA;
+// Device{} for a nil Model).
 func (m *Model) Device() Device {
 	if m == nil {
 		return Device{}

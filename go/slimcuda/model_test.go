@@ -24,9 +24,9 @@ func demoPackage(t testing.TB) string {
 func loadOptions(device string) []LoadOption {
 	switch device {
 	case "cpu":
-		return []LoadOption{LoadOnCPU()}
+		return []LoadOption{LoadOnDevice(CPUDevice)}
 	case "cuda", "cuda_caller_stream":
-		return []LoadOption{LoadOnCUDA(-1)}
+		return []LoadOption{LoadOnDevice(CurrentCUDA)}
 	}
 	return nil // auto
 }
@@ -155,7 +155,7 @@ func TestDemoModelLoad(t *testing.T) {
 
 // Goroutines share one model, and others load their own, all at once.
 func TestDemoModelConcurrentUse(t *testing.T) {
-	shared, err := Load(demoPackage(t), LoadOnCPU())
+	shared, err := Load(demoPackage(t), LoadOnDevice(CPUDevice))
 	require.NoError(t, err)
 	defer shared.Close()
 	var wg sync.WaitGroup
@@ -166,7 +166,7 @@ func TestDemoModelConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			m := shared
 			if g%2 == 1 {
-				own, err := Load(demoPackage(t), LoadOnCPU())
+				own, err := Load(demoPackage(t), LoadOnDevice(CPUDevice))
 				if err != nil {
 					errs <- err
 					return
@@ -204,7 +204,7 @@ func TestModelMisuseIsAnErrorNotAPanic(t *testing.T) {
 	_, err := nilModel.Run(nil)
 	require.ErrorIs(t, err, ErrInvalidArgument)
 	require.NoError(t, nilModel.Close())
-	m, err := Load(demoPackage(t), LoadOnCPU())
+	m, err := Load(demoPackage(t), LoadOnDevice(CPUDevice))
 	require.NoError(t, err)
 	_, err = m.Run(nil)
 	require.ErrorIs(t, err, ErrInvalidArgument, "no inputs")
@@ -381,7 +381,7 @@ func TestPackagesLoad(t *testing.T) {
 			}
 			var file string
 			c.Get(t, "file", &file)
-			m, err := Load(fx.Path(t, "packages.json", file), LoadOnCPU())
+			m, err := Load(fx.Path(t, "packages.json", file), LoadOnDevice(CPUDevice))
 			expectCode(t, c, err)
 			if err != nil {
 				require.Nil(t, m)
@@ -452,7 +452,7 @@ func TestMultiGPUModel(t *testing.T) {
 			var modelDev, inputDev int
 			c.Get(t, "model_device", &modelDev)
 			c.Get(t, "input_device", &inputDev)
-			m, err := Load(demoPackage(t), LoadOnCUDA(modelDev))
+			m, err := Load(demoPackage(t), LoadOnDevice(CUDADevice(modelDev)))
 			require.NoError(t, err)
 			defer m.Close()
 			require.Equal(t, Device{CUDA, modelDev}, m.Device())
@@ -495,17 +495,17 @@ func TestTwoGoroutinesDriveTwoGPUs(t *testing.T) {
 }
 
 func driveGPU(t *testing.T, dev int, input, want []float32) error {
-	s, err := NewStream(NonBlocking(), StreamOnDevice(dev))
+	s, err := NewStream(NonBlocking(), StreamOnDevice(CUDADevice(dev)))
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	m, err := Load(demoPackage(t), LoadOnCUDA(dev))
+	m, err := Load(demoPackage(t), LoadOnDevice(CUDADevice(dev)))
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	buf, err := Alloc(4*1024, OnDevice(dev))
+	buf, err := Alloc(4*1024, OnDevice(CUDADevice(dev)))
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 func TestNilOptionsAreSkipped(t *testing.T) {
 	data, err := os.ReadFile(demoPackage(t))
 	require.NoError(t, err)
-	m, err := LoadBytes(data, nil, LoadOnCPU(), nil)
+	m, err := LoadBytes(data, nil, LoadOnDevice(CPUDevice), nil)
 	require.NoError(t, err)
 	require.Equal(t, CPU, m.Device().Type)
 	require.NoError(t, m.Close())

@@ -20,6 +20,7 @@ import (
 type Stream struct {
 	handle unsafe.Pointer // cudaStream_t; nil is the legacy default stream
 	owned  bool           // created here: Close destroys it
+	device Device         // for owned streams: the device it was created on
 	mu     sync.RWMutex   // calls using handle hold it shared, Close exclusively
 	closed bool
 	scopes atomic.Int32 // WithCallerStream scopes selecting the stream now
@@ -30,36 +31,39 @@ type StreamOption func(*streamConfig)
 
 type streamConfig struct {
 	nonBlocking bool
-	device      int
+	device      Device
 }
 
 // NonBlocking makes the stream not synchronize with the legacy default stream
 // (cudaStreamNonBlocking).
 func NonBlocking() StreamOption { return func(c *streamConfig) { c.nonBlocking = true } }
 
-// StreamOnDevice creates the stream on device (default: the current device).
-func StreamOnDevice(device int) StreamOption { return func(c *streamConfig) { c.device = device } }
+// StreamOnDevice creates the stream on a CUDA device (default: CurrentCUDA, resolved by
+// NewStream).
+func StreamOnDevice(device Device) StreamOption { return func(c *streamConfig) { c.device = device } }
 
-// NewStream creates a CUDA stream. Close it when done. Nil options are skipped.
+// NewStream creates a CUDA stream and records the device it was created on. Close it when
+// done. A device that is not CUDA is ErrInvalidArgument. Nil options are skipped.
 func NewStream(opts ...StreamOption) (*Stream, error) {
-	cfg := streamConfig{device: CurrentDevice}
+	cfg := streamConfig{device: CurrentCUDA}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
-	if err := checkDevice("NewStream", cfg.device); err != nil {
+	index, err := cudaIndex("NewStream", cfg.device)
+	if err != nil {
 		return nil, err
 	}
 	flags := C.int32_t(C.SLIMCUDA_STREAM_DEFAULT)
 	if cfg.nonBlocking {
 		flags = C.SLIMCUDA_STREAM_NON_BLOCKING
 	}
-	r := C.sc_stream_create(flags, C.int32_t(cfg.device))
+	r := C.sc_stream_create(flags, index)
 	if err := check("NewStream", r); err != nil {
 		return nil, err
 	}
-	s := &Stream{handle: r.ptr, owned: true}
+	s := &Stream{handle: r.ptr, owned: true, device: CUDADevice(int(r.device))}
 	// A backstop only: streams are meant to be closed explicitly.
 	runtime.SetFinalizer(s, func(s *Stream) { s.Close() })
 	return s, nil
@@ -112,24 +116,29 @@ func (s *Stream) Synchronize() error {
 	return err
 }
 
-// Device returns the index of the device the stream belongs to (ErrInvalidState after
-// Close).
-func (s *Stream) Device() (int, error) {
+// Device returns the CUDA device the stream belongs to (ErrInvalidState after Close): for
+// a NewStream stream the device it was created on; a wrapped stream's is read from CUDA;
+// the legacy default stream exists on every device, so DefaultStream reports the calling
+// thread's current device.
+func (s *Stream) Device() (Device, error) {
 	const op = "Stream.Device"
 	if s == nil {
-		return 0, argError(op, "nil stream")
+		return Device{}, argError(op, "nil stream")
 	}
 	h, release, err := s.acquire(op)
 	if err != nil {
-		return 0, err
+		return Device{}, err
 	}
 	defer release()
+	if s.owned {
+		return s.device, nil
+	}
 	r := C.sc_stream_device(h)
 	runtime.KeepAlive(s)
-	if err := check("Stream.Device", r); err != nil {
-		return 0, err
+	if err := check(op, r); err != nil {
+		return Device{}, err
 	}
-	return int(r.i64), nil
+	return CUDADevice(int(r.i64)), nil
 }
 
 // Close destroys a stream made by NewStream. For a wrapped stream it leaves the stream

@@ -64,28 +64,6 @@ type (
 	BFloat16Bits uint16
 )
 
-// DeviceType says where a tensor's memory lives.
-type DeviceType int32
-
-// The device types (c10's codes).
-const (
-	CPU  DeviceType = 0
-	CUDA DeviceType = 1
-)
-
-// A Device is a device type and index (-1: the current CUDA device; CPU uses -1 or 0).
-type Device struct {
-	Type  DeviceType
-	Index int
-}
-
-func (d Device) String() string {
-	if d.Type == CUDA {
-		return fmt.Sprintf("cuda:%d", d.Index)
-	}
-	return "cpu"
-}
-
 // A Tensor is a strided view of CPU, pinned host or CUDA memory: libslimcuda's slim
 // tensor, the object AOTInductor models receive. Views share memory; it is freed with the
 // last one closed. Methods are safe for concurrent use except Close.

@@ -15,12 +15,28 @@ typedef struct {
   char* msg;
   void* ptr;
   int64_t i64;
+  int32_t device; /* a device index resolved in the call (see sc_resolve_current) */
 } sc_result;
 
 static inline sc_result sc_wrap(int32_t code) {
-  sc_result r = {code, NULL, NULL, 0};
+  sc_result r = {code, NULL, NULL, 0, -1};
   if (code != 0) r.msg = strdup(slimcuda_last_error_message());
   return r;
+}
+
+// Sets r->device to `device`, or for -1 to this thread's current device (slimcuda.h: -1 is
+// "the current device" of the calling thread). Called inside the C call that used -1, on
+// the same OS thread, so the answer is the device that call used; a later cgo call may run
+// on another thread with another current device.
+static inline int32_t sc_resolve_current(int32_t device, sc_result* r) {
+  if (device != -1) {
+    r->device = device;
+    return 0;
+  }
+  int32_t d = -1;
+  int32_t code = slimcuda_stream_device(NULL, &d); /* NULL: the current device */
+  if (code == 0) r->device = d;
+  return code;
 }
 
 static inline sc_result sc_noop(void) { return sc_wrap(slimcuda_noop()); }
@@ -44,6 +60,10 @@ static inline sc_result sc_device_properties(int32_t device, char* name, size_t 
   uint64_t mem = 0;
   int32_t major = 0, minor = 0;
   sc_result r = sc_wrap(slimcuda_device_properties(device, name, name_capacity, &mem, &major, &minor));
+  if (r.code == 0) {
+    int32_t code = sc_resolve_current(device, &r);
+    if (code != 0) return sc_wrap(code);
+  }
   r.i64 = (int64_t)mem;
   r.ptr = (void*)(intptr_t)(major * 10 + minor);
   return r;
@@ -60,10 +80,20 @@ static inline sc_result sc_caller_stream_get(void) {
   return r;
 }
 
+// r.device: the device the new stream belongs to (read from the stream).
 static inline sc_result sc_stream_create(int32_t flags, int32_t device) {
   void* s = NULL;
   sc_result r = sc_wrap(slimcuda_stream_create(flags, device, &s));
+  if (r.code != 0) return r;
+  int32_t d = -1;
+  int32_t code = slimcuda_stream_device(s, &d);
+  if (code != 0) {
+    sc_result failed = sc_wrap(code);
+    slimcuda_stream_destroy(s);
+    return failed;
+  }
   r.ptr = s;
+  r.device = d;
   return r;
 }
 static inline sc_result sc_stream_destroy(void* s) { return sc_wrap(slimcuda_stream_destroy(s)); }
@@ -76,9 +106,17 @@ static inline sc_result sc_stream_device(void* s) {
   return r;
 }
 
+// r.device: the device the memory is on (-1 resolved to the current device).
 static inline sc_result sc_device_alloc(size_t n, int32_t device, size_t alignment) {
   void* p = NULL;
   sc_result r = sc_wrap(slimcuda_device_alloc(n, device, alignment, &p));
+  if (r.code != 0) return r;
+  int32_t code = sc_resolve_current(device, &r);
+  if (code != 0) {
+    sc_result failed = sc_wrap(code);
+    slimcuda_device_free(p, device);
+    return failed;
+  }
   r.ptr = p;
   return r;
 }

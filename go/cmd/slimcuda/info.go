@@ -27,7 +27,7 @@ func info(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%d CUDA device(s):\n", n)
 	for i := 0; i < n; i++ {
-		p, err := slimcuda.Properties(i)
+		p, err := slimcuda.Properties(slimcuda.CUDADevice(i))
 		if err != nil {
 			return err
 		}

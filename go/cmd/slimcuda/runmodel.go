@@ -95,9 +95,9 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 	switch *device {
 	case "auto":
 	case "cpu":
-		opts = append(opts, slimcuda.LoadOnCPU())
+		opts = append(opts, slimcuda.LoadOnDevice(slimcuda.CPUDevice))
 	case "cuda":
-		opts = append(opts, slimcuda.LoadOnCUDA(-1))
+		opts = append(opts, slimcuda.LoadOnDevice(slimcuda.CurrentCUDA))
 	default:
 		return usageError(fs, stderr, "-device %q: want auto, cpu or cuda", *device)
 	}
@@ -183,7 +183,7 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 		s.RunMillis = ms(time.Since(start)) / float64(*iterations)
 	}
 	if model.Device().Type == slimcuda.CUDA {
-		if m, err := slimcuda.GetMemoryStats(model.Device().Index); err == nil {
+		if m, err := slimcuda.GetMemoryStats(model.Device()); err == nil {
 			s.Memory = &m
 		}
 	}
