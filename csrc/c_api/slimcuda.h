@@ -7,6 +7,17 @@
  *
  * Streams are CUDA runtime streams (cudaStream_t) passed as void*. NULL names the legacy
  * default stream, which is a real stream, never "no stream".
+ *
+ * Release verbs, one rule:
+ *   _free     releases memory or an object made by the matching _alloc or _load
+ *             (slimcuda_device_free, slimcuda_model_free);
+ *   _delete   deletes a handle made by _empty, _view or _clone, or handed out as an output;
+ *             views share storage, which goes with the last handle (slimcuda_tensor_delete);
+ *   _destroy  destroys a CUDA object slimcuda created (slimcuda_stream_destroy);
+ *   _release  drops slimcuda's own references to an object it does not own, leaving the
+ *             object alone (slimcuda_stream_release).
+ * Each accepts NULL as a no-op, except where NULL names a real object: the stream verbs,
+ * for which NULL is the legacy default stream, reject it (INVALID_ARGUMENT).
  */
 #ifndef SLIMCUDA_SLIMCUDA_H_
 #define SLIMCUDA_SLIMCUDA_H_
