@@ -6,7 +6,6 @@ import "C"
 import (
 	"runtime"
 	"sync"
-	"time"
 	"unsafe"
 )
 
@@ -202,16 +201,6 @@ func AxpyFloat32(y, x *DeviceBuffer, n int, a float32, opts ...CallOption) error
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(y)
 	return check(op, r)
-}
-
-// spin keeps the stream busy for about d (tests prove ordering with it).
-func spin(d time.Duration, device int, opts ...CallOption) error {
-	with, stream, release, err := streamArgs("spin", collect(opts))
-	if err != nil {
-		return err
-	}
-	defer release()
-	return check("spin", C.sc_spin(C.int64_t(d.Microseconds()), C.int32_t(device), with, stream))
 }
 
 // Close frees the device memory, following the package's Close contract (see the package

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slimcuda/slimcuda/go/internal/fixture"
 	"github.com/slimcuda/slimcuda/go/internal/rawcuda"
+	"github.com/slimcuda/slimcuda/go/internal/testkernel"
 	"github.com/stretchr/testify/require"
 )
 
@@ -199,7 +200,7 @@ func TestAllocatorDeviceToHostOrderedOnCallerStream(t *testing.T) {
 			defer s.Close()
 			out := make([]float32, n)
 			require.NoError(t, WithCallerStream(s, func() error {
-				if err := spin(time.Duration(spinUS)*time.Microsecond, 0); err != nil {
+				if err := testkernel.SpinCallerStream(time.Duration(spinUS) * time.Microsecond); err != nil {
 					return err
 				}
 				if err := buf.FillFloat32(value, n); err != nil {
@@ -240,7 +241,7 @@ func TestAllocatorHostToDeviceOrderedOnCallerStream(t *testing.T) {
 			require.NoError(t, err)
 			defer s.Close()
 			require.NoError(t, WithCallerStream(s, func() error {
-				if err := spin(time.Duration(spinUS)*time.Microsecond, 0); err != nil {
+				if err := testkernel.SpinCallerStream(time.Duration(spinUS) * time.Microsecond); err != nil {
 					return err
 				}
 				if err := buf.FillFloat32(value, n); err != nil {

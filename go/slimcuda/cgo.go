@@ -37,6 +37,3 @@ func streamArgs(op string, o callOptions) (with C.int, stream unsafe.Pointer, re
 	}
 	return 1, h, release, nil
 }
-
-// noop crosses into C and back doing nothing: the cost of one cgo call.
-func noop() error { return check("noop", C.sc_noop()) }

@@ -76,7 +76,7 @@ func TestFilesThatAreNotRegularOrTooLarge(t *testing.T) {
 			call        func() error
 			message     string
 		}{
-			{"Load", func() error { _, err := Load(file.path, LoadOnCPU()); return err }, file.message},
+			{"Load", func() error { _, err := Load(file.path, LoadOnDevice(CPUDevice)); return err }, file.message},
 			{"Pack manifest", func() error { return Pack(file.path, out) }, file.message},
 			{"Pack so", func() error { return Pack(writeManifest(t, dir, "so.json", file.path, ""), out) }, file.message},
 			{"Pack weights", func() error {
@@ -103,7 +103,7 @@ func TestPermissionChild(t *testing.T) {
 	if path == "" {
 		t.Skip("runs only as TestPermissionDeniedIsAccessFailed's child")
 	}
-	_, err := Load(path, LoadOnCPU())
+	_, err := Load(path, LoadOnDevice(CPUDevice))
 	fmt.Printf("Load: %v\n", err)
 	err = Pack(os.Getenv("SLIMCUDA_PERMISSION_MANIFEST"), "/dev/null")
 	fmt.Printf("Pack: %v\n", err)

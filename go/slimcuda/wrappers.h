@@ -39,7 +39,6 @@ static inline int32_t sc_resolve_current(int32_t device, sc_result* r) {
   return code;
 }
 
-static inline sc_result sc_noop(void) { return sc_wrap(slimcuda_noop()); }
 
 static inline sc_result sc_device_count(void) {
   int32_t n = 0;
@@ -212,25 +211,6 @@ static inline sc_result sc_model_run(void* m, void** inputs, size_t n_in, void**
                                                   (slimcuda_tensor**)outputs, n_out));
 }
 
-// f64 results come back through a struct: {raw, slimcuda}.
-typedef struct {
-  int32_t code;
-  char* msg;
-  double raw_us;
-  double slimcuda_us;
-} sc_measure;
-static inline sc_measure sc_measure_copy(size_t n, int32_t direction, int32_t with_stream, int32_t iterations) {
-  sc_measure m = {0, NULL, 0, 0};
-  m.code = slimcuda_measure_copy(n, direction, with_stream, iterations, &m.raw_us, &m.slimcuda_us);
-  if (m.code != 0) m.msg = strdup(slimcuda_last_error_message());
-  return m;
-}
-static inline sc_measure sc_measure_alloc(size_t n, int32_t iterations) {
-  sc_measure m = {0, NULL, 0, 0};
-  m.code = slimcuda_measure_alloc(n, iterations, &m.raw_us, &m.slimcuda_us);
-  if (m.code != 0) m.msg = strdup(slimcuda_last_error_message());
-  return m;
-}
 
 static inline sc_result sc_memory_stats(int32_t device, slimcuda_memory_stats* out) {
   return sc_wrap(slimcuda_memory_stats_get(device, out));
@@ -261,9 +241,6 @@ static inline sc_result sc_axpy_f32(void* y, const void* x, size_t n, float a, i
                                     void* stream) {
   return sc_wrap(with_stream ? slimcuda_axpy_f32_on(y, x, n, a, device, stream)
                              : slimcuda_axpy_f32(y, x, n, a, device));
-}
-static inline sc_result sc_spin(int64_t us, int32_t device, int with_stream, void* stream) {
-  return sc_wrap(with_stream ? slimcuda_spin_on(us, device, stream) : slimcuda_spin(us, device));
 }
 
 #endif  // SLIMCUDA_GO_WRAPPERS_H_

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/slimcuda/slimcuda/go/internal/bench"
 	"github.com/slimcuda/slimcuda/go/slimcuda"
 )
 
@@ -17,7 +18,7 @@ type BenchRow struct {
 	Ratio          float64 `json:"ratio"`
 }
 
-func bench(args []string, stdout, stderr io.Writer) error {
+func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", "bench [flags]",
 		"Times blocking host<->device copies (pinned memory; without and with a caller stream) and device\n"+
 			"allocations through slimcuda against the raw CUDA runtime in this process. ratio = raw / slimcuda\n"+
@@ -51,7 +52,7 @@ func bench(args []string, stdout, stderr io.Writer) error {
 			if !*asJSON {
 				fmt.Fprintf(stderr, "slimcuda: measuring %s, %d bytes\n", c.name, size)
 			}
-			m, err := slimcuda.MeasureCopy(size, c.toDevice, c.stream, iters)
+			m, err := bench.Copy(size, c.toDevice, c.stream, iters)
 			if err != nil {
 				return err
 			}
@@ -59,7 +60,7 @@ func bench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	for _, size := range []int{4 << 10, 1 << 20} {
-		m, err := slimcuda.MeasureAlloc(size, max(1, *iterations/10))
+		m, err := bench.Alloc(size, max(1, *iterations/10))
 		if err != nil {
 			return err
 		}

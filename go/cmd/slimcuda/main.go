@@ -42,7 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		name, args = args[0], args[1:]
 	}
-	commands := map[string]command{"info": info, "run": runModel, "pack": pack, "bench": bench}
+	commands := map[string]command{"info": info, "run": runModel, "pack": pack, "bench": benchCmd}
 	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
 		fmt.Fprint(stdout, usage)
 		return 0
