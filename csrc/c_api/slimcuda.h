@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "slimcuda/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -47,25 +49,25 @@ enum {
 
 /* This thread's message for its most recent failed call ("" if none). Never NULL; valid
  * until this thread's next slimcuda call. */
-const char* slimcuda_last_error_message(void);
+SLIMCUDA_API const char* slimcuda_last_error_message(void);
 
 /* The error code's name ("InvalidArgument"); "Unknown" for codes not listed above. */
-const char* slimcuda_error_name(int32_t code);
+SLIMCUDA_API const char* slimcuda_error_name(int32_t code);
 
 /* ---- Devices ---------------------------------------------------------------------------
  * Device index -1 means "the current device" of the calling thread. */
 
 /* Number of CUDA devices. Without a GPU or a driver: *count = 0 and SLIMCUDA_OK (the
  * reason is in slimcuda_last_error_message()). */
-int32_t slimcuda_device_count(int32_t* count);
+SLIMCUDA_API int32_t slimcuda_device_count(int32_t* count);
 
 /* The CUDA runtime version this library runs with and the driver's (both as 1000*major +
  * 10*minor, e.g. 13000); *driver = 0 when no driver is installed. */
-int32_t slimcuda_cuda_versions(int32_t* runtime, int32_t* driver);
+SLIMCUDA_API int32_t slimcuda_cuda_versions(int32_t* runtime, int32_t* driver);
 
 /* Properties of device `device_index` (-1 = current): its name (NUL-terminated, truncated
  * to name_capacity), total memory in bytes and compute capability. Any output may be NULL. */
-int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name_capacity, uint64_t* total_memory,
+SLIMCUDA_API int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name_capacity, uint64_t* total_memory,
                                    int32_t* cc_major, int32_t* cc_minor);
 
 /* ---- Caller stream ---------------------------------------------------------------------
@@ -73,10 +75,10 @@ int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name
  * `stream` (NULL = the legacy default stream, a real selection) and remembers the previous
  * selection; pop restores it (SLIMCUDA_ERROR_INVALID_STATE when this thread pushed
  * nothing). Pushes and pops must pair up LIFO on one thread. */
-int32_t slimcuda_caller_stream_push(void* stream);
-int32_t slimcuda_caller_stream_pop(void);
+SLIMCUDA_API int32_t slimcuda_caller_stream_push(void* stream);
+SLIMCUDA_API int32_t slimcuda_caller_stream_pop(void);
 /* *is_set = 0: no selection (*stream = NULL); 1: *stream is selected (maybe NULL). */
-int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set);
+SLIMCUDA_API int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set);
 
 /* ---- Streams (for callers without their own CUDA runtime, such as Go) ----------------- */
 enum {
@@ -84,26 +86,26 @@ enum {
   SLIMCUDA_STREAM_NON_BLOCKING = 1 /* does not (cudaStreamNonBlocking) */
 };
 /* Creates a stream on device_index (-1 = current). Free with slimcuda_stream_destroy. */
-int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** stream);
+SLIMCUDA_API int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** stream);
 /* Destroys a stream from slimcuda_stream_create (NULL is rejected: it is not ours). */
-int32_t slimcuda_stream_destroy(void* stream);
+SLIMCUDA_API int32_t slimcuda_stream_destroy(void* stream);
 /* Call before destroying a stream slimcuda did not create (yours, another library's) on
  * which slimcuda memory was freed: waits for the stream's device, then the allocator's
  * cached blocks no longer refer to the stream (a later stream at the same address must not
  * inherit them). The stream itself is left alone. NULL: INVALID_ARGUMENT. */
-int32_t slimcuda_stream_release(void* stream);
+SLIMCUDA_API int32_t slimcuda_stream_release(void* stream);
 /* Blocks until all work enqueued on `stream` (NULL = legacy default stream) is done. */
-int32_t slimcuda_stream_synchronize(void* stream);
+SLIMCUDA_API int32_t slimcuda_stream_synchronize(void* stream);
 /* The device a stream belongs to (NULL: the current device). */
-int32_t slimcuda_stream_device(void* stream, int32_t* device_index);
+SLIMCUDA_API int32_t slimcuda_stream_device(void* stream, int32_t* device_index);
 
 /* ---- Device memory ----------------------------------------------------------------------
  * alignment: 0 = the allocator's natural alignment (256 bytes for CUDA), otherwise a power
  * of two (else INVALID_ARGUMENT). nbytes = 0 succeeds with *out = NULL and allocates
  * nothing. Out of memory: MEMORY_ALLOCATION_FAILED. No GPU or driver: NOT_SUPPORTED.
  * Free with slimcuda_device_free on the same device index; freeing NULL is a no-op. */
-int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignment, void** out);
-int32_t slimcuda_device_free(void* ptr, int32_t device_index);
+SLIMCUDA_API int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignment, void** out);
+SLIMCUDA_API int32_t slimcuda_device_free(void* ptr, int32_t device_index);
 
 /* Device memory is cached per GPU: freed blocks are kept and reused — at once on the
  * stream they were allocated on (the caller stream, else the legacy default stream), on
@@ -118,13 +120,13 @@ typedef struct {
   uint64_t oom_retries;                           /* allocations retried after emptying the cache */
 } slimcuda_memory_stats;
 /* The cache's statistics for device_index (-1: current); zeros before its first allocation. */
-int32_t slimcuda_memory_stats_get(int32_t device_index, slimcuda_memory_stats* out);
+SLIMCUDA_API int32_t slimcuda_memory_stats_get(int32_t device_index, slimcuda_memory_stats* out);
 /* Returns cached, unused device memory of device_index to CUDA (waits for the device first). */
-int32_t slimcuda_empty_cache(int32_t device_index);
+SLIMCUDA_API int32_t slimcuda_empty_cache(int32_t device_index);
 /* The same for the cached pinned host pool (pinned tensors; one pool for all GPUs;
  * segments are cudaHostAlloc'ed). NOT_SUPPORTED without a GPU. */
-int32_t slimcuda_pinned_memory_stats_get(slimcuda_memory_stats* out);
-int32_t slimcuda_pinned_empty_cache(void);
+SLIMCUDA_API int32_t slimcuda_pinned_memory_stats_get(slimcuda_memory_stats* out);
+SLIMCUDA_API int32_t slimcuda_pinned_empty_cache(void);
 
 /* Blocking copies. Checks, in order: dst or src NULL -> INVALID_ARGUMENT (even for 0
  * bytes); device_index < -1 -> INVALID_ARGUMENT; no GPU/driver -> NOT_SUPPORTED; index not
@@ -135,14 +137,14 @@ int32_t slimcuda_pinned_empty_cache(void);
  * INVALID_ARGUMENT. (A selected NULL, the legacy default stream, exists on every device:
  * -1 is then the current device.) With no selection, a
  * synchronous copy. Either way `src`/`dst` host memory may be reused once the call returns. */
-int32_t slimcuda_copy_host_to_device(void* dst, const void* src, size_t nbytes, int32_t device_index);
-int32_t slimcuda_copy_device_to_host(void* dst, const void* src, size_t nbytes, int32_t device_index);
+SLIMCUDA_API int32_t slimcuda_copy_host_to_device(void* dst, const void* src, size_t nbytes, int32_t device_index);
+SLIMCUDA_API int32_t slimcuda_copy_device_to_host(void* dst, const void* src, size_t nbytes, int32_t device_index);
 
 /* The same copies with `stream` selected for the duration of the call only (NULL = legacy
  * default stream). For callers, like Go, whose threads change between calls. */
-int32_t slimcuda_copy_host_to_device_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
+SLIMCUDA_API int32_t slimcuda_copy_host_to_device_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
                                         void* stream);
-int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
+SLIMCUDA_API int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
                                         void* stream);
 
 /* ---- Kernels ---------------------------------------------------------------------------
@@ -150,13 +152,13 @@ int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbyte
  * default stream; the call returns once the launch is enqueued. */
 
 /* dst[i] = value for i < n, float32 device memory on device_index. */
-int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index);
+SLIMCUDA_API int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index);
 /* y[i] = a * x[i] + y[i] for i < n, float32 device memory on device_index. */
-int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a, int32_t device_index);
+SLIMCUDA_API int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a, int32_t device_index);
 
 /* Same two with `stream` selected for the call only. */
-int32_t slimcuda_fill_f32_on(void* dst, size_t n, float value, int32_t device_index, void* stream);
-int32_t slimcuda_axpy_f32_on(void* y, const void* x, size_t n, float a, int32_t device_index, void* stream);
+SLIMCUDA_API int32_t slimcuda_fill_f32_on(void* dst, size_t n, float value, int32_t device_index, void* stream);
+SLIMCUDA_API int32_t slimcuda_axpy_f32_on(void* y, const void* x, size_t n, float a, int32_t device_index, void* stream);
 
 /* ---- Tensors --------------------------------------------------------------------------
  * The same objects the aoti_torch_* shims call AtenTensorHandle (slimcuda/aoti_torch.h),
@@ -181,17 +183,17 @@ enum { SLIMCUDA_DEVICE_CPU = 0, SLIMCUDA_DEVICE_CUDA = 1 };
 /* A new tensor with its own memory (uninitialized). strides NULL = contiguous. pinned = 1:
  * page-locked host memory (device_type must be CPU; NOT_SUPPORTED without a CUDA driver).
  * Free with slimcuda_tensor_delete. */
-int32_t slimcuda_tensor_empty(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
+SLIMCUDA_API int32_t slimcuda_tensor_empty(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
                               int32_t device_type, int32_t device_index, int32_t pinned, slimcuda_tensor** out);
 /* A new view of t's storage (must fit inside it). Free with slimcuda_tensor_delete. */
-int32_t slimcuda_tensor_view(const slimcuda_tensor* t, int64_t ndim, const int64_t* sizes, const int64_t* strides,
+SLIMCUDA_API int32_t slimcuda_tensor_view(const slimcuda_tensor* t, int64_t ndim, const int64_t* sizes, const int64_t* strides,
                              int64_t storage_offset, slimcuda_tensor** out);
 /* A new tensor with t's sizes, dtype and device holding a copy of it: contiguous, or with
  * t's strides when preserve_strides = 1 (then the storage span t's strides reach is copied
  * as is: O(span), so a [2^40] view with stride 0 copies one element). */
-int32_t slimcuda_tensor_clone(const slimcuda_tensor* t, int32_t preserve_strides, slimcuda_tensor** out);
+SLIMCUDA_API int32_t slimcuda_tensor_clone(const slimcuda_tensor* t, int32_t preserve_strides, slimcuda_tensor** out);
 /* Deletes the handle; the memory goes with the last view of it. NULL is a no-op. */
-int32_t slimcuda_tensor_delete(slimcuda_tensor* t);
+SLIMCUDA_API int32_t slimcuda_tensor_delete(slimcuda_tensor* t);
 
 typedef struct {
   int64_t ndim;
@@ -207,23 +209,23 @@ typedef struct {
   int32_t pinned;         /* page-locked host memory */
   int32_t contiguous;
 } slimcuda_tensor_info;
-int32_t slimcuda_tensor_get_info(const slimcuda_tensor* t, slimcuda_tensor_info* info);
+SLIMCUDA_API int32_t slimcuda_tensor_get_info(const slimcuda_tensor* t, slimcuda_tensor_info* info);
 
 /* dst <- src (the copy_ shim's semantics: equal sizes, any strides and dtypes, CPU/CUDA).
  * A dst whose elements alias (a dimension of size > 1 with stride 0, or more elements than
  * the storage span they reach) -> INVALID_ARGUMENT "the destination has overlapping
  * elements": the work is bounded by dst's storage. */
-int32_t slimcuda_tensor_copy(slimcuda_tensor* dst, const slimcuda_tensor* src);
+SLIMCUDA_API int32_t slimcuda_tensor_copy(slimcuda_tensor* dst, const slimcuda_tensor* src);
 /* dst <- nbytes of contiguous host elements of `dtype`, as many as dst has (else
  * INVALID_ARGUMENT); converted to dst's dtype. Blocking: `data` is free on return. */
-int32_t slimcuda_tensor_copy_from_host(slimcuda_tensor* dst, const void* data, size_t nbytes, int32_t dtype);
+SLIMCUDA_API int32_t slimcuda_tensor_copy_from_host(slimcuda_tensor* dst, const void* data, size_t nbytes, int32_t dtype);
 /* The reverse: src's elements, converted to `dtype`, into contiguous host memory. */
-int32_t slimcuda_tensor_copy_to_host(const slimcuda_tensor* src, void* data, size_t nbytes, int32_t dtype);
+SLIMCUDA_API int32_t slimcuda_tensor_copy_to_host(const slimcuda_tensor* src, void* data, size_t nbytes, int32_t dtype);
 /* The same three with `stream` selected for the call only (NULL = legacy default stream). */
-int32_t slimcuda_tensor_copy_on(slimcuda_tensor* dst, const slimcuda_tensor* src, void* stream);
-int32_t slimcuda_tensor_copy_from_host_on(slimcuda_tensor* dst, const void* data, size_t nbytes, int32_t dtype,
+SLIMCUDA_API int32_t slimcuda_tensor_copy_on(slimcuda_tensor* dst, const slimcuda_tensor* src, void* stream);
+SLIMCUDA_API int32_t slimcuda_tensor_copy_from_host_on(slimcuda_tensor* dst, const void* data, size_t nbytes, int32_t dtype,
                                           void* stream);
-int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src, void* data, size_t nbytes, int32_t dtype,
+SLIMCUDA_API int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src, void* data, size_t nbytes, int32_t dtype,
                                         void* stream);
 
 /* ---- Model packages and models -----------------------------------------------------------
@@ -256,7 +258,7 @@ typedef struct {
 } slimcuda_tensor_spec;
 
 /* Checks package bytes as the loader would, loading nothing. */
-int32_t slimcuda_package_check(const void* data, size_t size);
+SLIMCUDA_API int32_t slimcuda_package_check(const void* data, size_t size);
 /* Reading files (slimcuda_model_load_file, slimcuda_package_pack): each file is opened
  * O_RDONLY | O_NONBLOCK (a FIFO never blocks), must be a regular file, and is read only up
  * to its cap: a package, and each library or weights file a manifest names, at most
@@ -273,31 +275,31 @@ int32_t slimcuda_package_check(const void* data, size_t size);
  * JSON integer within its field's range (sizes, min_sizes: int64; dim_order: 0..255;
  * device_index: -1..127) -> INVALID_ARGUMENT naming the field and tensor; metadata against
  * the package rules -> INVALID_PROGRAM; out_path not writable -> ACCESS_FAILED. */
-int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path);
+SLIMCUDA_API int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path);
 
 /* Loads a package's library for device_type (-1: CUDA when a GPU and a CUDA library are
  * there, else CPU) on device_index (-1: current). The library is loaded from memory: no
  * file is written (without /proc, an unlinked temporary file). Out of file descriptors:
  * OUT_OF_RESOURCES. An output that borrows the model's memory stays valid after
  * slimcuda_model_free (it keeps the library loaded). Free with slimcuda_model_free. */
-int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
+SLIMCUDA_API int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
                             slimcuda_model** out);
 /* slimcuda_model_load from a package file, read as described above slimcuda_package_pack
  * (its codes: NOT_FOUND, ACCESS_FAILED, INVALID_ARGUMENT, OUT_OF_RESOURCES), then loaded. */
-int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index, slimcuda_model** out);
-int32_t slimcuda_model_free(slimcuda_model* model);
-int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type, int32_t* device_index);
-int32_t slimcuda_model_num_io(const slimcuda_model* model, size_t* num_inputs, size_t* num_outputs);
-int32_t slimcuda_model_input_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
-int32_t slimcuda_model_output_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
+SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index, slimcuda_model** out);
+SLIMCUDA_API int32_t slimcuda_model_free(slimcuda_model* model);
+SLIMCUDA_API int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type, int32_t* device_index);
+SLIMCUDA_API int32_t slimcuda_model_num_io(const slimcuda_model* model, size_t* num_inputs, size_t* num_outputs);
+SLIMCUDA_API int32_t slimcuda_model_input_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
+SLIMCUDA_API int32_t slimcuda_model_output_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
 /* Runs the model. Inputs are checked against the manifest (INVALID_ARGUMENT: dtype, shape
  * within bounds, device, CUDA data that is not device memory); outputs[i] receive new
  * tensors (free with slimcuda_tensor_delete). CUDA models run on the caller stream when
  * one is selected (returning once enqueued), else on the model's own stream, waiting for
  * it. */
-int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
+SLIMCUDA_API int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
                            slimcuda_tensor** outputs, size_t num_outputs);
-int32_t slimcuda_model_run_on(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
+SLIMCUDA_API int32_t slimcuda_model_run_on(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
                               slimcuda_tensor** outputs, size_t num_outputs, void* stream);
 
 #ifdef __cplusplus

@@ -3,6 +3,8 @@
 #include <optional>
 #include <type_traits>
 
+#include "slimcuda/export.h"
+
 // Same declaration as cuda_runtime_api.h, so this header needs no CUDA headers and
 // CPU-only code can include it; redeclaring the identical typedef is allowed.
 typedef struct CUstream_st* cudaStream_t;
@@ -27,11 +29,11 @@ namespace slimcuda {
 ///    once, use two threads (or per-call streams), each with its own GPU's stream.
 
 /// This thread's selection, or std::nullopt if none.
-[[nodiscard]] std::optional<cudaStream_t> getCallerStream() noexcept;
+[[nodiscard]] SLIMCUDA_API std::optional<cudaStream_t> getCallerStream() noexcept;
 
 /// Selects a stream for the current scope and restores the previous selection (which may
 /// be "none") on destruction. Guards nest LIFO.
-class CallerStreamGuard {
+class SLIMCUDA_API CallerStreamGuard {
  public:
   /// Selects `stream`; nullptr selects the legacy default stream.
   explicit CallerStreamGuard(cudaStream_t stream) noexcept;
@@ -59,7 +61,7 @@ static_assert(!std::is_move_assignable_v<CallerStreamGuard>);
 
 namespace detail {
 /// Replaces this thread's selection and returns the previous one (the C ABI's push/pop).
-std::optional<cudaStream_t> exchange_caller_stream(std::optional<cudaStream_t> next) noexcept;
+SLIMCUDA_API std::optional<cudaStream_t> exchange_caller_stream(std::optional<cudaStream_t> next) noexcept;
 }  // namespace detail
 
 }  // namespace slimcuda

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "slimcuda/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -15,7 +17,7 @@ extern "C" {
  * stream) of the current device for about `microseconds` (0..10,000,000) of GPU time.
  * Returns 0, or a slimcuda error code (InvalidArgument: out of range; Internal: the launch
  * failed). */
-int32_t slimcuda_testing_spin(int64_t microseconds, void* stream);
+SLIMCUDA_API int32_t slimcuda_testing_spin(int64_t microseconds, void* stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -114,9 +114,9 @@ def _cuda_objects_impl(ctx):
         args.add("-ccbin", cc_toolchain.compiler_executable)
         args.add_all(["-std=c++17", "-O3", "-Xcompiler", "-fPIC"])
 
-        # nvcc hides __global__ host stubs by default; the linker's version script, not the
-        # compiler, decides what a shared library exports.
-        args.add("--device-entity-has-hidden-visibility=false")
+        # Kernels' host stubs and everything else stay hidden: a library exports what its
+        # headers mark (SLIMCUDA_API), and its version script agrees.
+        args.add_all(["-Xcompiler", "-fvisibility=hidden"])
         args.add_all(["--expt-relaxed-constexpr", "-Werror=all-warnings"])
         args.add_all(ctx.attr.arch_flags)
         args.add_all(includes + defines)

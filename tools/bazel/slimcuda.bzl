@@ -31,25 +31,34 @@ def slimcuda_impl(name, srcs, deps = [], **kwargs):
     cc_library(
         name = name,
         srcs = srcs,
-        copts = SLIMCUDA_COPTS,
+        # Internals stay out of libslimcuda.so's exports; SLIMCUDA_API (export.h) marks the
+        # C ABI, the shims and the caller-stream C++ API.
+        copts = SLIMCUDA_COPTS + ["-fvisibility=hidden"],
         deps = deps,
         alwayslink = True,
         visibility = ["//:__subpackages__"],
         **kwargs
     )
 
-def slimcuda_cc_test(name, srcs, deps = [], fixtures = True, data = [], env = {}, **kwargs):
+def slimcuda_cc_test(name, srcs, deps = [], fixtures = True, data = [], env = {}, internals = False, **kwargs):
     """A googletest test against libslimcuda.so, with the shared fixtures at hand.
 
     $SLIMCUDA_FIXTURES lists the runfiles paths of testdata/ (see csrc/testing/fixtures.h).
+    internals = True: the test calls C++ internals, which libslimcuda.so does not export, so
+    it links the whole library statically instead (//csrc:slimcuda_static, alone in its
+    process: one caller-stream thread-local) and exports its symbols to the model
+    libraries it loads (-rdynamic), as libslimcuda.so would.
     """
+    library = ["//csrc:slimcuda_static", "//csrc/testing:testing_static"] if internals else [
+        "//csrc:slimcuda",
+        "//csrc/testing",
+    ]
     cc_test(
         name = name,
         srcs = srcs,
         copts = SLIMCUDA_COPTS,
-        deps = deps + [
-            "//csrc:slimcuda",
-            "//csrc/testing",
+        linkopts = kwargs.pop("linkopts", []) + (["-rdynamic"] if internals else []),
+        deps = deps + library + [
             "@com_google_googletest//:gtest_main",
         ],
         data = data + (["//testdata:fixtures"] if fixtures else []),

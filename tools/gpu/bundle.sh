@@ -5,7 +5,8 @@
 #
 # DIR/bin/      test binaries (C++ gtest and Go test, named <package>__<target>)
 # DIR/bench/    benchmark binaries (their Go benchmarks live in the Go test binaries)
-# DIR/lib/      libslimcuda.so and libcudart.so.<major>
+# DIR/lib/      libslimcuda.so, libcudart.so.<major>, and libslimcuda_testing.so (the Go
+#               tests' stream-spinning kernel)
 # DIR/testdata/ the shared fixtures
 # DIR/slimcuda  the CLI (LD_LIBRARY_PATH=DIR/lib DIR/slimcuda info)
 # DIR/demo.slimcuda  the demo model package
@@ -19,7 +20,7 @@ tests=$(bazel query 'kind("(cc|go)_test", //...)' 2>/dev/null | sort)
 benches=$(bazel query 'attr(name, "_benchmark$", kind("cc_binary", //...))' 2>/dev/null | sort)
 echo "bundle: building $(echo "$tests" | wc -l) tests and $(echo "$benches" | wc -l) benchmarks"
 # shellcheck disable=SC2086
-bazel build $tests $benches //csrc:libslimcuda.so //go/cmd/slimcuda //models/demo:demo_package //models/testing:all \
+bazel build $tests $benches //csrc:libslimcuda.so //csrc/testing:libslimcuda_testing.so //go/cmd/slimcuda //models/demo:demo_package //models/testing:all \
   //tools/aoti:zoo_runner //csrc/package:pack >/dev/null
 
 rm -rf "$out"
@@ -41,7 +42,7 @@ done
 for b in $benches; do
   cp -L "$(bin_of "$b")" "$out/bench/"
 done
-cp -L bazel-bin/csrc/libslimcuda.so "$out/lib/"
+cp -L bazel-bin/csrc/libslimcuda.so bazel-bin/csrc/testing/libslimcuda_testing.so "$out/lib/"
 cp -L "$(bin_of //go/cmd/slimcuda:slimcuda)" "$out/slimcuda"
 cp -L bazel-bin/tools/aoti/zoo_runner bazel-bin/csrc/package/pack "$out/"
 cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/null ||
