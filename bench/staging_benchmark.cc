@@ -134,8 +134,22 @@ int main(int argc, char** argv) {
 
   std::printf(
       "\n## P1: pageable copies (GB/s, median)\n\n"
-      "| size | dir | raw pageable | raw pinned | slimcuda (policy) | slimcuda staged (forced) | goal 0.75×min(pinned, memcpy×4) | slimcuda / goal |\n"
-      "|---|---|---|---|---|---|---|---|\n");
+      "| size | dir | raw pageable | raw pinned | slimcuda buffer (policy) | slimcuda tensor (policy) | staged, events | staged, stream flags | goal 0.75×min(pinned, memcpy×4) | buffer / goal | tensor / goal |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  // A uint8 CUDA tensor over `dev` and a CPU tensor over `pageable`: the tensor path
+  // (copy_tensor, the model-input path) through the same transfer engine.
+  const int64_t tensor_bytes = static_cast<int64_t>(kMax);
+  slimcuda_tensor* dev_tensor = nullptr;
+  CHECK_SC(slimcuda_tensor_empty(1, &tensor_bytes, nullptr, SLIMCUDA_UINT8, SLIMCUDA_DEVICE_CUDA, 0, 0, &dev_tensor));
+  void* tensor_data = nullptr;
+  {
+    slimcuda_tensor_info info{};
+    CHECK_SC(slimcuda_tensor_get_info(dev_tensor, &info));
+    tensor_data = info.data;
+  }
+  slimcuda::StagingConfig flags_config = slimcuda::staging_config();
+  flags_config.stream_flags = true;
+  const bool have_flags = slimcuda::stream_flags_available(0);
   for (size_t mib : {1, 2, 4, 8, 16, 64, 256, 1024}) {
     const size_t n = mib << 20;
     if (n > kMax) break;
@@ -153,13 +167,27 @@ int main(int argc, char** argv) {
         CHECK_SC(h2d ? slimcuda_copy_host_to_device(dev, pageable, n, 0)
                      : slimcuda_copy_device_to_host(pageable, dev, n, 0));
       });
-      const double staged = staged_gbs(n, h2d, nullptr, slimcuda::staging_config(), rounds);
+      const double tensor = gbs([&] {
+        const int64_t len = static_cast<int64_t>(n);
+        slimcuda_tensor* view = nullptr;
+        CHECK_SC(slimcuda_tensor_view(dev_tensor, 1, &len, nullptr, 0, &view));
+        CHECK_SC(h2d ? slimcuda_tensor_copy_from_host(view, pageable, n, SLIMCUDA_UINT8)
+                     : slimcuda_tensor_copy_to_host(view, pageable, n, SLIMCUDA_UINT8));
+        slimcuda_tensor_delete(view);
+      });
+      (void)tensor_data;
+      slimcuda::StagingConfig events_config = slimcuda::staging_config();
+      events_config.stream_flags = false;
+      const double staged = staged_gbs(n, h2d, nullptr, events_config, rounds);
+      const double flagged = have_flags ? staged_gbs(n, h2d, nullptr, flags_config, rounds) : 0.0;
       const double goal = 0.75 * std::min(raw_pinned, memcpy4);
-      std::printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f |\n", size_name(n).c_str(), h2d ? "H2D" : "D2H",
-                  raw, raw_pinned, slim, staged, goal, slim / goal);
+      std::printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n", size_name(n).c_str(),
+                  h2d ? "H2D" : "D2H", raw, raw_pinned, slim, tensor, staged, flagged, goal, slim / goal,
+                  tensor / goal);
     }
   }
 
+  slimcuda_tensor_delete(dev_tensor);
   if (p1_only) return 0;  // the process ends: its buffers go with it
 
   // Small copies: does a finer pipeline (smaller chunks, other thread counts) pay for its

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "csrc/core/limits.h"
 #include "csrc/package/file_reader.h"
 #include "slimcuda/last_error.h"
 
@@ -93,7 +94,7 @@ Error tensor_spec(const json& j, TensorSpec* s, const char* function) {
   SLIMCUDA_RETURN_IF_ERROR(device_type(j.at("device"), &s->device.type, function));
   int64_t index = -1;
   if (j.contains("device_index")) {
-    SLIMCUDA_RETURN_IF_ERROR(integer(j["device_index"], -1, 127, s->name, "device_index", &index, function));
+    SLIMCUDA_RETURN_IF_ERROR(integer(j["device_index"], -1, kMaxDevices - 1, s->name, "device_index", &index, function));
   }
   s->device.index = static_cast<DeviceIndex>(index);
   return Error::Ok;

@@ -1,11 +1,13 @@
 // Pageable host <-> device copies staged through pinned chunks (see staged_copy.h).
 #include "csrc/transfer/staged_copy.h"
 
+#include <cuda.h>  // the driver API's types only: its functions come through the runtime
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -79,6 +81,20 @@ class Latch {
   std::condition_variable cv_;
 };
 
+// Whether a 32-bit sequence value `have` has reached `want` (wrap-around safe, the same
+// comparison as the driver's CU_STREAM_WAIT_VALUE_GEQ).
+inline bool reached(uint32_t have, uint32_t want) { return static_cast<int32_t>(have - want) >= 0; }
+
+// The stream-flag pipeline's hand-offs for one chunk's memcpy (see CopyThreads::submit).
+struct Gate {
+  const volatile uint32_t* wait = nullptr;  // written by the GPU; nullptr: no wait
+  uint32_t wait_value = 0;
+  volatile uint32_t* flag = nullptr;  // read by the GPU's stream wait
+  uint32_t value = 0;
+  std::atomic<int> left{0};  // slices still to copy
+  bool open() const { return wait == nullptr || reached(*wait, wait_value); }
+};
+
 // Host threads that run memcpy slices for every staged copy in the process, in the order
 // queued. One memcpy thread moves about 8-10 GB/s on the H200 host; the link takes ~55 GB/s.
 class CopyThreads {
@@ -88,7 +104,13 @@ class CopyThreads {
   // Queues memcpy(dst, src, n) cut into up to `parts` slices; `latch` counts them down.
   // Throws (std::system_error, std::bad_alloc) only with nothing of this call left queued
   // or counted, so a caller waiting on the latch never waits for a slice that will not run.
-  void submit(char* dst, const char* src, size_t n, int parts, Latch* latch) {
+  //
+  // With a Gate (the stream-flag pipeline): no slice starts before gate->wait reaches
+  // gate->wait_value (a flag the GPU writes when the DMA that last used the buffer ended; a
+  // slice not ready yet goes to the back of the queue, so other copies' slices run
+  // meanwhile), and the last slice to finish stores gate->value into gate->flag (the flag
+  // the chunk's DMA waits on).
+  void submit(char* dst, const char* src, size_t n, int parts, Latch* latch, Gate* gate = nullptr) {
     parts = static_cast<int>(std::clamp<size_t>(n / kMinPart, 1, static_cast<size_t>(parts)));
     const size_t slice = (n + parts - 1) / parts;
     {
@@ -96,9 +118,10 @@ class CopyThreads {
       while (static_cast<int>(threads_.size()) < parts) threads_.emplace_back([this] { work(); });
       const size_t before = jobs_.size();
       try {
+        if (gate != nullptr) gate->left.store(parts, std::memory_order_relaxed);
         for (int i = 0; i < parts; ++i) {
           const size_t begin = std::min(n, i * slice);
-          jobs_.push_back(Job{dst + begin, src + begin, std::min(slice, n - begin), latch});
+          jobs_.push_back(Job{dst + begin, src + begin, std::min(slice, n - begin), latch, gate});
         }
       } catch (...) {
         jobs_.resize(before);  // the workers wait for mu_: none has taken these yet
@@ -116,6 +139,7 @@ class CopyThreads {
     const char* src;
     size_t n;
     Latch* latch;
+    Gate* gate;
   };
 
   void work() {
@@ -127,9 +151,22 @@ class CopyThreads {
         cv_.wait(lock, [&] { return !jobs_.empty(); });
         job = jobs_.front();
         jobs_.pop_front();
+        if (job.gate != nullptr && !job.gate->open()) {
+          // Its buffer's last DMA is still running: let other slices go first.
+          const bool alone = jobs_.empty();
+          jobs_.push_back(job);
+          lock.unlock();
+          if (alone) std::this_thread::yield();
+          continue;
+        }
         queued_.fetch_sub(1, std::memory_order_relaxed);
       }
       if (job.n > 0) std::memcpy(job.dst, job.src, job.n);
+      if (job.gate != nullptr && job.gate->left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        // Every slice of the chunk is in the buffer: the DMA waiting on the flag may go.
+        std::atomic_thread_fence(std::memory_order_release);
+        *job.gate->flag = job.gate->value;
+      }
       job.latch->count_down();
     }
   }
@@ -148,7 +185,8 @@ CopyThreads& copy_threads() {
 
 StagingConfig clamped(const StagingConfig& c) {
   return StagingConfig{std::clamp<size_t>(c.chunk_bytes, size_t{64} << 10, size_t{1} << 30),
-                       std::clamp(c.buffers, 1, kMaxStagingBuffers), std::clamp(c.threads, 1, kMaxStagingThreads)};
+                       std::clamp(c.buffers, 1, kMaxStagingBuffers), std::clamp(c.threads, 1, kMaxStagingThreads),
+                       c.stream_flags};
 }
 
 using Events = std::array<cudaEvent_t, kMaxStagingBuffers>;
@@ -172,6 +210,165 @@ struct Pipeline {
   }
 };
 
+// The driver's stream memory operations, reached through the runtime (no libcuda link):
+// nullptr where the driver or the device lacks them.
+struct StreamMemOps {
+  CUresult (*wait)(CUstream, CUdeviceptr, cuuint32_t, unsigned int) = nullptr;
+  CUresult (*write)(CUstream, CUdeviceptr, cuuint32_t, unsigned int) = nullptr;
+};
+
+const StreamMemOps& stream_mem_ops() {
+  static const StreamMemOps ops = [] {
+    StreamMemOps o;
+    void* wait = nullptr;
+    void* write = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &wait, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess ||
+        cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &write, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return o;
+    }
+    o.wait = reinterpret_cast<decltype(o.wait)>(wait);
+    o.write = reinterpret_cast<decltype(o.write)>(write);
+    return o;
+  }();
+  return ops;
+}
+
+// This thread's flags in pinned, device-visible memory: per buffer, `ready` (host threads
+// -> DMA) and `done` (DMA -> host threads), with a sequence counter that only grows, so a
+// flag never has to be reset between copies.
+struct ThreadFlags {
+  uint32_t* words = nullptr;  // 2 * kMaxStagingBuffers: ready[b], then done[b]
+  uint32_t sequence = 0;
+  ~ThreadFlags() {
+    if (words != nullptr && cudaFreeHost(words) != cudaSuccess) (void)cudaGetLastError();
+  }
+};
+
+Error thread_flags(ThreadFlags** out) {
+  thread_local ThreadFlags flags;
+  if (flags.words == nullptr) {
+    void* p = nullptr;
+    const size_t bytes = 2 * kMaxStagingBuffers * sizeof(uint32_t);
+    if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable | cudaHostAllocMapped) != cudaSuccess) {
+      return cuda::allocation_error(cudaGetLastError(), "staged_copy", "staging flags");
+    }
+    std::memset(p, 0, bytes);
+    flags.words = static_cast<uint32_t*>(p);
+  }
+  *out = &flags;
+  return Error::Ok;
+}
+
+}  // namespace
+
+bool stream_flags_available(int device) noexcept {
+  const StreamMemOps& ops = stream_mem_ops();
+  if (ops.wait == nullptr || ops.write == nullptr) return false;
+  int supported = 0;
+  if (cudaDeviceGetAttribute(&supported, cudaDevAttrHostRegisterSupported, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return supported != 0;
+}
+
+namespace {
+
+// The stream-flag pipeline (StagingConfig::stream_flags): every chunk's DMA is enqueued at
+// once; the GPU and the host threads hand the pinned buffers back and forth through flags.
+Error staged_copy_with_flags(char* d, const char* s, size_t nbytes, bool to_device, const StreamContext& ctx,
+                             const StagingConfig& config, size_t chunk, size_t chunks, int used) {
+  const StreamMemOps& ops = stream_mem_ops();
+  ThreadFlags* flags = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(thread_flags(&flags));
+  volatile uint32_t* ready = flags->words;
+  volatile uint32_t* done = flags->words + kMaxStagingBuffers;
+  const CUstream stream = reinterpret_cast<CUstream>(ctx.stream());
+  const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  auto device_address = [](volatile uint32_t* p) {
+    return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));  // pinned memory: one address (UVA)
+  };
+  auto len_of = [&](size_t k) { return std::min(chunk, nbytes - k * chunk); };
+  auto slot = [&](size_t k) { return static_cast<int>(k % used); };
+  const uint32_t base = flags->sequence;  // chunk k's sequence value is base + k + 1
+  flags->sequence += static_cast<uint32_t>(chunks);
+  auto seq = [&](size_t k) { return base + static_cast<uint32_t>(k) + 1; };
+  try {
+    Pipeline pipe;
+    for (int i = 0; i < used; ++i) {
+      void* p = nullptr;
+      SLIMCUDA_RETURN_IF_ERROR(pinned_allocate(std::min(chunk, nbytes), ctx, &p));
+      pipe.buffer[i] = static_cast<char*>(p);
+    }
+    std::vector<Gate> gates(chunks);
+    CopyThreads& threads = copy_threads();
+    // After a failed enqueue, the DMAs already queued wait only on flags of memcpys already
+    // submitted, which the threads will set: the stream drains, then the buffers go back.
+    auto fail = [&](const char* what) {
+      const cudaError_t err = cudaGetLastError();
+      if (cudaStreamSynchronize(ctx.stream()) != cudaSuccess) (void)cudaGetLastError();
+      return set_last_error(Error::Internal, "staged_copy", "%s failed: %s", what, cudaGetErrorString(err));
+    };
+    for (size_t k = 0; k < chunks; ++k) {
+      const int b = slot(k);
+      Gate& g = gates[k];
+      char* buffer = pipe.buffer[b];
+      if (to_device) {
+        // The memcpy into buffer b waits for the DMA of the chunk that used it before.
+        if (k >= static_cast<size_t>(used)) {
+          g.wait = done + b;
+          g.wait_value = seq(k - used);
+        }
+        g.flag = ready + b;
+        g.value = seq(k);
+        threads.submit(buffer, s + k * chunk, len_of(k), config.threads, &pipe.latch[b], &g);
+        if (ops.wait(stream, device_address(ready + b), seq(k), CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
+          return fail("cuStreamWaitValue32");
+        }
+        if (cudaMemcpyAsync(d + k * chunk, buffer, len_of(k), kind, ctx.stream()) != cudaSuccess) {
+          return fail("cudaMemcpyAsync");
+        }
+        if (ops.write(stream, device_address(done + b), seq(k), CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS) {
+          return fail("cuStreamWriteValue32");
+        }
+      } else {
+        // The DMA into buffer b waits for the memcpy out of the chunk that used it before;
+        // the memcpy of this chunk waits for its DMA.
+        if (k >= static_cast<size_t>(used) &&
+            ops.wait(stream, device_address(ready + b), seq(k - used), CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
+          return fail("cuStreamWaitValue32");
+        }
+        if (cudaMemcpyAsync(buffer, s + k * chunk, len_of(k), kind, ctx.stream()) != cudaSuccess) {
+          return fail("cudaMemcpyAsync");
+        }
+        if (ops.write(stream, device_address(done + b), seq(k), CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS) {
+          return fail("cuStreamWriteValue32");
+        }
+        g.wait = done + b;
+        g.wait_value = seq(k);
+        g.flag = ready + b;
+        g.value = seq(k);
+        threads.submit(d + k * chunk, buffer, len_of(k), config.threads, &pipe.latch[b], &g);
+      }
+    }
+    if (to_device) {
+      // The copy is complete when the last DMA is (the memcpys before each DMA are done).
+      SLIMCUDA_RETURN_IF_ERROR(cuda::wait_for_stream(ctx.stream(), ctx.device()));
+    }
+    return Error::Ok;  // device to host: Pipeline's destructor waits for the last memcpys
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, "staged_copy", "out of host memory");
+  } catch (const std::system_error& e) {  // a copy thread could not be started
+    return set_last_error(Error::Internal, "staged_copy", "%s", e.what());
+  }
+}
+
 }  // namespace
 
 size_t staging_threshold() noexcept {
@@ -190,7 +387,8 @@ StagingConfig staging_config() noexcept {
     // 16 MiB copy still has four chunks to overlap; 24 MiB of pinned buffers per copy.
     return clamped(StagingConfig{env_size("SLIMCUDA_STAGING_CHUNK", size_t{4} << 20),
                                  static_cast<int>(env_size("SLIMCUDA_STAGING_BUFFERS", 6)),
-                                 static_cast<int>(env_size("SLIMCUDA_STAGING_THREADS", std::min(hw, 8u)))});
+                                 static_cast<int>(env_size("SLIMCUDA_STAGING_THREADS", std::min(hw, 8u))),
+                                 env_size("SLIMCUDA_STAGING_FLAGS", 0) != 0});
   }();
   return config;
 }
@@ -210,6 +408,10 @@ Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, con
   const cudaStream_t stream = ctx.stream();
   const size_t chunks = (nbytes + chunk - 1) / chunk;
   const int used = static_cast<int>(std::min<size_t>(config.buffers, chunks));
+  if (config.stream_flags && stream_flags_available(ctx.device())) {
+    return staged_copy_with_flags(static_cast<char*>(dst), static_cast<const char*>(src), nbytes, to_device, ctx,
+                                  config, chunk, chunks, used);
+  }
   Events events{};
   SLIMCUDA_RETURN_IF_ERROR(events_for(ctx.device(), used, &events));
   try {

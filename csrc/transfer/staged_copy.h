@@ -34,6 +34,15 @@ struct StagingConfig {
   size_t chunk_bytes;
   int buffers;
   int threads;
+  /// How the DMAs wait for the host threads. false: the calling thread enqueues each chunk's
+  /// DMA when its memcpy is done (host to device) and hands each landed chunk to the threads
+  /// (device to host), waiting on events: about 15 µs of its time per chunk. true: every
+  /// DMA is enqueued at once, each behind a stream wait on a flag in pinned memory that the
+  /// host thread finishing its memcpy sets (cuStreamWaitValue32), and each DMA's end is
+  /// written to a flag the host threads poll (cuStreamWriteValue32): the calling thread
+  /// only enqueues, then waits once. Needs the driver's stream memory operations; without
+  /// them the event pipeline runs.
+  bool stream_flags = false;
 };
 
 /// Limits a StagingConfig is clamped to.
@@ -41,8 +50,8 @@ inline constexpr int kMaxStagingBuffers = 16;
 inline constexpr int kMaxStagingThreads = 64;
 
 /// The process's configuration: measured defaults (docs/benchmarks.md), overridden by
-/// SLIMCUDA_STAGING_CHUNK (bytes), SLIMCUDA_STAGING_BUFFERS and SLIMCUDA_STAGING_THREADS;
-/// read once.
+/// SLIMCUDA_STAGING_CHUNK (bytes), SLIMCUDA_STAGING_BUFFERS, SLIMCUDA_STAGING_THREADS and
+/// SLIMCUDA_STAGING_FLAGS (0 or 1: StagingConfig::stream_flags); read once.
 [[nodiscard]] StagingConfig staging_config() noexcept;
 
 /// The staged copy itself, host to device or device to host, for any size and alignment, on
@@ -51,5 +60,9 @@ inline constexpr int kMaxStagingThreads = 64;
 /// copy is complete.
 [[nodiscard]] Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, const StreamContext& ctx,
                                 const StagingConfig& config) noexcept;
+
+/// Whether this process can run the stream-flag pipeline (the driver's stream memory
+/// operations are there and the device supports them).
+[[nodiscard]] bool stream_flags_available(int device) noexcept;
 
 }  // namespace slimcuda

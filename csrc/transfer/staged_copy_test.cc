@@ -99,29 +99,72 @@ TEST(StagedCopy, AnySizeThroughTheChunks) {
   }
 }
 
-// Every pipeline shape moves every byte: one buffer (strictly serial), two, more buffers
-// than chunks, a last chunk of one byte, one thread and an odd number of threads.
+// Every pipeline shape moves every byte, with either hand-off (events, stream flags): one
+// buffer (strictly serial), two, more buffers than chunks, a last chunk of one byte, one
+// thread and an odd number of threads, on the legacy default stream and on a stream.
 TEST(StagedCopy, EveryPipelineShapeRoundTrips) {
   REQUIRE_GPU_OR_SKIP();
-  void* stream = nullptr;
-  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+  ASSERT_TRUE(stream_flags_available(0)) << "the H200's driver has stream memory operations";
+  void* created = nullptr;
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &created), SLIMCUDA_OK);
   constexpr size_t kChunk = size_t{64} << 10;  // the smallest chunk a config may ask for
-  const StagingConfig shapes[] = {{kChunk, 1, 1}, {kChunk, 2, 3}, {kChunk, 5, 2}, {kChunk * 4, 3, 7},
-                                  {size_t{1} << 20, 16, 4}};
+  std::vector<StagingConfig> shapes;
+  for (bool flags : {false, true}) {
+    for (StagingConfig c : {StagingConfig{kChunk, 1, 1}, StagingConfig{kChunk, 2, 3}, StagingConfig{kChunk, 5, 2},
+                            StagingConfig{kChunk * 4, 3, 7}, StagingConfig{size_t{1} << 20, 16, 4}}) {
+      c.stream_flags = flags;
+      shapes.push_back(c);
+    }
+  }
+  for (void* stream : {static_cast<void*>(nullptr), created}) {
   for (const StagingConfig& shape : shapes) {
     for (size_t n : {size_t{1}, kChunk, kChunk + 1, 7 * kChunk + 13, size_t{3} << 20}) {
       std::vector<uint8_t> host(n), back(n, 0);
       for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 29 + n + shape.buffers);
       void* dev = nullptr;
       ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
-      ASSERT_EQ(staged_copy(dev, host.data(), n, true, on(stream), shape), Error::Ok) << slimcuda_last_error_message();
-      ASSERT_EQ(staged_copy(back.data(), dev, n, false, on(stream), shape), Error::Ok) << slimcuda_last_error_message();
+      const StreamContext ctx = stream == nullptr ? kLegacy : on(stream);
+      ASSERT_EQ(staged_copy(dev, host.data(), n, true, ctx, shape), Error::Ok) << slimcuda_last_error_message();
+      ASSERT_EQ(staged_copy(back.data(), dev, n, false, ctx, shape), Error::Ok) << slimcuda_last_error_message();
       EXPECT_EQ(back, host) << n << " bytes, chunk " << shape.chunk_bytes << ", " << shape.buffers << " buffers, "
-                            << shape.threads << " threads";
+                            << shape.threads << " threads, flags " << shape.stream_flags << ", stream " << stream;
       EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
     }
   }
-  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
+  }
+  EXPECT_EQ(slimcuda_stream_destroy(created), SLIMCUDA_OK);
+}
+
+// Three threads staging at once with the stream-flag pipeline, sharing the copy threads
+// (whose gated slices wait at the back of the queue): every copy keeps its bytes.
+TEST(StagedCopy, ConcurrentFlagPipelinesKeepTheirBytes) {
+  REQUIRE_GPU_OR_SKIP();
+  StagingConfig config = staging_config();
+  config.stream_flags = true;
+  constexpr size_t n = (size_t{24} << 20) + 9;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<uint8_t> host(n), back(n, 0);
+      for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 17 + t * 59);
+      void* dev = nullptr;
+      if (slimcuda_device_alloc(n, 0, 0, &dev) != SLIMCUDA_OK) {
+        ++failures;
+        return;
+      }
+      for (int round = 0; round < 3; ++round) {
+        if (staged_copy(dev, host.data(), n, true, kLegacy, config) != Error::Ok ||
+            staged_copy(back.data(), dev, n, false, kLegacy, config) != Error::Ok || back != host) {
+          ++failures;
+        }
+        std::fill(back.begin(), back.end(), 0);
+      }
+      if (slimcuda_device_free(dev, 0) != SLIMCUDA_OK) ++failures;
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 // Three threads staging at once share the copy threads: nobody's bytes land in another's.

@@ -488,13 +488,24 @@ func BenchmarkPageableCopy(b *testing.B) {
 	for i := range host {
 		host[i] = byte(i) // touch every page before timing
 	}
+	pinned, err := rawcuda.HostAlloc(64 << 20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rawcuda.HostFree(pinned)
 	buf, err := Alloc(most, OnDevice(CUDADevice(0)))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer buf.Close()
 	dev := buf.Pointer()
-	for _, n := range []int{1 << 20, 16 << 20, 64 << 20, most} {
+	for _, n := range []int{1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 64 << 20, most} {
+		// The tensor path (Tensor.CopyFromHost: a model's inputs) goes through the same
+		// transfer engine as the buffer path; both against raw CUDA, pageable and pinned.
+		tensor, err := NewTensor([]int64{int64(n)}, Uint8, CUDADevice(0))
+		if err != nil {
+			b.Fatal(err)
+		}
 		for _, dir := range []string{"H2D", "D2H"} {
 			ops := []struct {
 				name string
@@ -506,14 +517,30 @@ func BenchmarkPageableCopy(b *testing.B) {
 					}
 					return rawcuda.CopyToHost(h, dev)
 				}},
-				{"slimcuda", func(h []byte) error {
+				{"raw-pinned=cudaMemcpy", func(h []byte) error { // the link's speed (up to 64 MiB)
+					p := pinned[:len(h)]
+					if dir == "H2D" {
+						return rawcuda.CopyToDevice(dev, p)
+					}
+					return rawcuda.CopyToHost(p, dev)
+				}},
+				{"slimcuda-buffer", func(h []byte) error {
 					if dir == "H2D" {
 						return buf.CopyFromHost(h)
 					}
 					return buf.CopyToHost(h)
 				}},
+				{"slimcuda-tensor", func(h []byte) error {
+					if dir == "H2D" {
+						return tensor.CopyFromHost(h)
+					}
+					return tensor.CopyToHost(h)
+				}},
 			}
 			for _, v := range ops {
+				if v.name == "raw-pinned=cudaMemcpy" && n > len(pinned) {
+					continue
+				}
 				b.Run(fmt.Sprintf("%s/%s/%s", sizeName(n), dir, v.name), func(b *testing.B) {
 					b.SetBytes(int64(n))
 					for i := 0; i < b.N; i++ {
@@ -523,6 +550,9 @@ func BenchmarkPageableCopy(b *testing.B) {
 					}
 				})
 			}
+		}
+		if err := tensor.Close(); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
