@@ -5,7 +5,7 @@
 #                       (another threshold: SLIMCUDA_STAGING_THRESHOLD=N bench/staging_benchmark --p1)
 #   copy_benchmark      P2 pinned copies and P3 4-byte blocking copies (C++)
 #   shim_benchmark      tensor allocation through the shims
-#   Go benchmarks       P7 cgo no-op round trip, P3 from Go
+#   Go benchmarks       P7 cgo no-op round trip, P3 from Go, P1 buffer and tensor copies from Go
 #   the demo model      `slimcuda run` with the caching allocator and without
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,7 +19,9 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | s
 step "$here/bench/staging_benchmark"
 step "$here/bench/copy_benchmark"
 step "$here/bench/shim_benchmark"
-(cd "$here" && step "$here/bin/go_slimcuda__slimcuda_test" -test.run '^$' -test.bench 'CgoNoop|Copy|AllocFree' \
+(cd "$here" && step "$here/bin/go_internal_rawcuda__rawcuda_test" -test.run '^$' -test.bench 'CgoNoop' \
+  -test.benchtime "${SLIMCUDA_BENCHTIME:-0.5s}" -test.count 3)
+(cd "$here" && step "$here/bin/go_slimcuda__slimcuda_test" -test.run '^$' -test.bench 'Copy|AllocFree' \
   -test.benchtime "${SLIMCUDA_BENCHTIME:-0.5s}" -test.count 3)
 for cache in 1 0; do
   echo
