@@ -86,13 +86,15 @@ class Latch {
 inline bool reached(uint32_t have, uint32_t want) { return static_cast<int32_t>(have - want) >= 0; }
 
 // The stream-flag pipeline's hand-offs for one chunk's memcpy (see CopyThreads::submit).
+// The flags are words of pinned memory that the GPU reads and writes too: accessed with
+// the compiler's atomic builtins (the GPU is no C++ thread, so std::atomic objects do not fit).
 struct Gate {
-  const volatile uint32_t* wait = nullptr;  // written by the GPU; nullptr: no wait
+  const uint32_t* wait = nullptr;  // written by the GPU; nullptr: no wait
   uint32_t wait_value = 0;
-  volatile uint32_t* flag = nullptr;  // read by the GPU's stream wait
+  uint32_t* flag = nullptr;  // read by the GPU's stream wait
   uint32_t value = 0;
   std::atomic<int> left{0};  // slices still to copy
-  bool open() const { return wait == nullptr || reached(*wait, wait_value); }
+  bool open() const { return wait == nullptr || reached(__atomic_load_n(wait, __ATOMIC_ACQUIRE), wait_value); }
 };
 
 // Host threads that run memcpy slices for every staged copy in the process, in the order
@@ -164,8 +166,7 @@ class CopyThreads {
       if (job.n > 0) std::memcpy(job.dst, job.src, job.n);
       if (job.gate != nullptr && job.gate->left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         // Every slice of the chunk is in the buffer: the DMA waiting on the flag may go.
-        std::atomic_thread_fence(std::memory_order_release);
-        *job.gate->flag = job.gate->value;
+        __atomic_store_n(job.gate->flag, job.gate->value, __ATOMIC_RELEASE);
       }
       job.latch->count_down();
     }
@@ -287,11 +288,11 @@ Error staged_copy_with_flags(char* d, const char* s, size_t nbytes, bool to_devi
   const StreamMemOps& ops = stream_mem_ops();
   ThreadFlags* flags = nullptr;
   SLIMCUDA_RETURN_IF_ERROR(thread_flags(&flags));
-  volatile uint32_t* ready = flags->words;
-  volatile uint32_t* done = flags->words + kMaxStagingBuffers;
+  uint32_t* ready = flags->words;
+  uint32_t* done = flags->words + kMaxStagingBuffers;
   const CUstream stream = reinterpret_cast<CUstream>(ctx.stream());
   const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-  auto device_address = [](volatile uint32_t* p) {
+  auto device_address = [](uint32_t* p) {
     return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));  // pinned memory: one address (UVA)
   };
   auto len_of = [&](size_t k) { return std::min(chunk, nbytes - k * chunk); };
