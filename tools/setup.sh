@@ -7,6 +7,8 @@
 #     library hashes), clang 14 with
 #     libFuzzer (the package fuzzer), patch, pkg-config.
 #   - CUDA 13.0 toolchain (nvcc, nvvm, cudart, cccl, crt) from pinned PyPI wheels into $SLIMCUDA_CUDA_PREFIX.
+#   - Vendor library headers (cuBLAS/cuBLASLt, cuDNN, the cuDNN frontend) from pinned PyPI wheels into
+#     $SLIMCUDA_CUDA_LIBS_PREFIX: headers only (the libraries are opened at run time, never linked).
 #   - The Go module cache, warmed with the modules Bazel's repository rules download.
 set -euo pipefail
 
@@ -19,6 +21,16 @@ CUDA_WHEELS=(
   nvidia-cuda-cccl==13.0.85
   nvidia-cuda-crt==13.0.88
   nvidia-nvvm==13.0.88
+)
+# The fixed prefix the Bazel vendor-header repository rules look in (after their *_HOME variables).
+LIBS_PREFIX="${SLIMCUDA_CUDA_LIBS_PREFIX:-/opt/slimcuda/cuda-13.0-libs}"
+# Headers to build against, no newer than the GPU machine's runtimes (cuBLAS 13.1, cuDNN 9.19):
+# cuBLAS 13.0 matches the toolkit; cuDNN 9.19.0 is the GPU machine's own; the frontend is header-only.
+# name==version:folder inside the wheel whose include/ is extracted:destination under $LIBS_PREFIX.
+LIB_WHEELS=(
+  nvidia-cublas==13.0.2.14:nvidia/cu13/include/:cublas
+  nvidia-cudnn-cu13==9.19.0.56:nvidia/cudnn/include/:cudnn
+  nvidia-cudnn-frontend==1.32.0:include/:cudnn_frontend
 )
 APT_PACKAGES=(
   bazel-bootstrap bazel-skylib bazel-platforms bazel-rules-java bazel-rules-proto bazel-rules-cc
@@ -70,6 +82,56 @@ else
   [[ -e "$root/lib64" ]] || ln -s lib "$root/lib64"
   printf '%s\n' "${CUDA_WHEELS[@]}" >"$wheels/nvidia/cu13/.slimcuda-wheels"
   say "CUDA toolchain installed: $("$CUDA_PREFIX/bin/nvcc" --version | tail -n 2 | head -n 1)"
+fi
+
+# --- Vendor headers (cuBLAS, cuDNN, cuDNN frontend) from PyPI wheels ----------------
+# The wheels are large (cuBLAS 420 MB, cuDNN 370 MB) and almost all library; only include/ is
+# kept, so CI's disk and time stay small. The GPU machine brings its own libraries.
+lib_stamp="$LIBS_PREFIX/.slimcuda-wheels"
+lib_want="$(printf '%s\n' "${LIB_WHEELS[@]}")"
+if [[ -f "$lib_stamp" && "$(cat "$lib_stamp")" == "$lib_want" && -f "$LIBS_PREFIX/cublas/include/cublasLt.h" &&
+      -f "$LIBS_PREFIX/cudnn/include/cudnn.h" && -f "$LIBS_PREFIX/cudnn_frontend/include/cudnn_frontend.h" ]]; then
+  say "vendor headers present in $LIBS_PREFIX"
+else
+  downloads="$(mktemp -d)"
+  trap 'rm -rf "$downloads"' EXIT
+  rm -rf "$LIBS_PREFIX"
+  mkdir -p "$LIBS_PREFIX"
+  for entry in "${LIB_WHEELS[@]}"; do
+    IFS=: read -r spec folder dest <<<"$entry"
+    say "pip download $spec (headers from $folder into $LIBS_PREFIX/$dest/include)"
+    mkdir -p "$downloads/$dest"
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+      --dest "$downloads/$dest" "$spec"
+    python3 - "$downloads/$dest" "$folder" "$LIBS_PREFIX/$dest/include" <<'PY'
+import glob, os, sys, zipfile
+src, folder, dest = sys.argv[1:]
+wheels = glob.glob(os.path.join(src, "*.whl"))
+if len(wheels) != 1:
+    sys.exit("setup: expected one wheel in %s, found %d" % (src, len(wheels)))
+count = 0
+with zipfile.ZipFile(wheels[0]) as z:
+    for info in z.infolist():
+        name = info.filename
+        if not name.startswith(folder) or info.is_dir():
+            continue
+        rel = os.path.normpath(name[len(folder):])
+        if rel.startswith("..") or os.path.isabs(rel):
+            sys.exit("setup: unsafe path %r in %s" % (name, wheels[0]))
+        out = os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with z.open(info) as f, open(out, "wb") as g:
+            g.write(f.read())
+        count += 1
+if count == 0:
+    sys.exit("setup: no files under %s in %s" % (folder, wheels[0]))
+print("setup: %d headers from %s" % (count, os.path.basename(wheels[0])))
+PY
+  done
+  printf '%s\n' "${LIB_WHEELS[@]}" >"$lib_stamp"
+  rm -rf "$downloads"
+  trap - EXIT
+  say "vendor headers installed in $LIBS_PREFIX"
 fi
 
 # --- Go module cache ------------------------------------------------------------
