@@ -7,6 +7,7 @@ cuda_toolkit(name) finds a CUDA toolkit at fetch time, first match wins:
 and exposes:
   :nvcc            the compiler driver (with bin/, nvvm/ and the headers as its inputs)
   :headers         the CUDA runtime headers for .cc files (cc_library)
+  :cccl            CCCL's headers (<nv/target>), which cuda_fp16.h needs in host code
   :cudart          libcudart, linked dynamically: AOTInductor models resolve cuda* symbols
                    through the process's global scope, so there must be exactly one cudart.
 
@@ -34,6 +35,14 @@ cc_library(
     name = "headers",
     hdrs = glob(["include/**/*.h", "include/**/*.hpp"], exclude = ["include/cccl/**"]),
     includes = ["include"],
+)
+
+# CCCL (libcu++'s <nv/target>, ...) for host code that includes cuda_fp16.h/cuda_bf16.h, as
+# cublasLt.h and cudnn.h do; nvcc finds these itself.
+cc_library(
+    name = "cccl",
+    hdrs = glob(["include/cccl/**"]),
+    includes = ["include/cccl"],
 )
 
 cc_library(

@@ -1,0 +1,99 @@
+// The vendor library loader: search order, messages, and the remembered failure of the
+// cuBLASLt/cuDNN tables (no vendor library is present on CI machines; on the GPU machine
+// they may be, so those cases accept either outcome but never a crash).
+#include "csrc/vendor/library_loader.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "csrc/vendor/cublaslt.h"
+#include "csrc/vendor/cudnn.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda::testing {
+namespace {
+
+constexpr const char* kEnv = "SLIMCUDA_TEST_VENDOR_LIBRARY";
+
+vendor::LibrarySpec spec(const char* soname) {
+  return {"TestLib", kEnv, soname, "apt-get install testlib", RTLD_NOW | RTLD_LOCAL};
+}
+
+TEST(LibraryLoader, OwnDirectoryIsLibslimcudasFolder) {
+  const std::string dir = vendor::own_library_dir();
+  ASSERT_FALSE(dir.empty());
+}
+
+TEST(LibraryLoader, MissingLibraryNamesEveryPlaceAndTheFix) {
+  unsetenv(kEnv);
+  vendor::OpenedLibrary lib;
+  std::string why;
+  EXPECT_EQ(vendor::open_library(spec("libslimcuda_no_such_library.so.7"), &lib, &why), Error::NotSupported);
+  EXPECT_EQ(lib.handle, nullptr);
+  EXPECT_NE(why.find("TestLib"), std::string::npos) << why;
+  EXPECT_NE(why.find("$SLIMCUDA_TEST_VENDOR_LIBRARY: not set"), std::string::npos) << why;
+  EXPECT_NE(why.find(vendor::own_library_dir() + "/libslimcuda_no_such_library.so.7: no such file"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("apt-get install testlib"), std::string::npos) << why;
+}
+
+TEST(LibraryLoader, EnvironmentOverrideIsFinal) {
+  setenv(kEnv, "/nonexistent/libc.so.6", 1);
+  vendor::OpenedLibrary lib;
+  std::string why;
+  // libc.so.6 is on the loader's path, but an explicit override that fails is not replaced.
+  EXPECT_EQ(vendor::open_library(spec("libc.so.6"), &lib, &why), Error::NotSupported);
+  EXPECT_NE(why.find("/nonexistent/libc.so.6"), std::string::npos) << why;
+  unsetenv(kEnv);
+}
+
+TEST(LibraryLoader, LoaderPathAndSymbols) {
+  unsetenv(kEnv);
+  vendor::OpenedLibrary lib;
+  std::string why;
+  ASSERT_EQ(vendor::open_library(spec("libc.so.6"), &lib, &why), Error::Ok) << why;
+  EXPECT_EQ(lib.where, "libc.so.6");
+  void* p = nullptr;
+  EXPECT_TRUE(vendor::resolve_symbol(lib, "malloc", &p, &why));
+  EXPECT_NE(p, nullptr);
+  std::string missing;
+  EXPECT_FALSE(vendor::resolve_symbol(lib, "slimcuda_no_such_symbol", &p, &missing));
+  EXPECT_NE(missing.find("slimcuda_no_such_symbol"), std::string::npos);
+}
+
+// Whatever the machine has, the tables never abort, and a failure is remembered: the
+// second call gives the same message.
+TEST(VendorTables, CublasLtLoadsOrExplains) {
+  auto first = vendor::cublaslt("test");
+  if (first.ok()) {
+    EXPECT_GE(first.value()->version, vendor::kMinCublasLtVersion);
+    return;
+  }
+  EXPECT_EQ(first.error(), Error::NotSupported);
+  const std::string msg = last_error_message();
+  EXPECT_NE(msg.find("cuBLASLt"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("SLIMCUDA_CUBLASLT_LIBRARY"), std::string::npos) << msg;
+  clear_last_error();
+  EXPECT_EQ(vendor::cublaslt("test").error(), Error::NotSupported);
+  EXPECT_EQ(msg, last_error_message());
+}
+
+TEST(VendorTables, CudnnLoadsOrExplains) {
+  auto first = vendor::cudnn("test");
+  if (first.ok()) {
+    EXPECT_GE(first.value()->version, vendor::kMinCudnnVersion);
+    EXPECT_NE(first.value()->handle, nullptr);
+    return;
+  }
+  EXPECT_EQ(first.error(), Error::NotSupported);
+  const std::string msg = last_error_message();
+  EXPECT_NE(msg.find("libcudnn.so.9"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("nvidia-cudnn-cu13"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace slimcuda::testing
