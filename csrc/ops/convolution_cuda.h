@@ -1,0 +1,22 @@
+#pragma once
+
+// The CUDA convolution on cuDNN (legacy descriptor API; the frontend graph API is for
+// part 2's attention).
+
+#include "csrc/ops/op_args.h"
+#include "csrc/cuda/stream_context.h"
+
+namespace slimcuda::ops {
+
+/// Enqueues a checked ConvProblem into `out` (shaped p.out_sizes) on ctx's stream:
+/// forward, or backward-data for a transposed convolution; groups; input and output in the
+/// layout their strides give (NCHW/NCDHW or channels-last), weight packed (NCHW, or NHWC
+/// when its strides are channels-last; else a contiguous copy); 1-D as 2-D with H = 1;
+/// bias added after (cudnnAddTensor). float32 with TF32 allowed (PyTorch's cuDNN default
+/// allow_tf32 = True), float16/bfloat16 with tensor-op math. The algorithm comes from
+/// cuDNN's heuristics (no benchmarking, no trial allocations), cached per thread and shape;
+/// workspace from the caching allocator.
+[[nodiscard]] Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const StreamContext& ctx,
+                                     const char* function);
+
+}  // namespace slimcuda::ops

@@ -1,0 +1,136 @@
+// aoti_torch_cuda_*: the CUDA fallback ops (PyTorch 2.11's c_shim_cuda.h signatures), on
+// the current stream: checks first (shared with the CPU ops), then the stream is resolved
+// once and passed down, then the op enqueues its work.
+#include <memory>
+
+#include "csrc/entry/c_entry.h"
+#include "csrc/cuda/device.h"
+#include "csrc/ops/convolution_cuda.h"
+#include "csrc/ops/gemm_cuda.h"
+#include "csrc/ops/op_args.h"
+#include "csrc/entry/caller_context.h"
+#include "slimcuda/aoti_torch_ops.h"
+
+namespace slimcuda::ops {
+namespace {
+
+// The entry's one read of the caller stream (caller_context: the selected stream, checked
+// against the operands' device, or that device's legacy default stream), and the device made
+// current for the op's scope (library handles and launches use the current device).
+class CudaScope {
+ public:
+  CudaScope(int device, const char* function) : guard_(device) {
+    error_ = guard_.error() != Error::Ok ? guard_.error() : caller_context(device, &ctx_, function);
+  }
+  [[nodiscard]] Error error() const noexcept { return error_; }
+  [[nodiscard]] const StreamContext& ctx() const noexcept { return ctx_; }
+
+ private:
+  cuda::DeviceGuard guard_;
+  StreamContext ctx_ = StreamContext::unselected(-1);
+  Error error_ = Error::Ok;
+};
+
+Error gemm_out(const char* function, bool batched, AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle a,
+               AtenTensorHandle b, double beta, double alpha) {
+  SLIMCUDA_OP_CHECK(out != nullptr, Error::InvalidArgument, "null out");
+  GemmProblem p;
+  SLIMCUDA_RETURN_IF_ERROR(check_gemm(function, DeviceType::CUDA, batched, out, self, a, b, beta, alpha, &p));
+  CudaScope scope(p.device, function);
+  SLIMCUDA_OP_TRY(scope.error());
+  SLIMCUDA_OP_TRY(gemm_cuda(p, scope.ctx(), function));
+  return Error::Ok;
+}
+
+Error new_cuda(const char* function, ScalarType dtype, const StreamContext& ctx, const std::vector<int64_t>& sizes,
+               const std::vector<int64_t>& strides, std::unique_ptr<SlimTensor>* owner) {
+  return new_tensor(function, dtype, DeviceType::CUDA, ctx.device(), sizes, strides, ctx, owner);
+}
+
+}  // namespace
+}  // namespace slimcuda::ops
+
+using slimcuda::c_entry;
+using slimcuda::DeviceType;
+using slimcuda::Error;
+using slimcuda::SlimTensor;
+namespace ops = slimcuda::ops;
+
+extern "C" {
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_mm_out)(AtenTensorHandle out, AtenTensorHandle self,
+                                                     AtenTensorHandle mat2) {
+  return c_entry(__func__, [&](const char* function) {
+    return ops::gemm_out(function, false, out, nullptr, self, mat2, 0.0, 1.0);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_addmm_out)(AtenTensorHandle out, AtenTensorHandle self,
+                                                        AtenTensorHandle mat1, AtenTensorHandle mat2, double beta,
+                                                        double alpha) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "null self");
+    return ops::gemm_out(function, false, out, self, mat1, mat2, beta, alpha);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_bmm_out)(AtenTensorHandle out, AtenTensorHandle self,
+                                                      AtenTensorHandle mat2) {
+  return c_entry(__func__, [&](const char* function) {
+    return ops::gemm_out(function, true, out, nullptr, self, mat2, 0.0, 1.0);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_baddbmm_out)(AtenTensorHandle out, AtenTensorHandle self,
+                                                          AtenTensorHandle batch1, AtenTensorHandle batch2,
+                                                          double beta, double alpha) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "null self");
+    return ops::gemm_out(function, true, out, self, batch1, batch2, beta, alpha);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__addmm_activation)(AtenTensorHandle self, AtenTensorHandle mat1,
+                                                                AtenTensorHandle mat2, double beta, double alpha,
+                                                                int32_t use_gelu, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "null self");
+    SLIMCUDA_OP_CHECK(ret0 != nullptr, Error::InvalidArgument, "null ret0");
+    ops::GemmProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(
+        ops::check_gemm(function, DeviceType::CUDA, false, nullptr, self, mat1, mat2, beta, alpha, &p));
+    p.act = use_gelu != 0 ? ops::Activation::Gelu : ops::Activation::Relu;
+    ops::CudaScope scope(p.device, function);
+    SLIMCUDA_OP_TRY(scope.error());
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cuda(function, p.dtype, scope.ctx(), {p.m, p.n}, {p.n, 1}, &out));
+    ops::set_gemm_out(out.get(), false, &p);
+    SLIMCUDA_OP_TRY(ops::gemm_cuda(p, scope.ctx(), function));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_convolution)(
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride,
+    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation,
+    int64_t dilation_len_, int32_t transposed, const int64_t* output_padding, int64_t output_padding_len_,
+    int64_t groups, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&](const char* function) {
+    ops::ConvProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_convolution(function, DeviceType::CUDA, input, weight, bias, stride,
+                                                    stride_len_, padding, padding_len_, dilation, dilation_len_,
+                                                    transposed, output_padding, output_padding_len_, groups, ret0,
+                                                    &p));
+    ops::CudaScope scope(p.device, function);
+    SLIMCUDA_OP_TRY(scope.error());
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(
+        ops::new_cuda(function, p.dtype, scope.ctx(), p.out_sizes, p.out_strides, &out));
+    SLIMCUDA_OP_TRY(ops::convolution_cuda(p, *out, scope.ctx(), function));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+}  // extern "C"
