@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 lib="$1"
 prefix="${2:-}"
-declared=$(grep -o 'SLIMCUDA_SHIM(aoti_torch_[A-Za-z0-9_]*)' csrc/shims/aoti_torch.h |
+declared=$(grep -ho 'SLIMCUDA_SHIM(aoti_torch_[A-Za-z0-9_]*)' csrc/shims/aoti_torch.h csrc/ops/aoti_torch_ops.h |
   sed "s/SLIMCUDA_SHIM(\(.*\))/${prefix}\1/" | sort -u)
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -E "^${prefix}aoti_torch_" | sort -u || true)
 missing=$(comm -23 <(echo "$declared") <(echo "$exported"))

@@ -1,0 +1,110 @@
+// ops.h: the cgo side of package opsfixture: the fallback op shims (aoti_torch_ops.h) and
+// the tensor shims the cases need, each returning its code and, on failure, this thread's
+// error message read inside the same C call (the next cgo call may run on another thread).
+#ifndef SLIMCUDA_GO_OPSFIXTURE_OPS_H_
+#define SLIMCUDA_GO_OPSFIXTURE_OPS_H_
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "slimcuda/aoti_torch.h"
+#include "slimcuda/aoti_torch_ops.h"
+#include "slimcuda/slimcuda.h"
+
+typedef struct {
+  int32_t code;
+  char* msg; /* malloc'ed on failure; Go frees it */
+} of_result;
+
+static inline of_result of_wrap(int32_t code) {
+  of_result r = {code, NULL};
+  if (code != 0) r.msg = strdup(slimcuda_last_error_message());
+  return r;
+}
+
+enum { OF_MM = 0, OF_ADDMM = 1, OF_BMM = 2, OF_BADDBMM = 3, OF_ADDMM_ACTIVATION = 4 };
+
+static inline int32_t of_dtype(int which) {
+  switch (which) {
+    case 0: return SLIMCUDA_SHIM(aoti_torch_dtype_float32)();
+    case 1: return SLIMCUDA_SHIM(aoti_torch_dtype_float16)();
+    case 2: return SLIMCUDA_SHIM(aoti_torch_dtype_bfloat16)();
+    default: return SLIMCUDA_SHIM(aoti_torch_dtype_float64)();
+  }
+}
+
+/* A tensor with these sizes/strides on the CPU (cuda 0) or cuda:0; *data (CPU only) and
+ * *storage_bytes say where to write its elements. */
+static inline of_result of_empty(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype, int cuda,
+                                 AtenTensorHandle* out, void** data, int64_t* storage_bytes) {
+  int32_t dev = cuda ? SLIMCUDA_SHIM(aoti_torch_device_type_cuda)() : SLIMCUDA_SHIM(aoti_torch_device_type_cpu)();
+  int32_t c = SLIMCUDA_SHIM(aoti_torch_empty_strided)(ndim, sizes, strides, dtype, dev, 0, out);
+  if (c == 0 && !cuda) c = SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(*out, data);
+  if (c == 0 && !cuda) c = SLIMCUDA_SHIM(aoti_torch_get_storage_size)(*out, storage_bytes);
+  return of_wrap(c);
+}
+
+static inline of_result of_copy(AtenTensorHandle dst, AtenTensorHandle src) {
+  return of_wrap(SLIMCUDA_SHIM(aoti_torch_copy_)(dst, src, 0));
+}
+
+static inline void of_delete(AtenTensorHandle t) { (void)SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(t); }
+
+static inline of_result of_meta(AtenTensorHandle t, int64_t* ndim, int64_t** sizes, int64_t** strides, int32_t* dtype,
+                                int32_t* device_type) {
+  int32_t c = SLIMCUDA_SHIM(aoti_torch_get_dim)(t, ndim);
+  if (c == 0) c = SLIMCUDA_SHIM(aoti_torch_get_sizes)(t, sizes);
+  if (c == 0) c = SLIMCUDA_SHIM(aoti_torch_get_strides)(t, strides);
+  if (c == 0) c = SLIMCUDA_SHIM(aoti_torch_get_dtype)(t, dtype);
+  if (c == 0) c = SLIMCUDA_SHIM(aoti_torch_get_device_type)(t, device_type);
+  return of_wrap(c);
+}
+
+static inline of_result of_data(AtenTensorHandle t, void** data) {
+  return of_wrap(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(t, data));
+}
+
+static inline int32_t of_is_cuda(void) { return SLIMCUDA_SHIM(aoti_torch_device_type_cuda)(); }
+
+/* in: [self,] mat1, mat2 in shim order (mm/bmm: self is the first factor). */
+static inline of_result of_gemm(int fn, int cuda, AtenTensorHandle out, AtenTensorHandle in0, AtenTensorHandle in1,
+                                AtenTensorHandle in2, double beta, double alpha, int32_t use_gelu,
+                                AtenTensorHandle* ret0) {
+  int32_t c = -1;
+  switch (fn) {
+    case OF_MM:
+      c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_mm_out)(out, in0, in1) : SLIMCUDA_SHIM(aoti_torch_cpu_mm_out)(out, in0, in1);
+      break;
+    case OF_BMM:
+      c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_bmm_out)(out, in0, in1)
+               : SLIMCUDA_SHIM(aoti_torch_cpu_bmm_out)(out, in0, in1);
+      break;
+    case OF_ADDMM:
+      c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_addmm_out)(out, in0, in1, in2, beta, alpha)
+               : SLIMCUDA_SHIM(aoti_torch_cpu_addmm_out)(out, in0, in1, in2, beta, alpha);
+      break;
+    case OF_BADDBMM:
+      c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_baddbmm_out)(out, in0, in1, in2, beta, alpha)
+               : SLIMCUDA_SHIM(aoti_torch_cpu_baddbmm_out)(out, in0, in1, in2, beta, alpha);
+      break;
+    case OF_ADDMM_ACTIVATION:
+      c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda__addmm_activation)(in0, in1, in2, beta, alpha, use_gelu, ret0)
+               : SLIMCUDA_SHIM(aoti_torch_cpu__addmm_activation)(in0, in1, in2, beta, alpha, use_gelu, ret0);
+      break;
+  }
+  return of_wrap(c);
+}
+
+static inline of_result of_conv(int cuda, AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle bias,
+                                const int64_t* lists, int64_t n, int32_t transposed, int64_t groups,
+                                AtenTensorHandle* ret0) {
+  /* lists: stride, padding, dilation, output_padding, n entries each */
+  AtenTensorHandle* b = bias != NULL ? &bias : NULL;
+  int32_t c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_convolution)(input, weight, b, lists, n, lists + n, n, lists + 2 * n,
+                                                                n, transposed, lists + 3 * n, n, groups, ret0)
+                   : SLIMCUDA_SHIM(aoti_torch_cpu_convolution)(input, weight, b, lists, n, lists + n, n, lists + 2 * n, n,
+                                                               transposed, lists + 3 * n, n, groups, ret0);
+  return of_wrap(c);
+}
+
+#endif

@@ -1,0 +1,248 @@
+// Package opsfixture runs the ATen fallback ops of libslimcuda.so (aoti_torch_cpu_* and
+// aoti_torch_cuda_*) from Go, for the Go half of the shared op fixtures (testdata/ops.json;
+// ops_test.go). Go test files cannot use cgo, so the calls live here. Test-only.
+package opsfixture
+
+// #include "ops.h"
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Error is a failed shim call: its code and this thread's message.
+type Error struct {
+	Code    int32
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("code %#x: %s", e.Code, e.Message) }
+
+func check(r C.of_result) error {
+	if r.code == 0 {
+		return nil
+	}
+	msg := ""
+	if r.msg != nil {
+		msg = C.GoString(r.msg)
+		C.free(unsafe.Pointer(r.msg))
+	}
+	return &Error{Code: int32(r.code), Message: msg}
+}
+
+// Dtypes by fixture name.
+var dtypes = map[string]C.int{"float32": 0, "float16": 1, "bfloat16": 2, "float64": 3}
+
+// Tensor owns one AtenTensorHandle.
+type Tensor struct{ h C.AtenTensorHandle }
+
+// Close deletes the handle; idempotent.
+func (t *Tensor) Close() {
+	if t != nil && t.h != nil {
+		C.of_delete(t.h)
+		t.h = nil
+	}
+}
+
+func (t *Tensor) handle() C.AtenTensorHandle {
+	if t == nil {
+		return nil
+	}
+	return t.h
+}
+
+func elementSize(dtype string) int {
+	switch dtype {
+	case "float32":
+		return 4
+	case "float64":
+		return 8
+	}
+	return 2
+}
+
+// forEach calls f(j, offset) for every element: j in row-major order, offset in elements.
+func forEach(sizes, strides []int64, f func(j int, off int64)) {
+	n := 1
+	for _, s := range sizes {
+		n *= int(s)
+	}
+	idx := make([]int64, len(sizes))
+	for j := 0; j < n; j++ {
+		var off int64
+		for d := range sizes {
+			off += idx[d] * strides[d]
+		}
+		f(j, off)
+		for d := len(sizes) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < sizes[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+}
+
+// Contiguous returns row-major strides for sizes.
+func Contiguous(sizes []int64) []int64 {
+	s := make([]int64, len(sizes))
+	acc := int64(1)
+	for d := len(sizes) - 1; d >= 0; d-- {
+		s[d] = acc
+		if sizes[d] > 1 {
+			acc *= sizes[d]
+		}
+	}
+	return s
+}
+
+func ptr(v []int64) *C.int64_t {
+	if len(v) == 0 {
+		return nil
+	}
+	return (*C.int64_t)(unsafe.Pointer(&v[0]))
+}
+
+// NewTensor makes a tensor on the CPU or cuda:0 with these sizes and strides, its storage
+// zero-filled and element j (row-major) set to value(j).
+func NewTensor(sizes, strides []int64, dtype string, cuda bool, value func(j int) float64) (*Tensor, error) {
+	code, ok := dtypes[dtype]
+	if !ok {
+		return nil, fmt.Errorf("unknown dtype %q", dtype)
+	}
+	dt := C.of_dtype(code)
+	var h C.AtenTensorHandle
+	var data unsafe.Pointer
+	var nbytes C.int64_t
+	if err := check(C.of_empty(C.int64_t(len(sizes)), ptr(sizes), ptr(strides), dt, 0, &h, &data, &nbytes)); err != nil {
+		return nil, err
+	}
+	host := &Tensor{h}
+	if nbytes > 0 {
+		buf := unsafe.Slice((*byte)(data), int(nbytes))
+		for i := range buf {
+			buf[i] = 0
+		}
+		es := elementSize(dtype)
+		forEach(sizes, strides, func(j int, off int64) { store(buf[off*int64(es):], dtype, value(j)) })
+	}
+	if !cuda {
+		return host, nil
+	}
+	defer host.Close()
+	var d C.AtenTensorHandle
+	if err := check(C.of_empty(C.int64_t(len(sizes)), ptr(sizes), ptr(strides), dt, 1, &d, &data, &nbytes)); err != nil {
+		return nil, err
+	}
+	dev := &Tensor{d}
+	if err := check(C.of_copy(d, host.h)); err != nil {
+		dev.Close()
+		return nil, err
+	}
+	return dev, nil
+}
+
+// Values reads t back (through a CPU copy for a CUDA tensor): its elements in row-major
+// order as float64, and its sizes and strides.
+func (t *Tensor) Values(dtype string) (vals []float64, sizes, strides []int64, err error) {
+	var nd C.int64_t
+	var sz, st *C.int64_t
+	var dt, devType C.int32_t
+	if err := check(C.of_meta(t.h, &nd, &sz, &st, &dt, &devType)); err != nil {
+		return nil, nil, nil, err
+	}
+	for i := 0; i < int(nd); i++ {
+		sizes = append(sizes, int64(*(*C.int64_t)(unsafe.Add(unsafe.Pointer(sz), i*8))))
+		strides = append(strides, int64(*(*C.int64_t)(unsafe.Add(unsafe.Pointer(st), i*8))))
+	}
+	src := t.h
+	if devType == C.of_is_cuda() {
+		var h C.AtenTensorHandle
+		var data unsafe.Pointer
+		var nbytes C.int64_t
+		if err := check(C.of_empty(nd, ptr(sizes), ptr(strides), dt, 0, &h, &data, &nbytes)); err != nil {
+			return nil, nil, nil, err
+		}
+		host := &Tensor{h}
+		defer host.Close()
+		if err := check(C.of_copy(h, t.h)); err != nil {
+			return nil, nil, nil, err
+		}
+		src = h
+	}
+	var data unsafe.Pointer
+	if err := check(C.of_data(src, &data)); err != nil {
+		return nil, nil, nil, err
+	}
+	es := int64(elementSize(dtype))
+	forEach(sizes, strides, func(_ int, off int64) {
+		vals = append(vals, load(unsafe.Slice((*byte)(unsafe.Add(data, off*es)), es), dtype))
+	})
+	return vals, sizes, strides, nil
+}
+
+var gemmFns = map[string]C.int{"mm": C.OF_MM, "addmm": C.OF_ADDMM, "bmm": C.OF_BMM, "baddbmm": C.OF_BADDBMM,
+	"addmm_activation": C.OF_ADDMM_ACTIVATION}
+
+func b2i(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Gemm calls aoti_torch_<cpu|cuda>_<fn>: out is nil for addmm_activation, which returns
+// its new tensor; in holds the shim's tensor arguments after out, in order (nil entries
+// pass NULL).
+func Gemm(fn string, cuda bool, out *Tensor, in []*Tensor, beta, alpha float64, useGelu int32) (*Tensor, error) {
+	f, ok := gemmFns[fn]
+	if !ok {
+		return nil, fmt.Errorf("unknown gemm fn %q", fn)
+	}
+	var h [3]C.AtenTensorHandle
+	for i := 0; i < len(in) && i < 3; i++ {
+		h[i] = in[i].handle()
+	}
+	var ret C.AtenTensorHandle
+	if err := check(C.of_gemm(f, b2i(cuda), out.handle(), h[0], h[1], h[2], C.double(beta), C.double(alpha),
+		C.int32_t(useGelu), &ret)); err != nil {
+		return nil, err
+	}
+	if ret != nil {
+		return &Tensor{ret}, nil
+	}
+	return nil, nil
+}
+
+// Convolution calls aoti_torch_<cpu|cuda>_convolution; bias may be nil. The four lists
+// have one entry per spatial dimension.
+func Convolution(cuda bool, input, weight, bias *Tensor, stride, padding, dilation, outputPadding []int64,
+	transposed bool, groups int64) (*Tensor, error) {
+	n := len(stride)
+	if len(padding) != n || len(dilation) != n || len(outputPadding) != n {
+		return nil, fmt.Errorf("option lists of different lengths")
+	}
+	lists := append(append(append(append([]int64{}, stride...), padding...), dilation...), outputPadding...)
+	lists = append(lists, 0) // never empty
+	var ret C.AtenTensorHandle
+	var tr C.int32_t
+	if transposed {
+		tr = 1
+	}
+	if err := check(C.of_conv(b2i(cuda), input.handle(), weight.handle(), bias.handle(), ptr(lists), C.int64_t(n), tr,
+		C.int64_t(groups), &ret)); err != nil {
+		return nil, err
+	}
+	return &Tensor{ret}, nil
+}
+
+// DeviceCount is the number of usable CUDA devices (0 without a GPU or driver).
+func DeviceCount() int {
+	var n C.int32_t
+	if C.slimcuda_device_count(&n) != 0 {
+		return 0
+	}
+	return int(n)
+}
