@@ -301,13 +301,15 @@ Error staged_copy_with_flags(char* d, const char* s, size_t nbytes, bool to_devi
   flags->sequence += static_cast<uint32_t>(chunks);
   auto seq = [&](size_t k) { return base + static_cast<uint32_t>(k) + 1; };
   try {
+    // Declared before the pipeline: its destructor waits for every queued slice, and the
+    // slices read their gates until they are done.
+    std::vector<Gate> gates(chunks);
     Pipeline pipe;
     for (int i = 0; i < used; ++i) {
       void* p = nullptr;
       SLIMCUDA_RETURN_IF_ERROR(pinned_allocate(std::min(chunk, nbytes), ctx, &p));
       pipe.buffer[i] = static_cast<char*>(p);
     }
-    std::vector<Gate> gates(chunks);
     CopyThreads& threads = copy_threads();
     // After a failed enqueue, the DMAs already queued wait only on flags of memcpys already
     // submitted, which the threads will set: the stream drains, then the buffers go back.

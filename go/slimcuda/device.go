@@ -113,7 +113,7 @@ func Properties(device Device) (DeviceProperties, error) {
 	if err := check("Properties", r); err != nil {
 		return DeviceProperties{}, err
 	}
-	cc := int(uintptr(r.ptr))
+	cc := int(r.i32)
 	return DeviceProperties{
 		Device:            CUDADevice(int(r.device)),
 		Name:              C.GoString(name),

@@ -16,10 +16,11 @@ typedef struct {
   void* ptr;
   int64_t i64;
   int32_t device; /* a device index resolved in the call (see sc_resolve_current) */
+  int32_t i32;    /* a second integer result: never smuggled through ptr, which Go's GC checks */
 } sc_result;
 
 static inline sc_result sc_wrap(int32_t code) {
-  sc_result r = {code, NULL, NULL, 0, -1};
+  sc_result r = {code, NULL, NULL, 0, -1, 0};
   if (code != 0) r.msg = strdup(slimcuda_last_error_message());
   return r;
 }
@@ -64,7 +65,7 @@ static inline sc_result sc_device_properties(int32_t device, char* name, size_t 
     if (code != 0) return sc_wrap(code);
   }
   r.i64 = (int64_t)mem;
-  r.ptr = (void*)(intptr_t)(major * 10 + minor);
+  r.i32 = major * 10 + minor;
   return r;
 }
 

@@ -20,7 +20,7 @@ tests=$(bazel query 'kind("(cc|go)_test", //...)' 2>/dev/null | sort)
 benches=$(bazel query 'attr(name, "_benchmark$", kind("cc_binary", //...))' 2>/dev/null | sort)
 echo "bundle: building $(echo "$tests" | wc -l) tests and $(echo "$benches" | wc -l) benchmarks"
 # shellcheck disable=SC2086
-bazel build $tests $benches //csrc:libslimcuda.so //csrc/testing:libslimcuda_testing.so //go/cmd/slimcuda //models/demo:demo_package //models/testing:all \
+bazel build $tests $benches //csrc:libslimcuda.so //csrc/testing:libslimcuda_testing.so //go/cmd/slimcuda //models/demo:demo_package //models/demo:libdemo_cpu.so //models/testing:all \
   //tools/aoti:zoo_runner //csrc/package:pack >/dev/null
 
 rm -rf "$out"
@@ -50,7 +50,8 @@ cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/n
 cp -r testdata/*.json testdata/packages "$out/testdata/"
 cp -L bazel-bin/models/demo/demo.slimcuda "$out/"
 mkdir -p "$out/models"
-cp -L bazel-bin/models/testing/*.slimcuda bazel-bin/models/testing/libconstant_1.so "$out/models/"
+cp -L bazel-bin/models/testing/*.slimcuda bazel-bin/models/testing/libconstant_1.so \
+  bazel-bin/models/demo/libdemo_cpu.so "$out/models/"
 cp tools/gpu/run.sh "$out/run.sh"
 cp tools/gpu/perf.sh "$out/perf.sh"
 chmod -R u+w "$out"

@@ -15,7 +15,8 @@ SLIMCUDA_FIXTURES="$(ls "$here"/testdata/*.json | tr '\n' ' ')"
 export SLIMCUDA_FIXTURES SLIMCUDA_DEMO_PACKAGE="$here/demo.slimcuda"
 export SLIMCUDA_DEMO_MODEL_JSON="$here/testdata/demo_model.json"
 SLIMCUDA_TEST_MODELS="$(ls "$here"/models/*.slimcuda | tr '\n' ' ')"
-export SLIMCUDA_TEST_MODELS SLIMCUDA_TEST_LIBRARY="$here/models/libconstant_1.so" SLIMCUDA_TEST_MODELS_DIR="$here/models"
+export SLIMCUDA_TEST_MODELS SLIMCUDA_TEST_LIBRARY="$here/models/libconstant_1.so" SLIMCUDA_TEST_MODELS_DIR="$here/models" \
+  SLIMCUDA_DEMO_CPU_SO="$here/models/libdemo_cpu.so"
 logs="${SLIMCUDA_GPU_LOGS:-$here/logs}"
 mkdir -p "$logs"
 
