@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("\nratio = raw time / slimcuda time (1.000 = same speed; bandwidth ratio for large sizes)\n");
+  CHECK_SC(slimcuda_stream_release(stream));  // the caches forget it first (slimcuda.h)
   CHECK_CUDA(cudaStreamDestroy(stream));
   CHECK_CUDA(cudaFree(dev));
   CHECK_CUDA(cudaFreeHost(host));

@@ -89,6 +89,7 @@ int main() {
   }
   for (Gpu& g : all) {
     cudaSetDevice(g.device);
+    slimcuda_stream_release(g.stream);  // the caches forget it first (slimcuda.h)
     cudaStreamDestroy(g.stream);
     cudaFree(g.dev);
     cudaFreeHost(g.host);

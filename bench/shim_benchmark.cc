@@ -148,6 +148,7 @@ int main() {
   CHECK(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(view));
   CHECK(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(src));
   CHECK(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(dst));
+  slimcuda_stream_release(stream);  // the caches forget it first (slimcuda.h)
   cudaStreamDestroy(stream);
   return 0;
 }

@@ -222,6 +222,7 @@ int main(int argc, char** argv) {
         std::printf("\n");
       }
     }
+    CHECK_SC(slimcuda_stream_release(nb));  // the caches forget it first (slimcuda.h)
     CHECK_CUDA(cudaStreamDestroy(nb));
   }
 
@@ -255,6 +256,7 @@ int main(int argc, char** argv) {
       }
       std::printf("\n");
     }
+    CHECK_SC(slimcuda_stream_release(s));  // the caches forget it first (slimcuda.h)
     CHECK_CUDA(cudaStreamDestroy(s));
   }
 
@@ -329,6 +331,7 @@ int main(int argc, char** argv) {
     }
     CHECK_CUDA(cudaEventDestroy(start));
     CHECK_CUDA(cudaEventDestroy(stop));
+    CHECK_SC(slimcuda_stream_release(dma_stream));  // the caches forget it first (slimcuda.h)
     CHECK_CUDA(cudaStreamDestroy(dma_stream));
   }
 
@@ -386,6 +389,7 @@ int main(int argc, char** argv) {
                 pinned_hit, raw_host);
   }
   CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_SC(slimcuda_stream_release(stream));  // the caches forget it first (slimcuda.h)
   CHECK_CUDA(cudaStreamDestroy(stream));
   CHECK_CUDA(cudaFree(dev));
   CHECK_CUDA(cudaFreeHost(pinned));

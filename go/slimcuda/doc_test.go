@@ -45,7 +45,16 @@ func closers() []closer {
 			open: func(t *testing.T) (func() error, map[string]func() error) { return streamMethods(t, DefaultStream()) }},
 		{name: "Stream/WrapStream", nilOne: (*Stream)(nil).Close,
 			open: func(t *testing.T) (func() error, map[string]func() error) {
-				return streamMethods(t, WrapStream(fakeHandle(0x7100)))
+				// Without a GPU no call reaches CUDA, so a made-up handle serves; with one,
+				// wrap a real stream (CUDA would dereference a made-up one).
+				handle := fakeHandle(0x7100)
+				if n, _ := DeviceCount(); n > 0 {
+					owner, err := NewStream()
+					require.NoError(t, err)
+					t.Cleanup(func() { owner.Close() })
+					handle = owner.Handle()
+				}
+				return streamMethods(t, WrapStream(handle))
 			}},
 		{name: "Stream/NewStream", nilOne: (*Stream)(nil).Close, gpuOnly: true,
 			open: func(t *testing.T) (func() error, map[string]func() error) {
