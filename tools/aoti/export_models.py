@@ -1,128 +1,363 @@
 #!/usr/bin/env python3
-"""Export the AOTInductor model zoo for slimcuda (run on the GPU machine: needs PyTorch + CUDA).
+"""Export the AOTInductor model zoo for slimcuda (run on the GPU machine: PyTorch + CUDA,
+torchvision and timm for their models; no network needed: random weights from configs).
 
-For each model: an AOTInductor package for CUDA with libtorch linking disabled, the kernels
-embedded in the .so (Triton for the matmuls too: no cuBLAS/cuDNN calls), and the weights in
-the .so; fixed seeded inputs; PyTorch-eager reference outputs; and the time per call of
-PyTorch's own AOTInductor runner on the same .so and inputs.
+  python3 tools/aoti/export_models.py OUT_DIR [--only NAME ...] [--jobs 8] [--recipe default|triton]
+  python3 tools/aoti/export_models.py OUT_DIR --time-runner N [--warmup W] [--only NAME ...]
+  python3 tools/aoti/export_models.py --list
 
-  python3 tools/aoti/export_models.py OUT_DIR [--only NAME ...]
+Recipes: "default" is the way a user exports without libtorch (issue 14): link_libtorch off,
+kernels embedded in the .so, weights in the .so, nothing else (GEMMs and convolutions become
+aoti_torch_cuda_* ATen fallbacks: cuBLAS/cuDNN in slimcuda). "triton" is the old zoo recipe
+(max_autotune, Triton for GEMMs and convolutions), kept for comparison.
 
-OUT_DIR/NAME/ holds model.pt2, meta.json and, per case, inputs.json + input_<i>.bin and
-expected_<i>.bin (raw row-major float32). Models are exported in parallel processes.
+OUT_DIR/NAME/ gets model.pt2, meta.json (dtypes, sizes, cases, tolerance, export seconds),
+shims.json (the aoti_torch_* names the .so leaves undefined: `nm -D -u`), export.log and, per
+case, inputs.json + input_<i>.bin (raw row-major, the input's dtype), expected.json +
+expected_<i>.bin (eager output in its own dtype) + expected_<i>.f32.bin (the same as float32,
+what the comparisons read). The eager reference is the model run on CUDA in its own dtype with
+PyTorch's defaults, as a user would (TF32 on for cuDNN convolutions, off for matmuls).
+Exports run in parallel worker processes (--jobs), slowest first; the parent prints
+"exported NAME" (or "failed NAME") as each one ends, so a caller can pipeline.
+--device cpu exports for the CPU instead: a dry run of this script without a GPU.
 """
 import argparse
-import ctypes
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+import zipfile
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-INDUCTOR_CONFIGS = {
-    "aot_inductor.link_libtorch": False,
-    "aot_inductor.embed_kernel_binary": True,
-    "aot_inductor.package_constants_in_so": True,
+RECIPES = {
+    "default": {
+        "aot_inductor.link_libtorch": False,
+        "aot_inductor.embed_kernel_binary": True,
+        "aot_inductor.package_constants_in_so": True,  # today's converter takes the weights from the .so
+    },
+}
+RECIPES["triton"] = dict(RECIPES["default"], **{
     "max_autotune": True,
     "max_autotune_gemm_backends": "TRITON",
+    "max_autotune_conv_backends": "TRITON",
+})
+
+# Comparison with eager, |slimcuda - eager| <= atol + rtol * |eager| elementwise, in float32:
+# the one place the tolerances are stated (written into meta.json; zoo_runner, compare.py and
+# the PyTorch-runner check read them from there).
+TOLERANCES = {
+    # float32 GEMMs: PyTorch's default is full float32 (TF32 off for matmuls), so only the
+    # order of summation differs between Inductor's fused graph and eager.
+    "float32": {"atol": 1e-4, "rtol": 1e-3},
+    # float32 with convolutions: PyTorch enables TF32 for cuDNN convolutions by default
+    # (torch.backends.cudnn.allow_tf32), so eager and slimcuda each round the convolution
+    # operands to a 10-bit mantissa (2^-11 relative) and may pick different cuDNN engines;
+    # through tens of layers that is ~1e-3 of the activations' scale, like fp16.
+    "float32_tf32": {"atol": 5e-3, "rtol": 1e-2},
+    # float16 (10-bit mantissa) and bfloat16 (7-bit): eager rounds after every op, Inductor
+    # once per fused kernel, so the two differ by a few units in the last place per layer.
+    "float16": {"atol": 1e-2, "rtol": 2e-2},
+    "bfloat16": {"atol": 5e-2, "rtol": 5e-2},
+    "int64": {"atol": 0.0, "rtol": 0.0},
+    "bool": {"atol": 0.0, "rtol": 0.0},
 }
 
+# The warm-up before timing: the same as zoo_runner's default (--warmup).
+WARMUP = 200
 
-class MLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1, self.fc2 = nn.Linear(64, 128), nn.Linear(128, 32)
-
-    def forward(self, x):
-        return self.fc2(F.gelu(self.fc1(x)))
+_torch = None
 
 
-class AttentionBlock(nn.Module):
-    """Pre-norm transformer block: layer norm, multi-head self-attention written out with
-    matmuls and softmax (no fused SDPA kernel), residual, layer norm, GELU MLP, residual."""
-
-    def __init__(self, dim=64, heads=4):
-        super().__init__()
-        self.heads = heads
-        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
-        self.fc1, self.fc2 = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
-
-    def forward(self, x):
-        b, s, d = x.shape
-        h = self.ln1(x)
-        q, k, v = self.qkv(h).reshape(b, s, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        att = torch.softmax((q @ k.transpose(-2, -1)) / (d // self.heads) ** 0.5, dim=-1)
-        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, s, d))
-        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+def torch_mod():
+    global _torch
+    if _torch is None:
+        import torch
+        _torch = torch
+    return _torch
 
 
-class VisionBlock(nn.Module):
-    """Conv-free: per-channel normalization over H and W (reductions), broadcast scale and
-    shift, GELU, a channel-mixing linear, global average pooling and a classifier."""
+# ---- the zoo -------------------------------------------------------------------------------
 
-    def __init__(self, channels=16, classes=10):
-        super().__init__()
-        self.scale = nn.Parameter(torch.randn(1, channels, 1, 1))
-        self.shift = nn.Parameter(torch.randn(1, channels, 1, 1))
-        self.mix = nn.Linear(channels, channels)
-        self.head = nn.Linear(channels, classes)
+def _models():
+    torch = torch_mod()
+    nn, F = torch.nn, torch.nn.functional
 
-    def forward(self, x):
-        mean = x.mean(dim=(2, 3), keepdim=True)
-        var = x.var(dim=(2, 3), keepdim=True, unbiased=False)
-        y = F.gelu((x - mean) / torch.sqrt(var + 1e-5) * self.scale + self.shift)
-        y = self.mix(y.permute(0, 2, 3, 1)).permute(0, 3, 1, 2) + x
-        return self.head(y.mean(dim=(2, 3)))
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(64, 128), nn.Linear(128, 32)
+
+        def forward(self, x):
+            return self.fc2(F.gelu(self.fc1(x)))
+
+    class AttentionBlock(nn.Module):
+        """Pre-norm transformer block: layer norm, multi-head self-attention written out with
+        matmuls and softmax (no fused SDPA kernel), residual, layer norm, GELU MLP, residual."""
+
+        def __init__(self, dim=64, heads=4):
+            super().__init__()
+            self.heads = heads
+            self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+            self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+            self.fc1, self.fc2 = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+
+        def forward(self, x):
+            b, s, d = x.shape
+            h = self.ln1(x)
+            q, k, v = self.qkv(h).reshape(b, s, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+            att = torch.softmax((q @ k.transpose(-2, -1)) / (d // self.heads) ** 0.5, dim=-1)
+            x = x + self.proj((att @ v).transpose(1, 2).reshape(b, s, d))
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+    class VisionBlock(nn.Module):
+        """Conv-free: per-channel normalization over H and W, broadcast scale and shift, GELU,
+        a channel-mixing linear, global average pooling and a classifier."""
+
+        def __init__(self, channels=16, classes=10):
+            super().__init__()
+            self.scale = nn.Parameter(torch.randn(1, channels, 1, 1))
+            self.shift = nn.Parameter(torch.randn(1, channels, 1, 1))
+            self.mix = nn.Linear(channels, channels)
+            self.head = nn.Linear(channels, classes)
+
+        def forward(self, x):
+            mean = x.mean(dim=(2, 3), keepdim=True)
+            var = x.var(dim=(2, 3), keepdim=True, unbiased=False)
+            y = F.gelu((x - mean) / torch.sqrt(var + 1e-5) * self.scale + self.shift)
+            y = self.mix(y.permute(0, 2, 3, 1)).permute(0, 3, 1, 2) + x
+            return self.head(y.mean(dim=(2, 3)))
+
+    class DynamicMLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(32, 64), nn.Linear(64, 16)
+
+        def forward(self, x):
+            return self.fc2(torch.relu(self.fc1(x)))
+
+    class DeepMLP(nn.Module):
+        """Linear+bias layers (addmm, possibly _addmm_activation with the ReLU)."""
+
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                                     nn.Linear(512, 512), nn.GELU(), nn.Linear(512, 10))
+
+        def forward(self, x):
+            return self.net(x)
+
+    class LSTMNet(nn.Module):
+        """2-layer LSTM (GEMMs + generated gate kernels) and a head; two outputs."""
+
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(32, 64, num_layers=2, batch_first=True)
+            self.head = nn.Linear(64, 10)
+
+        def forward(self, x):
+            y, (h, _) = self.lstm(x)
+            return self.head(y[:, -1]), h
+
+    class AudioConv1d(nn.Module):
+        """An audio front end: strided Conv1d on the waveform, BN, ReLU, padded and dilated
+        Conv1d (one without bias), max pool, mean over time, classifier."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv1d(1, 32, kernel_size=80, stride=16)
+            self.bn1 = nn.BatchNorm1d(32)
+            self.conv2 = nn.Conv1d(32, 64, kernel_size=3, padding=1)
+            self.conv3 = nn.Conv1d(64, 64, kernel_size=3, padding=2, dilation=2, bias=False)
+            self.head = nn.Linear(64, 12)
+
+        def forward(self, x):
+            x = F.relu(self.bn1(self.conv1(x)))
+            x = F.max_pool1d(F.relu(self.conv2(x)), 2)
+            x = F.relu(self.conv3(x))
+            return self.head(x.mean(dim=2))
+
+    class ConvOptions(nn.Module):
+        """Every 2-D convolution option: plain, strided depthwise without bias, grouped and
+        dilated, transposed (stride 2), transposed grouped with output padding."""
+
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv2d(8, 16, 3, padding=1)
+            self.dw = nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=16, bias=False)
+            self.gc = nn.Conv2d(16, 32, 3, padding=2, dilation=2, groups=4)
+            self.t1 = nn.ConvTranspose2d(32, 16, 4, stride=2, padding=1)
+            self.t2 = nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1, output_padding=1, groups=2, bias=False)
+
+        def forward(self, x):
+            x = F.relu(self.c1(x))
+            x = F.relu(self.dw(x))
+            x = F.relu(self.gc(x))
+            x = F.relu(self.t1(x))
+            return self.t2(x)
+
+    class Conv3dNet(nn.Module):
+        """3-D convolutions: padded, strided and transposed."""
+
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv3d(2, 8, 3, padding=1)
+            self.c2 = nn.Conv3d(8, 16, 3, stride=2, padding=1)
+            self.t1 = nn.ConvTranspose3d(16, 4, 2, stride=2)
+
+        def forward(self, x):
+            return self.t1(F.relu(self.c2(F.relu(self.c1(x)))))
+
+    class EmbeddingMLP(nn.Module):
+        """int64 token ids: embedding, mean over the sequence, Linear."""
+
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(1000, 64)
+            self.fc = nn.Linear(64, 8)
+
+        def forward(self, ids):
+            return self.fc(self.emb(ids).mean(dim=1))
+
+    def torchvision_model(name):
+        def make():
+            import torchvision
+            return getattr(torchvision.models, name)(weights=None)
+        return make
+
+    def timm_model(name):
+        def make():
+            import timm
+            return timm.create_model(name, pretrained=False)
+        return make
+
+    return locals()
 
 
-class DynamicMLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1, self.fc2 = nn.Linear(32, 64), nn.Linear(64, 16)
-
-    def forward(self, x):
-        return self.fc2(torch.relu(self.fc1(x)))
+def f(sizes, dtype="float32", high=None):
+    """An input: sizes (dim 0 is the batch), dtype, and for integer inputs the bound of randint."""
+    return {"sizes": list(sizes), "dtype": dtype, "high": high}
 
 
-# name -> (module factory, example input shapes, dynamic batch bounds or None, test batch sizes)
+# name -> factory (a key of _models(), or "torchvision:NAME" / "timm:NAME"), the model dtype,
+# inputs, dynamic batch bounds or None, test batch sizes. Listed slowest export first: the
+# workers take them in this order.
 ZOO = {
-    "mlp_gelu": (MLP, [(8, 64)], None, [8]),
-    "attention_block": (AttentionBlock, [(2, 16, 64)], None, [2]),
-    "vision_block": (VisionBlock, [(2, 16, 8, 8)], None, [2]),
-    "dynamic_batch_mlp": (DynamicMLP, [(4, 32)], (2, 64), [4, 13, 64]),
+    "timm_efficientnet_b0": ("timm:efficientnet_b0", "float32", [f((2, 3, 64, 64))], None, [2]),
+    "tv_mobilenet_v3_small": ("torchvision:mobilenet_v3_small", "float32", [f((2, 3, 64, 64))], None, [2]),
+    "tv_mobilenet_v3_small_fp16": ("torchvision:mobilenet_v3_small", "float16",
+                                   [f((2, 3, 64, 64), "float16")], None, [2]),
+    "tv_resnet18": ("torchvision:resnet18", "float32", [f((2, 3, 64, 64))], None, [2]),
+    "tv_resnet18_bf16": ("torchvision:resnet18", "bfloat16", [f((2, 3, 64, 64), "bfloat16")], None, [2]),
+    "timm_resnet10t": ("timm:resnet10t", "float32", [f((2, 3, 64, 64))], None, [2]),
+    "lstm": ("LSTMNet", "float32", [f((2, 16, 32))], None, [2]),
+    "audio_conv1d": ("AudioConv1d", "float32", [f((2, 1, 4000))], None, [2]),
+    "conv_options": ("ConvOptions", "float32", [f((2, 8, 32, 32))], None, [2]),
+    "conv3d": ("Conv3dNet", "float32", [f((1, 2, 8, 16, 16))], None, [1]),
+    "mlp_relu": ("DeepMLP", "float32", [f((16, 256))], None, [16]),
+    "mlp_relu_bf16": ("DeepMLP", "bfloat16", [f((16, 256), "bfloat16")], None, [16]),
+    "embedding_mlp": ("EmbeddingMLP", "float32", [f((4, 32), "int64", high=1000)], None, [4]),
+    "attention_block": ("AttentionBlock", "float32", [f((2, 16, 64))], None, [2]),
+    "vision_block": ("VisionBlock", "float32", [f((2, 16, 8, 8))], None, [2]),
+    "mlp_gelu": ("MLP", "float32", [f((8, 64))], None, [8]),
+    "dynamic_batch_mlp": ("DynamicMLP", "float32", [f((4, 32))], (2, 64), [4, 13, 64]),
 }
+
+
+def build(factory):
+    models = _models()
+    if factory.startswith("torchvision:"):
+        return models["torchvision_model"](factory.split(":", 1)[1])()
+    if factory.startswith("timm:"):
+        return models["timm_model"](factory.split(":", 1)[1])()
+    return models[factory]()
+
+
+def dtype_of(name):
+    return getattr(torch_mod(), name)
+
+
+def make_inputs(specs, batch, device, seed):
+    torch = torch_mod()
+    g = torch.Generator(device=device).manual_seed(seed)
+    out = []
+    for s in specs:
+        sizes = [batch] + s["sizes"][1:]
+        dt = dtype_of(s["dtype"])
+        if dt.is_floating_point:
+            out.append(torch.randn(*sizes, device=device, generator=g).to(dt))
+        else:
+            out.append(torch.randint(0, s["high"] or 2, sizes, device=device, generator=g, dtype=dt))
+    return out
 
 
 def write_raw(path, t):
-    t.detach().contiguous().cpu().float().numpy().tofile(path)
+    """Raw row-major bytes of t in its own dtype (little-endian)."""
+    t.detach().contiguous().cpu().reshape(-1).view(dtype_of("uint8")).numpy().tofile(path)
 
 
-def export_one(name, out):
-    factory, shapes, dynamic, batches = ZOO[name]
+def read_raw(path, dtype, sizes):
+    torch = torch_mod()
+    data = bytearray(open(path, "rb").read())
+    t = torch.frombuffer(data, dtype=dtype_of(dtype)) if data else torch.empty(0, dtype=dtype_of(dtype))
+    return t.reshape(sizes)
+
+
+def dtype_name(dt):
+    return str(dt).replace("torch.", "")
+
+
+def undefined_shims(pt2_path):
+    """The aoti_torch_* symbols the compiled .so inside the .pt2 leaves undefined (nm -D -u)."""
+    with zipfile.ZipFile(pt2_path) as z:
+        sos = [n for n in z.namelist() if n.endswith(".so") and "/aotinductor/" in n]
+        if len(sos) != 1:
+            raise RuntimeError(f"{pt2_path}: want one compiled .so, found {sos}")
+        with tempfile.TemporaryDirectory() as tmp:
+            so = os.path.join(tmp, "model.so")
+            with open(so, "wb") as fo:
+                fo.write(z.read(sos[0]))
+            nm = subprocess.run(["nm", "-D", "-u", so], capture_output=True, text=True, check=True)
+    return sorted({w for w in nm.stdout.split() if w.startswith("aoti_torch")})
+
+
+def tolerance_for(dtype, has_conv, device):
+    torch = torch_mod()
+    key = dtype
+    if dtype == "float32" and has_conv and device == "cuda" and torch.backends.cudnn.allow_tf32:
+        key = "float32_tf32"
+    return dict(TOLERANCES.get(key, TOLERANCES["float32"]), name=key)
+
+
+def export_one(name, out, recipe, device):
+    torch = torch_mod()
+    factory, dtype, in_specs, dynamic, batches = ZOO[name]
     torch.manual_seed(1234)
-    model = factory().cuda().eval()
+    model = build(factory).to(device=device, dtype=dtype_of(dtype)).eval()
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
-    example = tuple(torch.randn(*s, device="cuda") for s in shapes)
+    example = tuple(make_inputs(in_specs, in_specs[0]["sizes"][0], device, 7))
     dynamic_shapes = None
     if dynamic:
         batch = torch.export.Dim("batch", min=dynamic[0], max=dynamic[1])
-        dynamic_shapes = ({0: batch},)
+        dynamic_shapes = tuple({0: batch} for _ in in_specs)
     t0 = time.time()
     with torch.no_grad():
         ep = torch.export.export(model, example, dynamic_shapes=dynamic_shapes)
-        pt2 = torch._inductor.aoti_compile_and_package(
-            ep, package_path=os.path.join(d, "model.pt2"), inductor_configs=INDUCTOR_CONFIGS)
+        has_conv = any(n.op == "call_function" and "convolution" in str(n.target) for n in ep.graph.nodes)
+        torch._inductor.aoti_compile_and_package(
+            ep, package_path=os.path.join(d, "model.pt2"), inductor_configs=RECIPES[recipe])
     export_s = time.time() - t0
+    try:
+        shims = undefined_shims(os.path.join(d, "model.pt2"))
+    except Exception as e:  # noqa: BLE001 - recorded, not hidden
+        shims = [f"error: {type(e).__name__}: {e}"]
+    with open(os.path.join(d, "shims.json"), "w") as fo:
+        json.dump(shims, fo)
     cases = []
     for b in batches:
-        g = torch.Generator(device="cuda").manual_seed(100 + b)
-        inputs = [torch.randn(b, *s[1:], device="cuda", generator=g) for s in shapes]
+        inputs = make_inputs(in_specs, b, device, 100 + b)
         with torch.no_grad():
             outputs = model(*inputs)
         outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
@@ -131,94 +366,191 @@ def export_one(name, out):
         specs = []
         for i, x in enumerate(inputs):
             write_raw(os.path.join(cd, f"input_{i}.bin"), x)
-            specs.append({"file": f"input_{i}.bin", "dtype": "float32", "sizes": list(x.shape)})
-        with open(os.path.join(cd, "inputs.json"), "w") as f:
-            json.dump(specs, f)
+            specs.append({"file": f"input_{i}.bin", "dtype": dtype_name(x.dtype), "sizes": list(x.shape)})
+        with open(os.path.join(cd, "inputs.json"), "w") as fo:
+            json.dump(specs, fo)
+        expected = []
         for i, y in enumerate(outputs):
             write_raw(os.path.join(cd, f"expected_{i}.bin"), y)
-        cases.append({"dir": f"batch_{b}", "outputs": [list(y.shape) for y in outputs]})
+            write_raw(os.path.join(cd, f"expected_{i}.f32.bin"), y.float())
+            expected.append({"file": f"expected_{i}.bin", "float32_file": f"expected_{i}.f32.bin",
+                             "dtype": dtype_name(y.dtype), "sizes": list(y.shape),
+                             "max_abs": float(y.float().abs().max()) if y.numel() else 0.0})
+        with open(os.path.join(cd, "expected.json"), "w") as fo:
+            json.dump(expected, fo)
+        cases.append({"dir": f"batch_{b}", "outputs": expected})
     meta = {
         "name": name,
+        "factory": factory,
+        "dtype": dtype,
+        "recipe": recipe,
+        "device": device,
+        "torch": torch.__version__,
         "export_seconds": round(export_s, 1),
-        "inputs": [{"name": f"arg{i}", "dtype": "float32", "sizes": list(s),
-                    "dynamic_dim0": list(dynamic) if dynamic else None} for i, s in enumerate(shapes)],
-        "outputs": [{"name": f"out{i}", "dtype": "float32", "sizes": shp,
+        "has_convolution": has_conv,
+        "tolerance": tolerance_for(dtype, has_conv, device),
+        "inputs": [{"name": f"arg{i}", "dtype": s["dtype"], "sizes": list(s["sizes"]),
+                    "dynamic_dim0": list(dynamic) if dynamic else None} for i, s in enumerate(in_specs)],
+        "outputs": [{"name": f"out{i}", "dtype": o["dtype"], "sizes": list(o["sizes"]),
                      "dynamic_dim0": list(dynamic) if dynamic else None}
-                    for i, shp in enumerate(cases[-1]["outputs"])],
+                    for i, o in enumerate(cases[-1]["outputs"])],
         "cases": cases,
     }
     if dynamic:  # declare the bound, not the last case's size
         for spec in meta["inputs"] + meta["outputs"]:
             spec["sizes"][0] = dynamic[1]
-    with open(os.path.join(d, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1)
-    print(f"export: {name}: {export_s:.0f} s", flush=True)
+    with open(os.path.join(d, "meta.json"), "w") as fo:
+        json.dump(meta, fo, indent=1)
+    fallbacks = [s for s in shims if s.startswith("aoti_torch_cuda_") or s.startswith("aoti_torch_cpu_")]
+    print(f"export: {name}: {export_s:.0f} s, {len(shims)} shims, fallbacks: {' '.join(fallbacks) or 'none'}",
+          flush=True)
 
 
-def time_torch_runner(out, names, iterations):
-    """PyTorch's own AOTInductor runner on the same .so and inputs: seconds per call + sync."""
+# ---- PyTorch's own runner on the same .pt2 ---------------------------------------------------
+
+def compare(got, want, tol):
+    """(max_abs, max_rel, pass) of got against want, both float32 tensors."""
+    torch = torch_mod()
+    got, want = got.double().flatten(), want.double().flatten()
+    if got.shape != want.shape:
+        return float("inf"), float("inf"), False
+    if got.numel() == 0:
+        return 0.0, 0.0, True
+    d = (got - want).abs()
+    ok = bool(torch.all(d <= tol["atol"] + tol["rtol"] * want.abs()))  # NaN fails
+    rel = d / want.abs().clamp_min(1e-6)
+    return float(d.max()), float(rel.max()), ok
+
+
+def time_torch_runner(out, names, iterations, warmup, device):
+    """PyTorch's own AOTInductor runner on the same .pt2 and inputs: correctness against eager
+    (the same tolerance) and the median time per call + synchronize."""
+    torch = torch_mod()
+    import ctypes
     # The .so was built without libtorch linking: it calls aoti_torch_* from the process.
     # Put libtorch's copies in the global scope, as slimcuda's are in its process.
     lib = os.path.join(os.path.dirname(torch.__file__), "lib")
     for so in ("libtorch_cpu.so", "libtorch_cuda.so"):
         if os.path.exists(os.path.join(lib, so)):
             ctypes.CDLL(os.path.join(lib, so), mode=ctypes.RTLD_GLOBAL)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     results = {}
     for name in names:
         d = os.path.join(out, name)
+        if not os.path.exists(os.path.join(d, "meta.json")):
+            continue
         meta = json.load(open(os.path.join(d, "meta.json")))
         try:
             runner = torch._inductor.aoti_load_package(os.path.join(d, "model.pt2"))
+            max_abs = max_rel = 0.0
+            ok = True
+            for case in meta["cases"]:
+                cd = os.path.join(d, case["dir"])
+                specs = json.load(open(os.path.join(cd, "inputs.json")))
+                inputs = [read_raw(os.path.join(cd, s["file"]), s["dtype"], s["sizes"]).to(device) for s in specs]
+                with torch.no_grad():
+                    got = runner(*inputs)
+                got = got if isinstance(got, (tuple, list)) else [got]
+                ok = ok and len(got) == len(case["outputs"])
+                for g, o in zip(got, case["outputs"]):
+                    want = read_raw(os.path.join(cd, o["float32_file"]), "float32", o["sizes"])
+                    a, r, p = compare(g.float().cpu(), want, meta["tolerance"])
+                    max_abs, max_rel, ok = max(max_abs, a), max(max_rel, r), ok and p
+                if case is meta["cases"][0]:
+                    timed = inputs
+            times = []
+            with torch.no_grad():
+                for _ in range(warmup):  # the same warm-up as zoo_runner
+                    runner(*timed)
+                sync()
+                for _ in range(iterations):
+                    t0 = time.perf_counter()
+                    runner(*timed)
+                    sync()
+                    times.append(time.perf_counter() - t0)
+            times.sort()
+            results[name] = {"torch_runner_us_median": times[len(times) // 2] * 1e6 if times else None,
+                             "max_abs_vs_eager": max_abs, "max_rel_vs_eager": max_rel, "pass": ok}
         except Exception as e:  # noqa: BLE001 - reported, not hidden
             results[name] = {"error": f"{type(e).__name__}: {e}"}
-            continue
-        case = meta["cases"][0]
-        cd = os.path.join(d, case["dir"])
-        specs = json.load(open(os.path.join(cd, "inputs.json")))
-        import numpy as np
-        inputs = [torch.from_numpy(np.fromfile(os.path.join(cd, s["file"]), dtype=np.float32).reshape(s["sizes"])).cuda()
-                  for s in specs]
-        expected = torch.from_numpy(np.fromfile(os.path.join(cd, "expected_0.bin"), dtype=np.float32)).cuda()
-        with torch.no_grad():
-            got = runner(*inputs)
-            got = got[0] if isinstance(got, (tuple, list)) else got
-            err = (got.flatten().float() - expected).abs().max().item()
-            for _ in range(200):  # the same warm-up as zoo_runner
-                runner(*inputs)
-            torch.cuda.synchronize()
-            times = []
-            for _ in range(iterations):
-                t0 = time.perf_counter()
-                runner(*inputs)
-                torch.cuda.synchronize()
-                times.append(time.perf_counter() - t0)
-        times.sort()
-        results[name] = {"torch_runner_us_median": times[len(times) // 2] * 1e6,
-                         "torch_runner_us_mean": sum(times) / len(times) * 1e6, "max_abs_vs_eager": err}
-    with open(os.path.join(out, "torch_runner.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    print("export: torch runner timings: " + json.dumps(results), flush=True)
+        print(f"runner: {name}: {json.dumps(results[name])}", flush=True)
+    with open(os.path.join(out, "torch_runner.json"), "w") as fo:
+        json.dump(results, fo, indent=1)
+
+
+# ---- parallel exports ------------------------------------------------------------------------
+
+def export_all(a):
+    jobs = max(1, a.jobs)
+    env = dict(os.environ)
+    # Inductor compiles kernels in a pool per process: share the cores between the workers.
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
+    pending = [n for n in ZOO if n in a.only]
+    running = {}
+    failed = []
+    t_start = time.time()
+    while pending or running:
+        while pending and len(running) < jobs:
+            name = pending.pop(0)
+            d = os.path.join(a.out, name)
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+            log = open(os.path.join(d, "export.log"), "w")
+            cmd = [sys.executable, os.path.abspath(__file__), a.out, "--one", name, "--recipe", a.recipe,
+                   "--device", a.device]
+            running[name] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), log)
+        time.sleep(0.2)
+        for name, (proc, log) in list(running.items()):
+            if proc.poll() is None:
+                continue
+            log.close()
+            del running[name]
+            lines = open(os.path.join(a.out, name, "export.log")).read().splitlines()
+            if proc.returncode == 0:
+                print(next((ln for ln in reversed(lines) if ln.startswith("export: ")), f"export: {name}"),
+                      file=sys.stderr, flush=True)
+                print(f"exported {name}", flush=True)
+            else:
+                failed.append(name)
+                print(f"export: {name} FAILED (rc {proc.returncode}):\n  " + "\n  ".join(lines[-15:]),
+                      file=sys.stderr, flush=True)
+                print(f"failed {name}", flush=True)
+    print(f"export: {len(a.only) - len(failed)} of {len(a.only)} exported in "
+          f"{time.time() - t_start:.0f} s ({jobs} at once)", file=sys.stderr, flush=True)
+    return 1 if failed else 0
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("out")
+    p.add_argument("out", nargs="?")
     p.add_argument("--only", nargs="*", default=list(ZOO))
     p.add_argument("--one", help=argparse.SUPPRESS)  # a worker process
+    p.add_argument("--jobs", type=int, default=8, help="exports at once")
+    p.add_argument("--recipe", choices=sorted(RECIPES), default="default")
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu: a dry run without a GPU")
     p.add_argument("--time-runner", type=int, default=0, help="PyTorch runner timing iterations")
+    p.add_argument("--warmup", type=int, default=WARMUP)
+    p.add_argument("--list", action="store_true", help="print the zoo")
     a = p.parse_args()
+    if a.list:
+        for n, (fac, dt, ins, dyn, batches) in ZOO.items():
+            print(f"{n}\t{fac}\t{dt}\t" + " ".join(f"{s['dtype']}{s['sizes']}" for s in ins) +
+                  f"\tbatches {batches}" + (f" dynamic {list(dyn)}" if dyn else ""))
+        return 0
+    if not a.out:
+        p.error("OUT_DIR is required")
+    unknown = [n for n in a.only if n not in ZOO]
+    if unknown:
+        p.error(f"unknown models {unknown}; --list shows the zoo")
     os.makedirs(a.out, exist_ok=True)
     if a.one:
-        export_one(a.one, a.out)
-        return
+        export_one(a.one, a.out, a.recipe, a.device)
+        return 0
     if a.time_runner:
-        time_torch_runner(a.out, a.only, a.time_runner)
-        return
-    procs = [subprocess.Popen([sys.executable, __file__, a.out, "--one", n]) for n in a.only]
-    failed = [n for n, pr in zip(a.only, procs) if pr.wait() != 0]
-    if failed:
-        sys.exit(f"export failed: {failed}")
+        time_torch_runner(a.out, a.only, a.time_runner, a.warmup, a.device)
+        return 0
+    return export_all(a)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
