@@ -6,9 +6,10 @@
 MODEL_DIR holds model.pt2 and meta.json (tools/aoti/export_models.py). The .pt2 is a zip;
 its compiled model is data/aotinductor/model/<hash>.wrapper.so (or <hash>.so). This writes
 MODEL_DIR/manifest.json — one CUDA library, method "forward", the inputs' and outputs'
-dtype, sizes, dynamism (a dynamic batch dimension becomes dynamic-bounded, the other
+dtypes as meta.json states them (float32, float16, bfloat16, int64, ...), sizes, dynamism (a dynamic batch dimension becomes dynamic-bounded, the other
 dimensions fixed through min_sizes) and device — and runs PACK_TOOL (//csrc/package:pack)
-to write MODEL_DIR/model.slimcuda. Prints the shims the .so needs (nm -D -u).
+to write MODEL_DIR/model.slimcuda. Prints the shims the .so needs (nm -D -u; also written to
+MODEL_DIR/shims.json, as the export does).
 """
 import json
 import os
@@ -27,9 +28,15 @@ def spec(t):
     return s
 
 
+DTYPES = {"uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "bool", "bfloat16"}
+
+
 def main():
     model_dir, pack = sys.argv[1], sys.argv[2]
     meta = json.load(open(os.path.join(model_dir, "meta.json")))
+    for t in meta["inputs"] + meta["outputs"]:
+        if t["dtype"] not in DTYPES:
+            sys.exit(f"{model_dir}: {t['name']}: dtype {t['dtype']} has no slimcuda package name")
     with zipfile.ZipFile(os.path.join(model_dir, "model.pt2")) as z:
         sos = [n for n in z.namelist() if n.endswith(".so") and "/aotinductor/" in n]
         if len(sos) != 1:

@@ -89,3 +89,41 @@ func FuzzParseInputs(f *testing.F) {
 		}
 	})
 }
+
+// -inputs DIR reads each raw file in the dtype inputs.json names: the zoo's float16,
+// bfloat16 and int64 inputs (tools/aoti/export_models.py) arrive with their values intact.
+func TestReadInputsDTypes(t *testing.T) {
+	dir := t.TempDir()
+	// 1.5, -2, 0.25 in each dtype's little-endian bits; int64 token ids.
+	files := map[string][]byte{
+		"f16.bin":  {0x00, 0x3e, 0x00, 0xc0, 0x00, 0x34},
+		"bf16.bin": {0xc0, 0x3f, 0x00, 0xc0, 0x80, 0x3e},
+		"i64.bin":  {7, 0, 0, 0, 0, 0, 0, 0, 0xe7, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	}
+	for name, data := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "inputs.json"), []byte(`[
+		{"file": "f16.bin", "dtype": "float16", "sizes": [3]},
+		{"file": "bf16.bin", "dtype": "bfloat16", "sizes": [1, 3]},
+		{"file": "i64.bin", "dtype": "int64", "sizes": [3]}]`), 0o644))
+	tensors, err := readInputs(dir, slimcuda.CPUDevice)
+	for _, x := range tensors {
+		defer x.Close()
+	}
+	require.NoError(t, err)
+	require.Len(t, tensors, 3)
+	for i, want := range []slimcuda.DType{slimcuda.Float16, slimcuda.BFloat16, slimcuda.Int64} {
+		info, err := tensors[i].Info()
+		require.NoError(t, err)
+		require.Equal(t, want, info.DType, "input %d", i)
+	}
+	for i := 0; i < 2; i++ {
+		got := make([]float32, 3)
+		require.NoError(t, tensors[i].CopyToHost(got))
+		require.Equal(t, []float32{1.5, -2, 0.25}, got, "input %d", i)
+	}
+	ids := make([]int64, 3)
+	require.NoError(t, tensors[2].CopyToHost(ids))
+	require.Equal(t, []int64{7, 999, 0}, ids)
+}
