@@ -368,7 +368,6 @@ def export_one(name, out, recipe, device):
     t0 = time.time()
     with torch.no_grad():
         ep = torch.export.export(model, example, dynamic_shapes=dynamic_shapes)
-        has_conv = any(n.op == "call_function" and "convolution" in str(n.target) for n in ep.graph.nodes)
         torch._inductor.aoti_compile_and_package(
             ep, package_path=os.path.join(d, "model.pt2"), inductor_configs=RECIPES[recipe])
     export_s = time.time() - t0
@@ -378,6 +377,9 @@ def export_one(name, out, recipe, device):
         shims = [f"error: {type(e).__name__}: {e}"]
     with open(os.path.join(d, "shims.json"), "w") as fo:
         json.dump(shims, fo)
+    # What the export calls decides the tolerance: a cuDNN convolution fallback (aten's conv2d,
+    # conv1d, conv_transpose... all lower to it) rounds through TF32 as PyTorch's default does.
+    has_conv = any(str(x).endswith("_convolution") for x in shims)
     cases = []
     for b in batches:
         inputs = make_inputs(in_specs, b, device, 100 + b)
