@@ -2,6 +2,8 @@
 
 #include <cudnn.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -92,8 +94,24 @@ std::string plan_key(const ConvProblem& p, const SlimTensor& w, const SlimTensor
   return k;
 }
 
+// SLIMCUDA_CUDNN_BENCHMARK=1 (read once): choose each shape's algorithm by running them
+// (cudnnFind*AlgorithmEx, as torch.backends.cudnn.benchmark = True does) instead of by
+// cuDNN's heuristics (PyTorch's default). Finding synchronizes the stream, once per shape,
+// on the first call: off by default (a run must not synchronize; graph capture needs that).
+bool benchmark_algorithms() {
+  static const bool on = [] {
+    const char* v = std::getenv("SLIMCUDA_CUDNN_BENCHMARK");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
+// The scratch a benchmark run may use (the caching allocator's, on the call's stream).
+constexpr size_t kFindWorkspace = size_t{256} << 20;
+
 Error build_plan(const vendor::CudnnApi& api, cudnnHandle_t handle, const ConvProblem& p, const SlimTensor& w,
-                 bool weight_nhwc, const SlimTensor& out, Plan* plan, const char* function) {
+                 bool weight_nhwc, const SlimTensor& out, const StreamContext& ctx, Plan* plan,
+                 const char* function) {
   plan->api = &api;
   const cudnnDataType_t type = data_type(p.dtype);
   // Transposed: y = conv_transpose(x, w) is the backward-data pass of a forward convolution
@@ -129,6 +147,38 @@ Error build_plan(const vendor::CudnnApi& api, cudnnHandle_t handle, const ConvPr
   }
   constexpr int kRequest = 8;
   int found = 0;
+  if (benchmark_algorithms()) {
+    auto scratch = device_memory::allocate(kFindWorkspace, 0, ctx);
+    if (!scratch.ok()) return set_last_error(scratch.error(), function, "cuDNN benchmark scratch: %s", last_error_message());
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    if (!p.transposed) {
+      cudnnConvolutionFwdAlgoPerf_t perf[kRequest];
+      st = api.cudnnFindConvolutionForwardAlgorithmEx(handle, plan->x, p.input->data_ptr(), plan->w, w.data_ptr(),
+                                                      plan->conv, plan->y, out.data_ptr(), kRequest, &found, perf,
+                                                      scratch.value(), kFindWorkspace);
+      for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < found; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kFindWorkspace) continue;
+        plan->fwd = perf[i].algo;
+        plan->workspace = perf[i].memory;
+        break;
+      }
+    } else {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[kRequest];
+      st = api.cudnnFindConvolutionBackwardDataAlgorithmEx(handle, plan->w, w.data_ptr(), plan->x,
+                                                           p.input->data_ptr(), plan->conv, plan->y, out.data_ptr(),
+                                                           kRequest, &found, perf, scratch.value(), kFindWorkspace);
+      for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < found; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kFindWorkspace) continue;
+        plan->bwd = perf[i].algo;
+        plan->workspace = perf[i].memory;
+        break;
+      }
+    }
+    (void)device_memory::free(scratch.value(), ctx.device());
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, st == CUDNN_STATUS_SUCCESS && found > 0, Error::Internal,
+                                "cuDNN could not benchmark this convolution: %s", api.cudnnGetErrorString(st));
+    return Error::Ok;
+  }
   if (!p.transposed) {
     cudnnConvolutionFwdAlgoPerf_t perf[kRequest];
     SLIMCUDA_CUDNN_TRY(api, api.cudnnGetConvolutionForwardAlgorithm_v7(handle, plan->x, plan->w, plan->conv, plan->y,
@@ -196,7 +246,7 @@ Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const Stream
   if (it == plans.end()) {
     if (plans.size() >= kMaxCachedPlans) plans.clear();
     auto plan = std::make_unique<Plan>();
-    SLIMCUDA_RETURN_IF_ERROR(build_plan(api, handle, p, *w, weight_nhwc, out, plan.get(), function));
+    SLIMCUDA_RETURN_IF_ERROR(build_plan(api, handle, p, *w, weight_nhwc, out, ctx, plan.get(), function));
     it = plans.emplace(key, std::move(plan)).first;
   }
   const Plan& plan = *it->second;

@@ -42,9 +42,11 @@ namespace slimcuda::vendor {
   X(cudnnSetConvolutionMathType)               \
   X(cudnnDestroyConvolutionDescriptor)         \
   X(cudnnGetConvolutionForwardAlgorithm_v7)    \
+  X(cudnnFindConvolutionForwardAlgorithmEx)    \
   X(cudnnGetConvolutionForwardWorkspaceSize)   \
   X(cudnnConvolutionForward)                   \
   X(cudnnGetConvolutionBackwardDataAlgorithm_v7) \
+  X(cudnnFindConvolutionBackwardDataAlgorithmEx) \
   X(cudnnGetConvolutionBackwardDataWorkspaceSize) \
   X(cudnnConvolutionBackwardData)              \
   X(cudnnAddTensor)

@@ -451,6 +451,10 @@ def time_torch_runner(out, names, iterations, warmup, device):
     """PyTorch's own AOTInductor runner on the same .pt2 and inputs: correctness against eager
     (the same tolerance) and the median time per call + synchronize."""
     torch = torch_mod()
+    # ZOO_TORCH_CUDNN_BENCHMARK=1: PyTorch picks convolution algorithms by running them
+    # (tools/aoti/conv_algorithms.sh compares both ways with slimcuda's SLIMCUDA_CUDNN_BENCHMARK).
+    if os.environ.get("ZOO_TORCH_CUDNN_BENCHMARK") == "1":
+        torch.backends.cudnn.benchmark = True
     import ctypes
     # The .so was built without libtorch linking: it calls aoti_torch_* from the process.
     # Put libtorch's copies in the global scope, as slimcuda's are in its process.
