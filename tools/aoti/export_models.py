@@ -394,8 +394,17 @@ def export_one(name, out, recipe, device):
             specs.append({"file": f"input_{i}.bin", "dtype": dtype_name(x.dtype), "sizes": list(x.shape)})
         with open(os.path.join(cd, "inputs.json"), "w") as fo:
             json.dump(specs, fo)
+        # The manifest must describe what the compiled model returns: where its output has
+        # another shape than eager's with the same elements (seen: an LSTM's h_n comes back
+        # 4-D from the CUDA export, [2, 2, 64] in eager), declare the compiled shape.
+        compiled = compiled_output_shapes(os.path.join(d, "model.pt2"), inputs)
         expected = []
         for i, y in enumerate(outputs):
+            if compiled is not None and i < len(compiled) and tuple(compiled[i]) != tuple(y.shape) and \
+                    int(torch.Size(compiled[i]).numel()) == y.numel():
+                print(f"export: {name}: output {i} is {list(compiled[i])} compiled, {list(y.shape)} in eager",
+                      flush=True)
+                y = y.reshape(compiled[i])
             write_raw(os.path.join(cd, f"expected_{i}.bin"), y)
             write_raw(os.path.join(cd, f"expected_{i}.f32.bin"), y.float())
             expected.append({"file": f"expected_{i}.bin", "float32_file": f"expected_{i}.f32.bin",
@@ -429,6 +438,21 @@ def export_one(name, out, recipe, device):
     fallbacks = [s for s in shims if s.startswith("aoti_torch_cuda_") or s.startswith("aoti_torch_cpu_")]
     print(f"export: {name}: {export_s:.0f} s, {len(shims)} shims, fallbacks: {' '.join(fallbacks) or 'none'}",
           flush=True)
+
+
+def compiled_output_shapes(pt2, inputs):
+    """The output shapes PyTorch's own runner gives for the .pt2 on `inputs` (None if it
+    cannot run here)."""
+    torch = torch_mod()
+    try:
+        runner = torch._inductor.aoti_load_package(pt2)
+        with torch.no_grad():
+            got = runner(*inputs)
+        got = got if isinstance(got, (tuple, list)) else (got,)
+        return [tuple(g.shape) for g in got]
+    except Exception as e:  # noqa: BLE001 - the eager shapes stand then
+        print(f"export: {os.path.basename(os.path.dirname(pt2))}: runner shapes unavailable: {e}", flush=True)
+        return None
 
 
 # ---- PyTorch's own runner on the same .pt2 ---------------------------------------------------
