@@ -18,15 +18,26 @@ namespace {
 Model* cast(slimcuda_model* m) { return reinterpret_cast<Model*>(m); }
 const Model* cast(const slimcuda_model* m) { return reinterpret_cast<const Model*>(m); }
 
-Error load(const uint8_t* data, size_t size, int32_t device_type, int32_t device_index, slimcuda_model** out,
-           const char* function) {
+Error load(const uint8_t* data, size_t size, int32_t device_type, int32_t device_index, int32_t instances,
+           slimcuda_model** out, const char* function) {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
   *out = nullptr;
   ModelPackage package;
   SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(data, size, &package, function));
   std::unique_ptr<Model> model;
-  SLIMCUDA_RETURN_IF_ERROR(Model::load(package, device_type, device_index, &model, function));
+  SLIMCUDA_RETURN_IF_ERROR(Model::load(package, device_type, device_index, instances, &model, function));
   *out = reinterpret_cast<slimcuda_model*>(model.release());
+  return Error::Ok;
+}
+
+// Reads load options (NULL: every default).
+Error read_options(const slimcuda_load_options* opts, slimcuda_load_options* out, const char* function) {
+  *out = slimcuda_load_options{static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, 0};
+  if (opts == nullptr) return Error::Ok;
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, opts->struct_size == static_cast<int32_t>(sizeof(slimcuda_load_options)),
+                              Error::InvalidArgument, "load options struct_size %d, want %zu", opts->struct_size,
+                              sizeof(slimcuda_load_options));
+  *out = *opts;
   return Error::Ok;
 }
 
@@ -72,7 +83,16 @@ int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path) {
 int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
                             slimcuda_model** out) {
   return c_entry(__func__, [&](const char* function) {
-    return load(static_cast<const uint8_t*>(data), size, device_type, device_index, out, function);
+    return load(static_cast<const uint8_t*>(data), size, device_type, device_index, 0, out, function);
+  });
+}
+
+int32_t slimcuda_model_load_with(const void* data, size_t size, const slimcuda_load_options* options,
+                                 slimcuda_model** out) {
+  return c_entry(__func__, [&](const char* function) {
+    slimcuda_load_options o;
+    SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o, function));
+    return load(static_cast<const uint8_t*>(data), size, o.device_type, o.device_index, o.instances, out, function);
   });
 }
 
@@ -81,7 +101,18 @@ int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t 
     std::vector<uint8_t> bytes;
     SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr, Error::InvalidArgument, "null path");
     SLIMCUDA_RETURN_IF_ERROR(read_regular_file(path, kMaxPackageFileBytes, &bytes, function));
-    return load(bytes.data(), bytes.size(), device_type, device_index, out, function);
+    return load(bytes.data(), bytes.size(), device_type, device_index, 0, out, function);
+  });
+}
+
+int32_t slimcuda_model_load_file_with(const char* path, const slimcuda_load_options* options, slimcuda_model** out) {
+  return c_entry(__func__, [&](const char* function) {
+    slimcuda_load_options o;
+    SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o, function));
+    std::vector<uint8_t> bytes;
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr, Error::InvalidArgument, "null path");
+    SLIMCUDA_RETURN_IF_ERROR(read_regular_file(path, kMaxPackageFileBytes, &bytes, function));
+    return load(bytes.data(), bytes.size(), o.device_type, o.device_index, o.instances, out, function);
   });
 }
 
@@ -96,6 +127,14 @@ int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type,
                                 "null argument");
     *device_type = static_cast<int32_t>(cast(model)->device().type);
     *device_index = cast(model)->device().index;
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_model_instances(const slimcuda_model* model, int32_t* instances) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && instances, Error::InvalidArgument, "null argument");
+    *instances = cast(model)->instances();
     return Error::Ok;
   });
 }

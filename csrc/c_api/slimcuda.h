@@ -80,7 +80,11 @@ SLIMCUDA_API int32_t slimcuda_caller_stream_pop(void);
 /* *is_set = 0: no selection (*stream = NULL); 1: *stream is selected (maybe NULL). */
 SLIMCUDA_API int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set);
 
-/* ---- Streams (for callers without their own CUDA runtime, such as Go) ----------------- */
+/* ---- Streams (for callers without their own CUDA runtime, such as Go) -----------------
+ * Thread safety: every function here may be called from any thread, on the same stream
+ * from several threads at once (CUDA streams are thread-safe). Destroying or releasing a
+ * stream while another thread still enqueues on it, or passes it to slimcuda, is the
+ * caller's error, as it is in CUDA. */
 enum {
   SLIMCUDA_STREAM_DEFAULT = 0,     /* synchronizes with the legacy default stream */
   SLIMCUDA_STREAM_NON_BLOCKING = 1 /* does not (cudaStreamNonBlocking) */
@@ -163,7 +167,14 @@ SLIMCUDA_API int32_t slimcuda_axpy_f32_on(void* y, const void* x, size_t n, floa
 /* ---- Tensors --------------------------------------------------------------------------
  * The same objects the aoti_torch_* shims call AtenTensorHandle (slimcuda/aoti_torch.h),
  * under names that do not change with the shim prefix. dtype codes are c10's; device
- * types: 0 CPU, 1 CUDA. */
+ * types: 0 CPU, 1 CUDA.
+ *
+ * Thread safety: a handle may be read from several threads at once (metadata, views,
+ * copies from it, use as a model input). Writing a tensor's memory (a copy into it) while
+ * another thread reads or writes the same memory is a data race, as with any memory.
+ * slimcuda_tensor_delete must not race with any other use of the same handle; handles that
+ * share storage (views, clones of a handle) may be deleted from different threads at once
+ * (the storage's reference count is atomic). */
 typedef struct slimcuda_tensor slimcuda_tensor;
 
 enum {
@@ -243,7 +254,19 @@ SLIMCUDA_API int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src,
  *
  * Every load is its own object: two different packages loaded at once, one after another,
  * from many threads, or after a library that cannot be unloaded, each run their own
- * library. */
+ * library.
+ *
+ * Instances and thread safety. A model holds N instances (slimcuda_load_options.instances:
+ * the AOTInductor container's num_models, each with its own activations, the weights
+ * shared). slimcuda_model_run and _run_on may be called from any number of threads at once
+ * on one model, each with its own inputs, outputs and stream: a run takes a free instance
+ * and never waits for another caller's work while one is free; when all N are busy it
+ * waits for one. So are the read-only calls (_device, _instances, _num_io, _*_spec).
+ * slimcuda_model_free while another thread is in, or about to enter, any call on the same
+ * model is the caller's error (undefined behaviour: nothing tracks callers, and a
+ * reference count could not protect a thread that reads the pointer after the free).
+ * Finish every run first; Go's Model.Close does that for you. Outputs already returned
+ * stay valid after the free (see slimcuda_model_load). */
 typedef struct slimcuda_model slimcuda_model;
 enum { SLIMCUDA_STATIC = 0, SLIMCUDA_DYNAMIC_BOUNDED = 1, SLIMCUDA_DYNAMIC_UNBOUNDED = 2 };
 
@@ -287,7 +310,32 @@ SLIMCUDA_API int32_t slimcuda_model_load(const void* data, size_t size, int32_t 
 /* slimcuda_model_load from a package file, read as described above slimcuda_package_pack
  * (its codes: NOT_FOUND, ACCESS_FAILED, INVALID_ARGUMENT, OUT_OF_RESOURCES), then loaded. */
 SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index, slimcuda_model** out);
+/* Load options, for slimcuda_model_load_with and _load_file_with. Set struct_size to
+ * sizeof(slimcuda_load_options) (another size: INVALID_ARGUMENT; later versions add fields
+ * at the end). NULL options: every default.
+ *   device_type, device_index  as for slimcuda_model_load (-1, -1: the defaults)
+ *   instances                  how many runs may be in flight at once: 0 = the default,
+ *                              else 1..64 (INVALID_ARGUMENT otherwise). Default: 1 on the
+ *                              CPU (AOTInductor's CPU kernels already use every core for
+ *                              one run), 2 on CUDA (one instance serializes concurrent
+ *                              callers; two overlap one caller's launches with another's
+ *                              GPU work). The CUDA default is provisional until the
+ *                              throughput benchmark on the H200 confirms it. Each instance
+ *                              costs one set of the model's activations. */
+typedef struct {
+  int32_t struct_size;
+  int32_t device_type;
+  int32_t device_index;
+  int32_t instances;
+} slimcuda_load_options;
+SLIMCUDA_API int32_t slimcuda_model_load_with(const void* data, size_t size, const slimcuda_load_options* options,
+                                 slimcuda_model** out);
+SLIMCUDA_API int32_t slimcuda_model_load_file_with(const char* path, const slimcuda_load_options* options,
+                                      slimcuda_model** out);
+/* Frees a model (NULL: no-op). Not while any other call on it is in flight: see above. */
 SLIMCUDA_API int32_t slimcuda_model_free(slimcuda_model* model);
+/* The model's number of instances, resolved at load (never 0). */
+SLIMCUDA_API int32_t slimcuda_model_instances(const slimcuda_model* model, int32_t* instances);
 SLIMCUDA_API int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type, int32_t* device_index);
 SLIMCUDA_API int32_t slimcuda_model_num_io(const slimcuda_model* model, size_t* num_inputs, size_t* num_outputs);
 SLIMCUDA_API int32_t slimcuda_model_input_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);

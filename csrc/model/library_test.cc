@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -190,6 +191,64 @@ TEST(ModelLibrary, TwoHundredFiftySixThreadsLoadingEightPackagesAtOnce) { load_c
 
 // Item 5 of the reliability issue: an output over the library's own static memory stays
 // readable after the model is freed (the output keeps the library and container loaded).
+// count_instances fails a Run when more than its num_models are in flight, sleeps x
+// microseconds and returns how many were in flight. 16 threads on a model of `instances`:
+// the instance slots keep the container from overfilling, and runs do overlap.
+//
+//   thread 0:  |--run--|      |--run--|
+//   thread 1:    |--run--|  |--run--|        at most `instances` at once, never more
+//   thread 2:      (waits)|--run--|
+float max_in_flight(const std::vector<uint8_t>& pkg, const slimcuda_load_options* opts, int* failures) {
+  Model m;
+  EXPECT_EQ(slimcuda_model_load_with(pkg.data(), pkg.size(), opts, &m.m), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  if (m.m == nullptr) return NAN;
+  std::atomic<int> failed{0};
+  std::mutex mu;
+  float seen = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&] {
+      for (int r = 0; r < 20; ++r) {
+        const int64_t sizes[1] = {1};
+        const float x = 300;  // microseconds
+        Tensor in, out;
+        float y = 0;
+        if (slimcuda_tensor_empty(1, sizes, nullptr, SLIMCUDA_FLOAT32, 0, 0, 0, &in.t) != SLIMCUDA_OK ||
+            slimcuda_tensor_copy_from_host(in.t, &x, 4, SLIMCUDA_FLOAT32) != SLIMCUDA_OK ||
+            slimcuda_model_run(m.m, &in.t, 1, &out.t, 1) != SLIMCUDA_OK ||
+            slimcuda_tensor_copy_to_host(out.t, &y, 4, SLIMCUDA_FLOAT32) != SLIMCUDA_OK) {
+          ++failed;
+          continue;
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        seen = std::max(seen, y);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  *failures = failed.load();
+  return seen;
+}
+
+TEST(ModelInstances, RunsOverlapUpToTheInstanceCountAndNeverOverfillTheContainer) {
+  auto pkgs = test_packages();
+  const slimcuda_load_options four{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CPU, -1, 4};
+  int failures = -1;
+  const float seen = max_in_flight(pkgs["count_instances"], &four, &failures);
+  EXPECT_EQ(failures, 0) << "a run found no free instance in the container";
+  EXPECT_LE(seen, 4.0f);
+  EXPECT_GE(seen, 2.0f) << "runs on a model of 4 instances never overlapped";
+}
+
+TEST(ModelInstances, OneInstanceByDefaultOnTheCpu) {
+  auto pkgs = test_packages();
+  int failures = -1;
+  const float seen = max_in_flight(pkgs["count_instances"], nullptr, &failures);
+  EXPECT_EQ(failures, 0) << "a run found no free instance in the container";
+  EXPECT_EQ(seen, 1.0f);
+}
+
 TEST(ModelLibrary, AnOutputBorrowingTheLibraryOutlivesTheModel) {
   auto pkgs = test_packages();
   Tensor out;

@@ -86,14 +86,17 @@ Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device m
   return Error::Ok;
 }
 
-Error Model::load(const ModelPackage& package, int device_type, int device_index, std::unique_ptr<Model>* out,
-                  const char* function) noexcept {
+Error Model::load(const ModelPackage& package, int device_type, int device_index, int instances,
+                  std::unique_ptr<Model>* out, const char* function) noexcept {
   try {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, device_type >= -1 && device_type <= 1, Error::InvalidArgument,
                                 "device type %d (want -1 auto, 0 CPU, 1 CUDA)", device_type);
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, instances >= 0 && instances <= kMaxInstances, Error::InvalidArgument,
+                                "%d instances (want 0 for the default, or 1 to %d)", instances, kMaxInstances);
     if (device_type == -1) {
       device_type = (package.library(DeviceType::CUDA) != nullptr && cuda::device_count() > 0) ? 1 : 0;
     }
+    if (instances == 0) instances = device_type == 1 ? kDefaultCudaInstances : kDefaultCpuInstances;
     const LibrarySpec* lib = package.library(static_cast<DeviceType>(device_type));
     SLIMCUDA_CHECK_OR_RETURN_AT(function, lib != nullptr, Error::NotSupported, "the package has no %s library",
                                 device_type == 1 ? "CUDA" : "CPU");
@@ -105,6 +108,7 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
 
     std::unique_ptr<Model> m(new Model());
     m->method_ = *forward;
+    m->slots_ = std::make_unique<InstanceSlots>(static_cast<size_t>(instances));
     std::string device_str = "cpu";
     if (device_type == 1) {
       int device = -1;
@@ -133,7 +137,7 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
                                 "the library lacks the AOTInductor container ABI (AOTInductorModelContainer*)");
     clear_last_error();  // what the model's shim calls report, if anything, goes into ours
     void* container = nullptr;
-    const int32_t rc = create(&container, 1, device_str.c_str(), nullptr);
+    const int32_t rc = create(&container, static_cast<size_t>(instances), device_str.c_str(), nullptr);
     if (container != nullptr) {
       m->loaded_->container = container;
       m->loaded_->destroy = destroy;  // deleted with the model, also if a check below fails
@@ -203,7 +207,11 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
   }
   clear_last_error();  // what the model's shim calls report, if anything, goes into ours
-  const int32_t rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
+  int32_t rc = 0;
+  {
+    InstanceSlot slot(*slots_);  // a free instance in the container while we hold it
+    rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
+  }
   auto drop_outputs = [&] {
     for (void* h : out) delete static_cast<SlimTensor*>(h);
   };

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "csrc/cuda/stream_context.h"
+#include "csrc/model/instance_slots.h"
 #include "csrc/model/library.h"
 #include "csrc/package/model_package.h"
 #include "csrc/tensor/slim_tensor.h"
@@ -22,14 +23,37 @@ namespace slimcuda {
 /// are checked before anything is loaded; the library's code is not and cannot be —
 /// loading runs its ELF constructors with this process's privileges, as loading any plugin
 /// does. Load only models you would run as code.
+///
+/// Instances: the container holds N model instances (AOTInductor's num_models: each its
+/// own activations, the weights shared), and the Model N instance slots (InstanceSlots). A
+/// run takes a free slot, so it never waits for another caller's work while an instance is
+/// free; when all N are busy it waits for one. With N slots and N container models a run
+/// holding a slot always finds a free instance inside the container.
+///
+/// Thread safety: run, method, device and instances may be called from any number of
+/// threads at once (each run its own inputs, outputs and stream). Destroying the Model
+/// while another thread is in, or about to enter, any of them is the caller's error
+/// (undefined behaviour, as for any object): nothing tracks callers. Go's Model does
+/// (Close waits for runs in flight).
 class Model {
  public:
+  /// Default instances when the caller asks for 0. CPU: 1 — AOTInductor's CPU kernels
+  /// already spread one run over the cores (OpenMP), so a second instance mostly adds
+  /// contention and activation memory. CUDA: 2 — one instance serializes concurrent
+  /// callers (measured in issue 17); two let one caller's host-side launches overlap
+  /// another's GPU work at the cost of one more set of activations. The CUDA number is a
+  /// guess until the throughput benchmark on the H200 confirms or replaces it.
+  static constexpr int kDefaultCpuInstances = 1;
+  static constexpr int kDefaultCudaInstances = 2;
+  static constexpr int kMaxInstances = 64;
+
   /// device_type -1 picks CUDA when a GPU and a CUDA library are there, else CPU.
-  /// device_index -1: the current device. Load errors: no library for the device ->
+  /// device_index -1: the current device. instances: 0 for the default above, else
+  /// 1..kMaxInstances (InvalidArgument otherwise). Load errors: no library for the device ->
   /// NotSupported; a library that does not load, lacks the container ABI or whose
   /// container cannot be created -> InvalidProgram; out of file descriptors ->
   /// OutOfResources.
-  [[nodiscard]] static Error load(const ModelPackage& package, int device_type, int device_index,
+  [[nodiscard]] static Error load(const ModelPackage& package, int device_type, int device_index, int instances,
                                   std::unique_ptr<Model>* out, const char* function) noexcept;
   ~Model();
   // One container and one dlopen handle each; copies would free them twice.
@@ -40,6 +64,8 @@ class Model {
 
   [[nodiscard]] const MethodSpec& method() const noexcept { return method_; }
   [[nodiscard]] Device device() const noexcept { return device_; }
+  /// The number of instances (resolved at load: never 0).
+  [[nodiscard]] int instances() const noexcept { return static_cast<int>(slots_->count()); }
 
   /// Runs "forward". Inputs are checked against the manifest (dtype, rank, sizes within
   /// bounds, device, and for CUDA that the data really is device memory of the model's
@@ -50,7 +76,8 @@ class Model {
   /// once the work is enqueued) and otherwise on the model's own stream, waiting for it
   /// before returning. An output that borrows memory of the model (its library's static
   /// data, its container's constants) keeps the library and container alive as long as it
-  /// lives, so it stays readable after the Model is destroyed.
+  /// lives, so it stays readable after the Model is destroyed. Takes an instance slot for
+  /// the container's Run, waiting while all are taken.
   [[nodiscard]] Error run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
                           const StreamContext& ctx, const char* function) noexcept;
 
@@ -74,6 +101,7 @@ class Model {
   };
 
   std::shared_ptr<Loaded> loaded_;
+  std::unique_ptr<InstanceSlots> slots_;
   RunFn run_ = nullptr;
   cudaStream_t stream_ = nullptr;  // the model's own stream (CUDA models)
   bool own_stream_ = false;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -270,6 +271,98 @@ TEST(DemoModel, ConcurrentLoadsNeverCollide) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a child process failed to load";
   }
   EXPECT_EQ(our_temp_files(), before) << "a load left a file behind";
+}
+
+// One model, 64 threads, 1,000 runs each (CPU: no streams), every output bit-exact against
+// a single-threaded reference. Each thread has its own input (a different batch row
+// pattern) so a run that got another thread's tensors would show.
+TEST(DemoModel, SixtyFourThreadsRunOneModelBitExact) {
+  constexpr int kThreads = 64, kRuns = 1000;
+  const std::vector<uint8_t> pkg = demo_bytes();
+  Model model;
+  const slimcuda_load_options opts{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CPU, -1, 4};
+  ASSERT_EQ(slimcuda_model_load_with(pkg.data(), pkg.size(), &opts, &model.m), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  int32_t instances = 0;
+  ASSERT_EQ(slimcuda_model_instances(model.m, &instances), SLIMCUDA_OK);
+  EXPECT_EQ(instances, 4);
+  const int64_t sizes[2] = {2, 16};
+  auto input_of = [](int t) {
+    std::vector<float> x(32);
+    for (int i = 0; i < 32; ++i) x[i] = static_cast<float>((t * 37 + i * 11) % 17) / 8.0f - 1.0f;
+    return x;
+  };
+  auto run_once = [&](const std::vector<float>& x, std::vector<float>* y) {
+    Tensor in, out;
+    if (slimcuda_tensor_empty(2, sizes, nullptr, SLIMCUDA_FLOAT32, 0, 0, 0, &in.t) != SLIMCUDA_OK ||
+        slimcuda_tensor_copy_from_host(in.t, x.data(), x.size() * 4, SLIMCUDA_FLOAT32) != SLIMCUDA_OK ||
+        slimcuda_model_run(model.m, &in.t, 1, &out.t, 1) != SLIMCUDA_OK ||
+        slimcuda_tensor_copy_to_host(out.t, y->data(), y->size() * 4, SLIMCUDA_FLOAT32) != SLIMCUDA_OK) {
+      return false;
+    }
+    return true;
+  };
+  std::vector<std::vector<float>> want(kThreads, std::vector<float>(16));
+  for (int t = 0; t < kThreads; ++t) ASSERT_TRUE(run_once(input_of(t), &want[t])) << slimcuda_last_error_message();
+  std::atomic<int> failures{0}, mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::vector<float> x = input_of(t);
+      std::vector<float> y(16);
+      for (int r = 0; r < kRuns; ++r) {
+        if (!run_once(x, &y)) {
+          ++failures;
+          return;
+        }
+        if (std::memcmp(y.data(), want[t].data(), y.size() * 4) != 0) ++mismatches;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+// Load options: checked, and the default instance count resolved at load.
+TEST(DemoModel, LoadOptions) {
+  const std::vector<uint8_t> pkg = demo_bytes();
+  {
+    Model model;  // NULL options: every default; CPU: 1 instance
+    ASSERT_EQ(slimcuda_model_load_with(pkg.data(), pkg.size(), nullptr, &model.m), SLIMCUDA_OK);
+    int32_t type = -1, index = 0, instances = 0;
+    ASSERT_EQ(slimcuda_model_device(model.m, &type, &index), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_model_instances(model.m, &instances), SLIMCUDA_OK);
+    EXPECT_EQ(instances, type == SLIMCUDA_DEVICE_CPU ? 1 : 2);
+    EXPECT_EQ(slimcuda_model_instances(model.m, nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(slimcuda_model_instances(nullptr, &instances), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  }
+  const struct {
+    const char* description;
+    slimcuda_load_options opts;
+  } bad[] = {
+      {"struct_size 0", {0, 0, -1, 0}},
+      {"struct_size too large", {sizeof(slimcuda_load_options) + 4, 0, -1, 0}},
+      {"negative instances", {sizeof(slimcuda_load_options), 0, -1, -1}},
+      {"65 instances", {sizeof(slimcuda_load_options), 0, -1, 65}},
+      {"device type 5", {sizeof(slimcuda_load_options), 5, -1, 1}},
+  };
+  for (const auto& c : bad) {
+    slimcuda_model* m = nullptr;
+    EXPECT_EQ(slimcuda_model_load_with(pkg.data(), pkg.size(), &c.opts, &m), SLIMCUDA_ERROR_INVALID_ARGUMENT)
+        << c.description;
+    EXPECT_EQ(m, nullptr) << c.description;
+  }
+  slimcuda_model* m = nullptr;
+  const slimcuda_load_options max{sizeof(slimcuda_load_options), 0, -1, 64};
+  ASSERT_EQ(slimcuda_model_load_file_with(demo_package_path().c_str(), &max, &m), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  int32_t instances = 0;
+  EXPECT_EQ(slimcuda_model_instances(m, &instances), SLIMCUDA_OK);
+  EXPECT_EQ(instances, 64);
+  slimcuda_model_free(m);
+  EXPECT_EQ(slimcuda_model_load_file_with(nullptr, nullptr, &m), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(slimcuda_model_load_file_with("/nonexistent/model.slimcuda", nullptr, &m), SLIMCUDA_ERROR_NOT_FOUND);
 }
 
 // A failed load (bytes that are not a library) leaves nothing behind either.

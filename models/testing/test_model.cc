@@ -11,11 +11,19 @@
 //   SLIMCUDA_TEST_CONSTRUCTOR_FILE an ELF constructor writes $SLIMCUDA_TEST_CONSTRUCTOR_FILE
 //   SLIMCUDA_TEST_UNDEFINED_SYMBOL a well-formed library the loader refuses (a symbol no
 //                                  process defines, resolved at load time: RTLD_NOW)
+//   SLIMCUDA_TEST_COUNT_INSTANCES  a container of num_models instances that fails a Run
+//                                  when more than num_models are in flight at once (where
+//                                  AOTInductor's own container would make the caller wait),
+//                                  sleeps x microseconds, and returns y = how many Runs
+//                                  were in flight when it started (itself included)
 // (-z nodelete, the other kind of library that stays loaded, is a link option: BUILD.bazel.)
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <thread>
 
 #include "slimcuda/aoti_torch.h"
 
@@ -28,7 +36,8 @@
 namespace {
 
 struct Container {
-  int unused = 0;
+  size_t num_models = 0;
+  std::atomic<size_t> in_flight{0};
 };
 
 #if defined(SLIMCUDA_TEST_STATIC_OUTPUT)
@@ -63,14 +72,16 @@ __attribute__((visibility("default"))) int32_t AOTInductorModelContainerCreateWi
                                                                                          size_t num_models,
                                                                                          const char* device,
                                                                                          const char* cubin_dir) {
-  (void)num_models, (void)device, (void)cubin_dir;
-  if (container == nullptr) return 1;
+  (void)device, (void)cubin_dir;
+  if (container == nullptr || num_models == 0) return 1;
 #if defined(SLIMCUDA_TEST_NULL_CONTAINER)
   *container = nullptr;
   return 0;
 #else
-  *container = new (std::nothrow) Container;
-  return *container == nullptr ? 1 : 0;
+  auto* c = new (std::nothrow) Container;
+  if (c != nullptr) c->num_models = num_models;
+  *container = c;
+  return c == nullptr ? 1 : 0;
 #endif
 }
 
@@ -99,7 +110,21 @@ __attribute__((visibility("default"))) int32_t AOTInductorModelContainerRun(void
   if (container == nullptr || in == nullptr || out == nullptr || num_in != 1 || num_out != 1) return 1;
   void* x = nullptr;
   if (SHIM(get_data_ptr)(in[0], &x) != 0) return 1;
+#if defined(SLIMCUDA_TEST_COUNT_INSTANCES)
+  auto* c = static_cast<Container*>(container);
+  const size_t running = ++c->in_flight;
+  if (running > c->num_models) {
+    --c->in_flight;
+    SHIM(delete_tensor_object)(in[0]);
+    return 1;  // no free instance: the caller's instance slots did not hold
+  }
+  const float us = *static_cast<const float*>(x);
+  if (us > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(us < 1e6f ? us : 1e6f)));
+  --c->in_flight;
+  const float result = static_cast<float>(running);
+#else
   const float result = *static_cast<const float*>(x) + static_cast<float>(SLIMCUDA_TEST_VALUE);
+#endif
   SHIM(delete_tensor_object)(in[0]);  // inputs are stolen, as in AOTInductor
 #if defined(SLIMCUDA_TEST_UNIQUE_SYMBOL)
   ++unique_counter();
