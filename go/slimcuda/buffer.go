@@ -10,7 +10,8 @@ import (
 )
 
 // A DeviceBuffer is device memory from libslimcuda's CUDA allocator. Close frees it.
-// Methods are safe for concurrent use, except Close, which must not race with them.
+// Methods are safe for concurrent use, except Close, which must not race with them nor
+// with work still using the memory (kernels, copies on a stream: synchronize first).
 type DeviceBuffer struct {
 	ptr    unsafe.Pointer
 	size   int

@@ -6,6 +6,7 @@ package slimcuda
 import "C"
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -44,21 +45,38 @@ type TensorSpec struct {
 }
 
 // A Model is a loaded model package: one of its libraries (CPU or CUDA), loaded from
-// memory, with the AOTInductor container it defines. Run may be called from several
-// goroutines at once; Close must not race with it.
+// memory, with the AOTInductor container it defines, holding Instances() model instances.
+//
+// A Model is safe for concurrent use, Close included. Run and RunContext may be called
+// from any number of goroutines at once (each with its own inputs, outputs and stream): a
+// run takes a free instance and never waits for another caller's work while one is free;
+// when all are busy it waits for one (RunContext: until its context is done). Close waits
+// for the runs in flight and for the runs already waiting for an instance, then unloads;
+// a run that starts after Close returns ErrInvalidState. A Tensor given to a run must not
+// be closed before the run returns.
 type Model struct {
-	h       unsafe.Pointer
-	mu      sync.RWMutex // Run holds it shared, Close exclusively
-	closed  bool
-	device  Device
-	inputs  []TensorSpec
-	outputs []TensorSpec
+	h         unsafe.Pointer
+	mu        sync.RWMutex // runs hold it shared, Close exclusively
+	closed    bool
+	slots     chan struct{} // one token per instance: taken before the C call, so C never waits
+	device    Device
+	inputs    []TensorSpec
+	outputs   []TensorSpec
+	instances int
 }
 
 // LoadOption configures Load.
 type LoadOption func(*loadConfig)
 
-type loadConfig struct{ deviceType, deviceIndex int }
+type loadConfig struct{ deviceType, deviceIndex, instances int }
+
+// WithInstances loads n model instances, so n runs can be in flight at once (0: the
+// default, 1 on the CPU and 2 on CUDA — the CUDA number is provisional until the H200
+// throughput benchmark confirms it; each instance costs one set of the model's
+// activations, the weights are shared). n must be 0..64 (ErrInvalidArgument otherwise).
+func WithInstances(n int) LoadOption {
+	return func(c *loadConfig) { c.instances = n }
+}
 
 // LoadOnDevice loads the package's library for device: CPUDevice for its CPU library, a
 // CUDA device (CUDADevice(i), CurrentCUDA) for its CUDA library on that GPU. The model
@@ -84,7 +102,7 @@ func Load(path string, opts ...LoadOption) (*Model, error) {
 	}
 	cp := C.CString(path)
 	defer C.free(unsafe.Pointer(cp))
-	r := C.sc_model_load_file(cp, C.int32_t(cfg.deviceType), C.int32_t(cfg.deviceIndex))
+	r := C.sc_model_load_file_with(cp, C.int32_t(cfg.deviceType), C.int32_t(cfg.deviceIndex), C.int32_t(cfg.instances))
 	if err := check("Load", r); err != nil {
 		return nil, err
 	}
@@ -102,6 +120,9 @@ func loadConfigOf(op string, opts []LoadOption) (loadConfig, error) {
 	if cfg.deviceIndex != int(int32(cfg.deviceIndex)) {
 		return cfg, argError(op, "device index %d out of range", cfg.deviceIndex)
 	}
+	if cfg.instances < 0 || cfg.instances > 64 {
+		return cfg, argError(op, "%d instances (want 0 for the default, or 1 to 64)", cfg.instances)
+	}
 	return cfg, nil
 }
 
@@ -111,7 +132,8 @@ func LoadBytes(data []byte, opts ...LoadOption) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.sc_model_load(slicePtr(data), C.size_t(len(data)), C.int32_t(cfg.deviceType), C.int32_t(cfg.deviceIndex))
+	r := C.sc_model_load_with(slicePtr(data), C.size_t(len(data)), C.int32_t(cfg.deviceType),
+		C.int32_t(cfg.deviceIndex), C.int32_t(cfg.instances))
 	runtime.KeepAlive(data)
 	if err := check("LoadBytes", r); err != nil {
 		return nil, err
@@ -137,6 +159,15 @@ func (m *Model) describe() error {
 		return err
 	}
 	m.device = Device{Type: DeviceType(r.i64 >> 32), Index: int(int32(uint32(r.i64)))}
+	r = C.sc_model_instances(m.h)
+	if err := check("Model", r); err != nil {
+		return err
+	}
+	m.instances = int(r.i64)
+	m.slots = make(chan struct{}, m.instances)
+	for i := 0; i < m.instances; i++ {
+		m.slots <- struct{}{}
+	}
 	r = C.sc_model_num_io(m.h)
 	if err := check("Model", r); err != nil {
 		return err
@@ -176,6 +207,15 @@ func (m *Model) Device() Device {
 	return m.device
 }
 
+// Instances is how many runs may be in flight at once (WithInstances, resolved at load;
+// 0 for a nil Model).
+func (m *Model) Instances() int {
+	if m == nil {
+		return 0
+	}
+	return m.instances
+}
+
 // Inputs is the model's declared inputs, a copy (nil for a nil Model).
 func (m *Model) Inputs() []TensorSpec {
 	if m == nil {
@@ -197,17 +237,41 @@ func (m *Model) Outputs() []TensorSpec {
 // that the data is device memory): ErrInvalidArgument otherwise. A CUDA model runs on the
 // call's stream (OnStream, WithCallerStream) and then Run returns once the work is
 // enqueued — read outputs on the same stream; without one it runs on the model's own
-// stream and Run waits for it.
+// stream and Run waits for it. Run is RunContext(context.Background(), ...).
 func (m *Model) Run(inputs []*Tensor, opts ...CallOption) ([]*Tensor, error) {
-	const op = "Model.Run"
+	return m.run("Model.Run", context.Background(), inputs, opts)
+}
+
+// RunContext is Run with a context for the wait for a free instance: when all of the
+// model's instances are busy and ctx is done first (or ctx is done already), it returns
+// ctx's error wrapped (errors.Is(err, context.DeadlineExceeded) or context.Canceled) and
+// enqueues nothing. Once an instance is taken the run goes ahead: ctx does not interrupt
+// work already handed to the model.
+func (m *Model) RunContext(ctx context.Context, inputs []*Tensor, opts ...CallOption) ([]*Tensor, error) {
+	return m.run("Model.RunContext", ctx, inputs, opts)
+}
+
+func (m *Model) run(op string, ctx context.Context, inputs []*Tensor, opts []CallOption) ([]*Tensor, error) {
 	if m == nil {
 		return nil, argError(op, "nil model")
+	}
+	if ctx == nil {
+		return nil, argError(op, "nil context")
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.closed {
 		return nil, &Error{Op: op, Code: ErrInvalidState, Message: "model is closed"}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("slimcuda: %s: %w", op, err)
+	}
+	select {
+	case <-m.slots:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("slimcuda: %s: waiting for a free instance: %w", op, ctx.Err())
+	}
+	defer func() { m.slots <- struct{}{} }()
 	with, stream, release, err := streamArgs(op, collect(opts))
 	if err != nil {
 		return nil, err
@@ -243,7 +307,9 @@ func (m *Model) Run(inputs []*Tensor, opts ...CallOption) ([]*Tensor, error) {
 
 // Close unloads the model, following the package's Close contract (see the package
 // documentation): nil-safe, idempotent, its error reported once, and every later call
-// that can fail reports ErrInvalidState. It waits for Run calls in progress.
+// that can fail reports ErrInvalidState. It waits for the runs in progress (Run and
+// RunContext, including those waiting for an instance), so it never frees the model under
+// one; runs that start after it report ErrInvalidState.
 func (m *Model) Close() error {
 	if m == nil {
 		return nil

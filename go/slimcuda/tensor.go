@@ -66,7 +66,12 @@ type (
 
 // A Tensor is a strided view of CPU, pinned host or CUDA memory: libslimcuda's slim
 // tensor, the object AOTInductor models receive. Views share memory; it is freed with the
-// last one closed. Methods are safe for concurrent use except Close.
+// last one closed. Methods are safe for concurrent use except Close: reading a tensor
+// (Info, View, CopyToHost, use as a Model input) from many goroutines at once is fine;
+// writing its memory (CopyFromHost, a copy into it) while another goroutine reads or
+// writes the same memory is a data race, as with any memory. Close must not race with the
+// tensor's other methods nor with a Model run that has it as an input; views of one
+// storage may be closed from different goroutines at once.
 type Tensor struct {
 	h      unsafe.Pointer
 	mu     sync.Mutex

@@ -185,6 +185,27 @@ static inline sc_result sc_model_load_file(const char* path, int32_t type, int32
   r.ptr = m;
   return r;
 }
+static inline sc_result sc_model_load_with(const void* data, size_t n, int32_t type, int32_t index,
+                                          int32_t instances) {
+  slimcuda_model* m = NULL;
+  slimcuda_load_options o = {(int32_t)sizeof(slimcuda_load_options), type, index, instances};
+  sc_result r = sc_wrap(slimcuda_model_load_with(data, n, &o, &m));
+  r.ptr = m;
+  return r;
+}
+static inline sc_result sc_model_load_file_with(const char* path, int32_t type, int32_t index, int32_t instances) {
+  slimcuda_model* m = NULL;
+  slimcuda_load_options o = {(int32_t)sizeof(slimcuda_load_options), type, index, instances};
+  sc_result r = sc_wrap(slimcuda_model_load_file_with(path, &o, &m));
+  r.ptr = m;
+  return r;
+}
+static inline sc_result sc_model_instances(void* m) {
+  int32_t n = 0;
+  sc_result r = sc_wrap(slimcuda_model_instances((const slimcuda_model*)m, &n));
+  r.i64 = n;
+  return r;
+}
 static inline sc_result sc_model_free(void* m) { return sc_wrap(slimcuda_model_free((slimcuda_model*)m)); }
 // i64 = (device_type << 32) | (uint32)device_index
 static inline sc_result sc_model_device(void* m) {
