@@ -209,7 +209,10 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
   clear_last_error();  // what the model's shim calls report, if anything, goes into ours
   int32_t rc = 0;
   {
-    InstanceSlot slot(*slots_);  // a free instance in the container while we hold it
+    // A free instance in the container while we hold it. On a caller stream the slot goes back
+    // once the work is enqueued; AOTInductor keeps that instance pending until its GPU work is
+    // done, so the (N+1)th caller may wait inside the container: to measure on the H200.
+    InstanceSlot slot(*slots_);
     rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
   }
   auto drop_outputs = [&] {

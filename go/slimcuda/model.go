@@ -88,7 +88,7 @@ func LoadOnDevice(device Device) LoadOption {
 // Load reads a model package file and loads it: by default its CUDA library when a GPU is
 // there, else its CPU library. Package bytes are checked as untrusted input
 // (ErrInvalidProgram for malformed packages). The file is read by the C library
-// (slimcuda_model_load_file), so Go and C report the same codes and messages:
+// (slimcuda_model_load_file_with), so Go and C report the same codes and messages:
 //   - ErrNotFound: the file does not exist ("No such file or directory");
 //   - ErrAccessFailed: permission denied, or another open or read failure (the system's text);
 //   - ErrInvalidArgument: not a regular file ("... is not a regular file (directory)",

@@ -173,18 +173,6 @@ static inline sc_result sc_package_check(const void* data, size_t n) { return sc
 static inline sc_result sc_package_pack(const char* manifest, const char* out) {
   return sc_wrap(slimcuda_package_pack(manifest, out));
 }
-static inline sc_result sc_model_load(const void* data, size_t n, int32_t type, int32_t index) {
-  slimcuda_model* m = NULL;
-  sc_result r = sc_wrap(slimcuda_model_load(data, n, type, index, &m));
-  r.ptr = m;
-  return r;
-}
-static inline sc_result sc_model_load_file(const char* path, int32_t type, int32_t index) {
-  slimcuda_model* m = NULL;
-  sc_result r = sc_wrap(slimcuda_model_load_file(path, type, index, &m));
-  r.ptr = m;
-  return r;
-}
 static inline sc_result sc_model_load_with(const void* data, size_t n, int32_t type, int32_t index,
                                           int32_t instances) {
   slimcuda_model* m = NULL;
