@@ -5,8 +5,8 @@
 # changes (add, never edit: a changed signature is a new _v2 name).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-lib="${1:-bazel-bin/csrc/libslimcuda.so}"
-[[ -f "$lib" ]] || bazel build //csrc:libslimcuda.so >/dev/null 2>&1 || { echo "check_exports: cannot build $lib" >&2; exit 1; }
+lib="${1:-bazel-bin/csrc/libslimcuda.so.0}"
+[[ -f "$lib" ]] || bazel build //csrc:libslimcuda.so.0 >/dev/null 2>&1 || { echo "check_exports: cannot build $lib" >&2; exit 1; }
 got=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
 want=$(sort tools/exports.txt)
 if [[ "$got" != "$want" ]]; then

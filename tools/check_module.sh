@@ -3,7 +3,8 @@
 # exercise (modern Bazel is not obtainable here):
 #   1. buildifier (from the Go module proxy) lints MODULE.bazel, WORKSPACE, BUILD and .bzl files;
 #   2. rules_go and gazelle versions in MODULE.bazel exist as Go modules;
-#   3. go.mod and WORKSPACE pin the same testify version, and go.sum the same hash.
+#   3. go.mod and WORKSPACE pin the same testify version, and go.sum the same hash;
+#   4. VERSION (semver), MODULE.bazel's version and the library's SONAME major agree.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILDTOOLS=github.com/bazelbuild/buildtools@v0.0.0-20260904073137-eaa4d125b423
@@ -48,6 +49,18 @@ if [[ -n "$gomod" && "$gomod" == "$ws" && "$wsum" == "$gosum" ]]; then
   say "testify $gomod: go.mod, go.sum and WORKSPACE agree"
 else
   say "testify mismatch: go.mod '$gomod', WORKSPACE '$ws' (sum '$wsum', go.sum '$gosum')"
+  fail=1
+fi
+# One version: VERSION; MODULE.bazel's module version and the SONAME major in csrc/BUILD.bazel
+# (which a BUILD file cannot read from VERSION) must say the same.
+version=$(tr -d ' \n' <VERSION)
+module_version=$(sed -n 's/^    version = "\([^"]*\)".*/\1/p' MODULE.bazel | head -n 1)
+soname=$(sed -n 's/.*"-Wl,-soname,\(libslimcuda\.so\.[0-9]*\)".*/\1/p' csrc/BUILD.bazel)
+if [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ && "$module_version" == "$version" &&
+  "$soname" == "libslimcuda.so.${version%%.*}" ]] && grep -q "name = \"$soname\"" csrc/BUILD.bazel; then
+  say "version $version: VERSION, MODULE.bazel and the SONAME $soname agree"
+else
+  say "version mismatch: VERSION '$version', MODULE.bazel '$module_version', SONAME '$soname' (want libslimcuda.so.${version%%.*})"
   fail=1
 fi
 exit $fail

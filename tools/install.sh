@@ -1,44 +1,74 @@
 #!/usr/bin/env bash
-# tools/install.sh --prefix DIR [--shim-prefix P] — build libslimcuda.so with Bazel and
-# install it for programs outside this repository. --shim-prefix P exports the shims as
-# P##aoti_torch_* and no plain aoti_torch_* (to share a process with libtorch):
-#   DIR/include/slimcuda/*.h          public headers (C ABI slimcuda.h, C++ caller_stream.h, ...)
-#   DIR/lib/libslimcuda.so            the library (finds libcudart beside it: RUNPATH $ORIGIN)
-#   DIR/lib/libcudart.so.<major>      the CUDA runtime it was built against
-#   DIR/lib/pkgconfig/slimcuda.pc     for `pkg-config --cflags --libs slimcuda` and cgo
-# Then: g++ app.cc $(PKG_CONFIG_PATH=DIR/lib/pkgconfig pkg-config --cflags --libs slimcuda)
+# tools/install.sh --prefix DIR [--shim-prefix P] — build libslimcuda.so and the slimcuda CLI
+# with Bazel and install them for programs outside this repository. --shim-prefix P exports
+# the shims as P##aoti_torch_* and no plain aoti_torch_* (to share a process with libtorch):
+#   DIR/bin/slimcuda                        the CLI (finds the library through RUNPATH $ORIGIN/../lib)
+#   DIR/include/slimcuda/*.h                public headers (C ABI slimcuda.h, version.h, caller_stream.h, ...)
+#   DIR/lib/libslimcuda.so.<major>          the library (SONAME; finds libcudart beside it: RUNPATH $ORIGIN)
+#   DIR/lib/libslimcuda.so                  -> libslimcuda.so.<major>, for linkers (-lslimcuda)
+#   DIR/lib/libcudart.so.<major>            the CUDA runtime it was built against
+#   DIR/lib/pkgconfig/slimcuda.pc           for `pkg-config --cflags --libs slimcuda` and cgo
+#   DIR/lib/cmake/slimcuda/slimcudaConfig.cmake, slimcudaConfigVersion.cmake
+#                                           find_package(slimcuda CONFIG REQUIRED) -> slimcuda::slimcuda
+# Then: g++ app.cc $(PKG_CONFIG_PATH=DIR/lib/pkgconfig pkg-config --cflags --libs slimcuda),
+# or in CMake: cmake -DCMAKE_PREFIX_PATH=DIR ... with target_link_libraries(app slimcuda::slimcuda).
+# The version is the repository's VERSION file.
 set -euo pipefail
-usage() { echo "usage: tools/install.sh --prefix DIR [--shim-prefix PREFIX]" >&2; exit 2; }
+usage() {
+  echo "usage: tools/install.sh --prefix DIR [--shim-prefix PREFIX]"
+  echo
+  echo "Builds libslimcuda.so and the slimcuda CLI with Bazel and installs them, the headers, a"
+  echo "pkg-config file and a CMake package under DIR. --shim-prefix exports every shim as"
+  echo "PREFIX##aoti_torch_* (to share a process with libtorch)."
+}
 prefix=""
 shim_prefix=""
 while (($#)); do
   case "$1" in
-    --prefix) [[ $# -ge 2 ]] || usage; prefix="$2"; shift 2 ;;
+    --prefix) [[ $# -ge 2 ]] || { usage >&2; exit 2; }; prefix="$2"; shift 2 ;;
     --prefix=*) prefix="${1#--prefix=}"; shift ;;
-    --shim-prefix) [[ $# -ge 2 ]] || usage; shim_prefix="$2"; shift 2 ;;
+    --shim-prefix) [[ $# -ge 2 ]] || { usage >&2; exit 2; }; shim_prefix="$2"; shift 2 ;;
     --shim-prefix=*) shim_prefix="${1#--shim-prefix=}"; shift ;;
-    -h | --help) usage ;;
-    *) echo "install: unknown option $1" >&2; usage ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "install: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
 done
-[[ -n "$prefix" ]] || usage
+[[ -n "$prefix" ]] || { usage >&2; exit 2; }
 mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+version=$(tr -d ' \n' <VERSION)
+major=${version%%.*}
+lib="libslimcuda.so.$major"
 
-echo "install: building //csrc:libslimcuda.so (shim prefix '${shim_prefix}')"
-bazel build "--//csrc/shims:prefix=$shim_prefix" //csrc:libslimcuda.so //csrc:public_headers 2>/dev/null
-mkdir -p "$prefix/include/slimcuda" "$prefix/lib/pkgconfig"
+echo "install: building //csrc:$lib and //go/cmd/slimcuda (shim prefix '${shim_prefix}')"
+# Bazel's own messages stay visible: a failed build says why.
+if ! bazel build --ui_event_filters=-info --noshow_progress "--//csrc/shims:prefix=$shim_prefix" \
+  "//csrc:$lib" //csrc:public_headers //go/cmd/slimcuda; then
+  echo "install: the Bazel build failed (its errors are above)" >&2
+  exit 1
+fi
+mkdir -p "$prefix/bin" "$prefix/include/slimcuda" "$prefix/lib/pkgconfig" "$prefix/lib/cmake/slimcuda"
 for label in $(bazel query 'labels(srcs, //csrc:public_headers)' 2>/dev/null); do
   h="${label#//}"
   h="${h/://}"
-  [[ -f "$h" ]] || h="bazel-bin/$h" # generated (shim_prefix.h)
+  [[ -f "$h" ]] || h="bazel-bin/$h" # generated (shim_prefix.h, version.h)
   install -m 0644 "$h" "$prefix/include/slimcuda/"
 done
-install -m 0755 bazel-bin/csrc/libslimcuda.so "$prefix/lib/libslimcuda.so"
-cudart=$(readelf -d bazel-bin/csrc/libslimcuda.so | sed -n 's/.*NEEDED.*\[\(libcudart[^]]*\)\].*/\1/p')
+install -m 0755 "bazel-bin/csrc/$lib" "$prefix/lib/$lib"
+chmod u+w "$prefix/lib/$lib"
+ln -sf "$lib" "$prefix/lib/libslimcuda.so"
+cudart=$(readelf -d "bazel-bin/csrc/$lib" | sed -n 's/.*NEEDED.*\[\(libcudart[^]]*\)\].*/\1/p')
 install -m 0755 "$(bazel info output_base 2>/dev/null)/external/local_cuda/lib/$cudart" "$prefix/lib/$cudart"
-version=$(sed -n 's/^ *version = "\([^"]*\)".*/\1/p' MODULE.bazel | head -n 1)
+# The CLI: Bazel's binary carries RUNPATHs into its runfiles tree; the installed one finds the
+# library in ../lib only (and a GPU machine's driver through the system's search path).
+install -m 0755 bazel-bin/go/cmd/slimcuda/slimcuda_/slimcuda "$prefix/bin/slimcuda"
+# Bazel links with RUNPATHs into its own output tree (_solib_k8/...); the installed files
+# search only the install (patchelf is a Debian package tools/setup.sh installs).
+# shellcheck disable=SC2016 # $ORIGIN is for the dynamic loader, not the shell
+patchelf --set-rpath '$ORIGIN' "$prefix/lib/$lib"
+# shellcheck disable=SC2016
+patchelf --set-rpath '$ORIGIN/../lib' "$prefix/bin/slimcuda"
 cat >"$prefix/lib/pkgconfig/slimcuda.pc" <<PC
 prefix=$prefix
 includedir=\${prefix}/include
@@ -50,4 +80,8 @@ Version: $version
 Cflags: -I\${includedir}
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lslimcuda
 PC
-echo "install: $prefix (headers: $(ls "$prefix/include/slimcuda" | tr '\n' ' '); libs: libslimcuda.so $cudart)"
+sed "s/@SLIMCUDA_LIB@/$lib/" tools/cmake/slimcudaConfig.cmake.in >"$prefix/lib/cmake/slimcuda/slimcudaConfig.cmake"
+sed "s/@SLIMCUDA_VERSION@/$version/" tools/cmake/slimcudaConfigVersion.cmake.in \
+  >"$prefix/lib/cmake/slimcuda/slimcudaConfigVersion.cmake"
+echo "install: slimcuda $version in $prefix (headers: $(find "$prefix/include/slimcuda" -name '*.h' -printf '%f ')" \
+  "libs: $lib $cudart; bin/slimcuda; lib/cmake/slimcuda)"

@@ -5,7 +5,9 @@
 #   - Debian: Bazel 4.2.3 and the rule packages it needs offline, a JDK, googletest,
 #     nlohmann-json (the C++ fixture reader), FlatBuffers (model packages), xxHash (their
 #     library hashes), clang 14 with
-#     libFuzzer (the package fuzzer), patch, pkg-config.
+#     libFuzzer (the package fuzzer), patch, pkg-config; cmake and patchelf (tools/install.sh and its
+#     CMake consumer); shellcheck and clang-format (tools/lint.sh).
+#   - staticcheck (tools/lint.sh), pinned, from the Go module proxy.
 #   - CUDA 13.0 toolchain (nvcc, nvvm, cudart, cccl, crt) from pinned PyPI wheels into $SLIMCUDA_CUDA_PREFIX.
 #   - Vendor library headers (cuBLAS/cuBLASLt, cuDNN, the cuDNN frontend) from pinned PyPI wheels into
 #     $SLIMCUDA_CUDA_LIBS_PREFIX: headers only (the libraries are opened at run time, never linked).
@@ -35,7 +37,8 @@ LIB_WHEELS=(
 APT_PACKAGES=(
   bazel-bootstrap bazel-skylib bazel-platforms bazel-rules-java bazel-rules-proto bazel-rules-cc
   default-jdk-headless libgtest-dev nlohmann-json3-dev flatbuffers-compiler libflatbuffers-dev libxxhash-dev
-  clang-14 libclang-rt-14-dev patch pkg-config binutils
+  clang-14 libclang-rt-14-dev patch pkg-config binutils cmake patchelf
+  shellcheck clang-format
 )
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -144,6 +147,17 @@ if command -v go >/dev/null; then
 else
   say "no go on PATH: install Go 1.26 first" >&2
   exit 1
+fi
+
+# --- staticcheck (tools/lint.sh) ---------------------------------------------------
+STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+gobin="$(go env GOPATH)/bin"
+if [[ -x "$gobin/staticcheck" ]] && grep -qsx "$STATICCHECK" "$gobin/.staticcheck-version"; then
+  say "staticcheck present ($STATICCHECK)"
+else
+  say "go install $STATICCHECK"
+  GOFLAGS= go install "$STATICCHECK"
+  echo "$STATICCHECK" >"$gobin/.staticcheck-version"
 fi
 
 say "done"

@@ -99,6 +99,8 @@ extern "C" {
 
 const char* slimcuda_last_error_message(void) { return last_error_message(); }
 
+const char* slimcuda_version(void) { return SLIMCUDA_VERSION_STRING; }
+
 const char* slimcuda_error_name(int32_t code) { return error_name(static_cast<Error>(code)); }
 
 int32_t slimcuda_device_count(int32_t* count) {

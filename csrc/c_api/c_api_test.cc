@@ -1,5 +1,6 @@
 // C ABI entry points not covered by a component's suite: versions, device properties,
 // error names, and the no-op.
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -43,6 +44,13 @@ TEST(CApi, DevicePropertiesOnGpu) {
   EXPECT_GE(major, 9);  // sm_90 code is what we build
   EXPECT_GE(minor, 0);
   EXPECT_EQ(slimcuda_device_properties(-1, nullptr, 0, nullptr, nullptr, nullptr), SLIMCUDA_OK);
+}
+
+TEST(CApi, VersionMatchesHeaderMacros) {
+  char want[32];
+  snprintf(want, sizeof want, "%d.%d.%d", SLIMCUDA_VERSION_MAJOR, SLIMCUDA_VERSION_MINOR, SLIMCUDA_VERSION_PATCH);
+  EXPECT_STREQ(slimcuda_version(), want);
+  EXPECT_STREQ(slimcuda_version(), SLIMCUDA_VERSION_STRING);
 }
 
 TEST(CApi, ErrorNames) {

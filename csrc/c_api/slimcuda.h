@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "slimcuda/export.h"
+#include "slimcuda/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,6 +54,12 @@ SLIMCUDA_API const char* slimcuda_last_error_message(void);
 
 /* The error code's name ("InvalidArgument"); "Unknown" for codes not listed above. */
 SLIMCUDA_API const char* slimcuda_error_name(int32_t code);
+
+/* The library's version, "MAJOR.MINOR.PATCH" (semver; never NULL, static storage). The
+ * SLIMCUDA_VERSION_* macros (version.h) are the version of the headers a program was
+ * compiled against; a library with the same SONAME major (libslimcuda.so.<major>) is
+ * compatible with them. */
+SLIMCUDA_API const char* slimcuda_version(void);
 
 /* ---- Devices ---------------------------------------------------------------------------
  * Device index -1 means "the current device" of the calling thread. */

@@ -26,7 +26,7 @@ stamp() { echo "zoo: $(date -u '+%H:%M:%S') $*"; }
 stamp "start $(date -u '+%Y-%m-%d'), torch $(python3 -c 'import torch; print(torch.__version__)'), $(nproc) cores"
 : >"$work/check.jsonl"
 : >"$work/results.jsonl"
-nm -D --defined-only "$bundle/lib/libslimcuda.so" | awk '{print $NF}' | sort -u >"$work/libslimcuda.symbols"
+nm -D --defined-only "$bundle/lib/libslimcuda.so.0" | awk '{print $NF}' | sort -u >"$work/libslimcuda.symbols"
 
 check_model() { # convert and check one exported model
   local d="$1" c

@@ -16,6 +16,21 @@ cc -std=c11 -Wall -Werror tools/consumer/consumer.c -o "$dir/consumer_c" $(pkg-c
 c++ -std=c++17 -Wall -Werror tools/consumer/consumer.cc -o "$dir/consumer_cc" $(pkg-config --cflags --libs slimcuda)
 "$dir/consumer_c"
 "$dir/consumer_cc"
+# CMake: find_package(slimcuda CONFIG REQUIRED) + target_link_libraries(app slimcuda::slimcuda).
+cmake -S tools/consumer/cmake -B "$dir/cmake" -DCMAKE_PREFIX_PATH="$installed/prefix" >/dev/null
+cmake --build "$dir/cmake" >/dev/null
+"$dir/cmake/cmake_consumer"
+# Installed files carry no Bazel-internal search paths, and the installed CLI runs.
+lib=$(basename "$(readlink -f "$installed/prefix/lib/libslimcuda.so")")
+[[ $(readelf -d "$installed/prefix/lib/$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p') == "$lib" ]] ||
+  { echo "consumer: $lib's SONAME is not $lib" >&2; exit 1; }
+for f in "$installed/prefix/lib/$lib" "$installed/prefix/bin/slimcuda"; do
+  if readelf -d "$f" | grep -E 'R(UN)?PATH' | grep -qvE '\[\$ORIGIN(/\.\./lib)?\]$'; then
+    echo "consumer: $f has a Bazel-internal RUNPATH: $(readelf -d "$f" | grep -E 'R(UN)?PATH')" >&2
+    exit 1
+  fi
+done
+"$installed/prefix/bin/slimcuda" --version
 # The demo model from C++ and from a Go program outside this module (plain go build).
 bazel build //models/demo:demo_package 2>/dev/null
 demo="$PWD/bazel-bin/models/demo/demo.slimcuda"
@@ -38,7 +53,7 @@ if "$dir/shim_consumer" "$dir/prefixed/lib/libslimcuda.so" >/dev/null 2>&1; then
   echo "consumer: the prefixed library still answers to plain aoti_torch_* names" >&2
   exit 1
 fi
-bazel build //csrc:libslimcuda.so 2>/dev/null # leave the default build in bazel-bin
+bazel build //csrc:libslimcuda.so.0 2>/dev/null # leave the default build in bazel-bin
 # The installed library exports exactly its ABI (tools/exports.txt), nothing internal.
-bash tools/check_exports.sh "$installed/prefix/lib/libslimcuda.so"
-echo "consumer: C and C++ programs built against the installed library passed"
+bash tools/check_exports.sh "$installed/prefix/lib/$lib"
+echo "consumer: C, C++ and CMake programs built against the installed library passed"

@@ -4,6 +4,7 @@
 #include <slimcuda/slimcuda.h>
 
 #include <cstdio>
+#include <cstring>
 
 int main() {
   int failures = 0;
@@ -22,6 +23,8 @@ int main() {
     failures += slimcuda::getCallerStream() != stream;
   }
   failures += slimcuda::getCallerStream().has_value();
-  std::printf("consumer.cc: %s\n", failures ? "FAILED" : "ok");
+  // The library is the version of the headers it was installed with.
+  failures += std::strcmp(slimcuda_version(), SLIMCUDA_VERSION_STRING) != 0;
+  std::printf("consumer.cc: slimcuda %s: %s\n", slimcuda_version(), failures ? "FAILED" : "ok");
   return failures ? 1 : 0;
 }

@@ -5,7 +5,7 @@
 #
 # DIR/bin/      test binaries (C++ gtest and Go test, named <package>__<target>)
 # DIR/bench/    benchmark binaries (their Go benchmarks live in the Go test binaries)
-# DIR/lib/      libslimcuda.so, libcudart.so.<major>, and libslimcuda_testing.so (the Go
+# DIR/lib/      libslimcuda.so.<major>, libcudart.so.<major>, and libslimcuda_testing.so (the Go
 #               tests' stream-spinning kernel)
 # DIR/testdata/ the shared fixtures
 # DIR/slimcuda  the CLI (LD_LIBRARY_PATH=DIR/lib DIR/slimcuda info)
@@ -42,7 +42,8 @@ done
 for b in $benches; do
   cp -L "$(bin_of "$b")" "$out/bench/"
 done
-cp -L bazel-bin/csrc/libslimcuda.so bazel-bin/csrc/testing/libslimcuda_testing.so "$out/lib/"
+cp -L bazel-bin/csrc/libslimcuda.so.0 bazel-bin/csrc/testing/libslimcuda_testing.so "$out/lib/"
+ln -sf libslimcuda.so.0 "$out/lib/libslimcuda.so" # for programs that link -lslimcuda
 cp -L "$(bin_of //go/cmd/slimcuda:slimcuda)" "$out/slimcuda"
 cp -L bazel-bin/tools/aoti/zoo_runner bazel-bin/csrc/package/pack "$out/"
 cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/null ||
