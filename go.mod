@@ -1,6 +1,6 @@
 module github.com/slimcuda/slimcuda
 
-go 1.26
+go 1.21
 
 require github.com/stretchr/testify v1.12.1
 

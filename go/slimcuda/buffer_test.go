@@ -190,6 +190,9 @@ func TestAllocatorDeviceToHostOrderedOnCallerStream(t *testing.T) {
 			c.Get(t, "n", &n)
 			c.Get(t, "spin_us", &spinUS)
 			c.Get(t, "value", &value)
+			if !testkernel.Available() {
+				t.Skip(testkernel.SkipReason)
+			}
 			buf, err := Alloc(4*n, OnDevice(CUDADevice(0)))
 			require.NoError(t, err)
 			defer buf.Close()
@@ -233,6 +236,9 @@ func TestAllocatorHostToDeviceOrderedOnCallerStream(t *testing.T) {
 			in, out := make([]float32, n), make([]float32, n)
 			for i := range in {
 				in[i] = 0.25 * float32(i%1000)
+			}
+			if !testkernel.Available() {
+				t.Skip(testkernel.SkipReason)
 			}
 			buf, err := Alloc(4*n, OnDevice(CUDADevice(0)))
 			require.NoError(t, err)
@@ -532,9 +538,9 @@ func BenchmarkPageableCopy(b *testing.B) {
 				}},
 				{"slimcuda-tensor", func(h []byte) error {
 					if dir == "H2D" {
-						return tensor.CopyFromHost(h)
+						return CopyFromHost(tensor, h)
 					}
-					return tensor.CopyToHost(h)
+					return CopyToHost(tensor, h)
 				}},
 			}
 			for _, v := range ops {

@@ -1,5 +1,17 @@
-// Package slimcuda runs CUDA work — copies, kernels and (later) AOTInductor models —
-// through libslimcuda.so, on the caller's own CUDA stream when the caller asks for one.
+// Package slimcuda runs PyTorch models compiled ahead of time by AOTInductor, and the CUDA
+// work around them — device memory, host copies, tensors, streams — through libslimcuda.so,
+// without libtorch, on the caller's own CUDA stream when the caller asks for one. Without a
+// GPU, models with a CPU library run on the CPU.
+//
+// # Devices, memory, tensors and models
+//
+// A [Device] names where memory and work live: [CPUDevice], [CUDADevice](i), or
+// [CurrentCUDA] (the calling thread's current GPU). [Alloc] returns a [DeviceBuffer] of raw
+// device memory; [NewTensor] a [Tensor] (sizes, strides, a [DType], a device), which
+// [CopyFromHost] and [CopyToHost] fill and read from Go slices of the element types
+// [HostElement] lists, converting between dtypes. [Load] reads a model package
+// (.slimcuda: the compiled libraries and their I/O manifest) and [Model.Run] runs it on
+// tensors. [Version] is the library's version.
 //
 // # Streams and threads
 //
@@ -12,8 +24,9 @@
 //     stream, runs the function and restores everything, so every call made by that
 //     function (on that goroutine) uses the stream.
 //
-// Copies are blocking: when CopyFromHost or CopyToHost returns, the copy is complete, so
-// passing Go memory is safe (C keeps no pointer to it).
+// Copies are blocking: when a host copy ([CopyFromHost], [CopyToHost], the DeviceBuffer
+// methods) returns, the copy is complete, so passing Go memory is safe (C keeps no pointer
+// to it).
 //
 // # Close
 //
@@ -33,11 +46,14 @@
 // # Errors
 //
 // Every failure is an *[Error] that wraps an [ErrorCode], so callers test the kind with
-// errors.Is(err, slimcuda.ErrInvalidArgument). Bad input returns an error; nothing in
-// this package panics on it.
+// errors.Is(err, slimcuda.ErrInvalidArgument), and, for files, the operating system's cause
+// (errors.Is(err, fs.ErrNotExist) for a missing package). It reads once: "slimcuda: Load:
+// NotFound: slimcuda_model_load_file: cannot open m.slimcuda: No such file or directory".
+// Bad input returns an error; nothing in this package panics on it.
 //
 // # Linking
 //
 // Under Bazel the go_library's cdeps bring libslimcuda.so. With plain `go build`, the file
-// pkgconfig.go asks pkg-config for the installed library (tools/install.sh).
+// pkgconfig.go asks pkg-config for the installed library (tools/install.sh; its .pc file
+// puts the install's lib/ on the binary's RUNPATH).
 package slimcuda

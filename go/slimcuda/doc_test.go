@@ -37,7 +37,7 @@ func closers() []closer {
 			"Synchronize":      s.Synchronize,
 			"Device":           func() error { _, err := s.Device(); return err },
 			"WithCallerStream": func() error { return WithCallerStream(s, func() error { return nil }) },
-			"OnStream":         func() error { return x.CopyFromHost([]float32{1, 2}, OnStream(s)) },
+			"OnStream":         func() error { return CopyFromHost(x, []float32{1, 2}, OnStream(s)) },
 		}
 	}
 	return []closer{
@@ -90,8 +90,8 @@ func closers() []closer {
 					"Clone":        func() error { _, err := x.Clone(false); return err },
 					"CopyFrom":     func() error { return x.CopyFrom(y) },
 					"CopyFrom/src": func() error { return y.CopyFrom(x) },
-					"CopyFromHost": func() error { return x.CopyFromHost([]float32{1, 2}) },
-					"CopyToHost":   func() error { return x.CopyToHost(make([]float32, 2)) },
+					"CopyFromHost": func() error { return CopyFromHost(x, []float32{1, 2}) },
+					"CopyToHost":   func() error { return CopyToHost(x, make([]float32, 2)) },
 				}
 			}},
 		{name: "Model", nilOne: (*Model)(nil).Close,

@@ -1,6 +1,10 @@
 package slimcuda
 
-import "fmt"
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+)
 
 // ErrorCode is a libslimcuda error code; the values are ABI-stable and match slimcuda.h.
 // Each code is itself an error, so it serves as the sentinel for errors.Is.
@@ -60,22 +64,49 @@ func CodeByName(name string) (code ErrorCode, ok bool) {
 	return 0, false
 }
 
-// Error is a failed operation: which call, the code, and the library's message.
+// Error is a failed operation: which call, the code, and the library's message. It reads
+// once: "slimcuda: Load: NotFound: slimcuda_model_load_file: cannot open m.slimcuda: No such
+// file or directory".
 type Error struct {
 	Op      string    // the Go operation, e.g. "CopyFromHost"
 	Code    ErrorCode // what kind of failure
 	Message string    // libslimcuda's text, naming the C function and the reason
+	// Err is the operating system's cause, when the library reported one that Go has a
+	// sentinel for: fs.ErrNotExist for a missing file, fs.ErrPermission for a refused one.
+	Err error
 }
 
 func (e *Error) Error() string {
 	if e.Message == "" {
-		return fmt.Sprintf("slimcuda: %s: %s", e.Op, e.Code)
+		return fmt.Sprintf("slimcuda: %s: %s", e.Op, e.Code.String())
 	}
-	return fmt.Sprintf("slimcuda: %s: %s: %s", e.Op, e.Code, e.Message)
+	return fmt.Sprintf("slimcuda: %s: %s: %s", e.Op, e.Code.String(), e.Message)
 }
 
-// Unwrap returns the code, so errors.Is(err, ErrInvalidArgument) works.
-func (e *Error) Unwrap() error { return e.Code }
+// Unwrap returns the code and the OS cause (when there is one), so both
+// errors.Is(err, ErrNotFound) and errors.Is(err, fs.ErrNotExist) work.
+func (e *Error) Unwrap() []error {
+	if e.Err != nil {
+		return []error{e.Code, e.Err}
+	}
+	return []error{e.Code}
+}
+
+// withFileCause adds the OS cause to a failed file operation: the C library reports a
+// missing file as NotFound and a refused one as AccessFailed with strerror's text.
+func withFileCause(err error) error {
+	e, ok := err.(*Error)
+	if !ok {
+		return err
+	}
+	switch {
+	case e.Code == ErrNotFound:
+		e.Err = fs.ErrNotExist
+	case e.Code == ErrAccessFailed && strings.Contains(e.Message, "Permission denied"):
+		e.Err = fs.ErrPermission
+	}
+	return e
+}
 
 // argError reports bad input detected on the Go side, in the same shape as C's.
 func argError(op, format string, args ...any) error {

@@ -2,6 +2,8 @@ package slimcuda
 
 import (
 	"errors"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,4 +35,20 @@ func TestErrorsWrapTheirCode(t *testing.T) {
 	}
 	_, ok := CodeByName("NoSuchCode")
 	require.False(t, ok)
+}
+
+// An error reads once ("slimcuda: Load: NotFound: ...") and wraps its OS cause.
+func TestErrorsReadOnceAndWrapTheOSCause(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.slimcuda")
+	_, err := Load(missing)
+	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.True(t, strings.HasPrefix(err.Error(), "slimcuda: Load: NotFound: "), err.Error())
+	require.NotContains(t, err.Error(), "slimcuda: NotFound", "the code is named once, without a second prefix")
+	err = Pack(filepath.Join(t.TempDir(), "none.json"), filepath.Join(t.TempDir(), "x.slimcuda"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	_, err = Load(t.TempDir()) // a directory: not an OS "does not exist"
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	require.NotErrorIs(t, err, fs.ErrNotExist)
+	require.Equal(t, "slimcuda: X: InvalidState", (&Error{Op: "X", Code: ErrInvalidState}).Error())
 }

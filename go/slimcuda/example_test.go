@@ -82,7 +82,7 @@ func ExampleTensor() {
 		log.Fatal(err)
 	}
 	defer x.Close()
-	if err := x.CopyFromHost([]float32{0, 1, 2, 3, 4, 5}); err != nil {
+	if err := slimcuda.CopyFromHost(x, []float32{0, 1, 2, 3, 4, 5}); err != nil {
 		log.Fatal(err)
 	}
 	xt, err := x.View([]int64{3, 2}, []int64{1, 3}, 0) // the transpose, sharing x's memory
@@ -99,7 +99,7 @@ func ExampleTensor() {
 		log.Fatal(err)
 	}
 	out := make([]int64, 6)
-	if err := y.CopyToHost(out); err != nil {
+	if err := slimcuda.CopyToHost(y, out); err != nil {
 		log.Fatal(err)
 	}
 	info, _ := y.Info()
@@ -120,7 +120,7 @@ func ExampleLoad() {
 		log.Fatal(err)
 	}
 	defer x.Close()
-	if err := x.CopyFromHost(make([]float32, 4*spec.Sizes[1])); err != nil {
+	if err := slimcuda.CopyFromHost(x, make([]float32, 4*spec.Sizes[1])); err != nil {
 		log.Fatal(err)
 	}
 	outs, err := model.Run([]*slimcuda.Tensor{x})

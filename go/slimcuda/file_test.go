@@ -188,8 +188,8 @@ func TestPermissionDeniedIsAccessFailed(t *testing.T) {
 		t.Skipf("cannot run this test binary as uid 65534 here (a user namespace without it mapped?): %v %s", err, out)
 	}
 	require.NoError(t, err, out)
-	want := ErrAccessFailed.Error() + ": slimcuda_model_load_file_with: cannot open " + secret + ": Permission denied"
+	want := "AccessFailed: slimcuda_model_load_file_with: cannot open " + secret + ": Permission denied"
 	require.Contains(t, out, "Load: slimcuda: Load: "+want)
-	require.Contains(t, out, "Pack: slimcuda: Pack: "+ErrAccessFailed.Error()+": slimcuda_package_pack: cannot open "+
+	require.Contains(t, out, "Pack: slimcuda: Pack: "+"AccessFailed: slimcuda_package_pack: cannot open "+
 		secret+": Permission denied")
 }

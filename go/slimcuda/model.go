@@ -89,8 +89,10 @@ func LoadOnDevice(device Device) LoadOption {
 // there, else its CPU library. Package bytes are checked as untrusted input
 // (ErrInvalidProgram for malformed packages). The file is read by the C library
 // (slimcuda_model_load_file_with), so Go and C report the same codes and messages:
-//   - ErrNotFound: the file does not exist ("No such file or directory");
-//   - ErrAccessFailed: permission denied, or another open or read failure (the system's text);
+//   - ErrNotFound: the file does not exist ("No such file or directory"); the error also
+//     satisfies errors.Is(err, fs.ErrNotExist);
+//   - ErrAccessFailed: permission denied (also errors.Is(err, fs.ErrPermission)), or another
+//     open or read failure (the system's text);
 //   - ErrInvalidArgument: not a regular file ("... is not a regular file (directory)",
 //     "(fifo)", "(device)"), or larger than the package cap (2 GiB - 2 bytes: the message
 //     names the size and the cap);
@@ -104,7 +106,7 @@ func Load(path string, opts ...LoadOption) (*Model, error) {
 	defer C.free(unsafe.Pointer(cp))
 	r := C.sc_model_load_file_with(cp, C.int32_t(cfg.deviceType), C.int32_t(cfg.deviceIndex), C.int32_t(cfg.instances))
 	if err := check("Load", r); err != nil {
-		return nil, err
+		return nil, withFileCause(err)
 	}
 	return newModel(r.ptr)
 }
@@ -342,5 +344,5 @@ func Pack(manifestPath, outPath string) error {
 	cm, co := C.CString(manifestPath), C.CString(outPath)
 	defer C.free(unsafe.Pointer(cm))
 	defer C.free(unsafe.Pointer(co))
-	return check("Pack", C.sc_package_pack(cm, co))
+	return withFileCause(check("Pack", C.sc_package_pack(cm, co)))
 }

@@ -66,13 +66,13 @@ func TestDemoModelRun(t *testing.T) {
 				base, err := NewTensor([]int64{16, batch}, Float32, m.Device())
 				require.NoError(t, err)
 				defer base.Close()
-				require.NoError(t, base.CopyFromHost(xt))
+				require.NoError(t, CopyFromHost(base, xt))
 				in, err = base.View([]int64{batch, 16}, []int64{1, batch}, 0)
 				require.NoError(t, err)
 			} else {
 				in, err = NewTensor([]int64{batch, 16}, Float32, m.Device())
 				require.NoError(t, err)
-				require.NoError(t, in.CopyFromHost(x))
+				require.NoError(t, CopyFromHost(in, x))
 			}
 			defer in.Close()
 			out, err := m.Run([]*Tensor{in}, opts...)
@@ -80,7 +80,7 @@ func TestDemoModelRun(t *testing.T) {
 			require.Len(t, out, 1)
 			defer out[0].Close()
 			got := make([]float32, len(want))
-			require.NoError(t, out[0].CopyToHost(got, opts...)) // same stream as the run
+			require.NoError(t, CopyToHost(out[0], got, opts...)) // same stream as the run
 			for i := range want {
 				require.LessOrEqual(t, math.Abs(float64(got[i]-want[i])), 1e-6, "output %d: %v vs %v", i, got[i], want[i])
 			}
@@ -180,7 +180,7 @@ func TestDemoModelConcurrentUse(t *testing.T) {
 				return
 			}
 			defer in.Close()
-			if err := in.CopyFromHost(make([]float32, 32)); err != nil {
+			if err := CopyFromHost(in, make([]float32, 32)); err != nil {
 				errs <- err
 				return
 			}
@@ -223,7 +223,10 @@ func TestModelMisuseIsAnErrorNotAPanic(t *testing.T) {
 // C++ side): every load runs its own library, whatever else is loaded.
 
 func testModel(t testing.TB, name string) string {
-	return filepath.Join(fixture.Runfile(t, "SLIMCUDA_TEST_MODELS_DIR", "models/testing"), name+".slimcuda")
+	if dir := os.Getenv("SLIMCUDA_TEST_MODELS_DIR"); dir != "" {
+		return filepath.Join(dir, name+".slimcuda")
+	}
+	return fixture.Runfile(t, "SLIMCUDA_TEST_MODELS_DIR", "models/testing/"+name+".slimcuda")
 }
 
 // runTestModel runs a test model (y = x + its constant) on x.
@@ -232,12 +235,12 @@ func runTestModel(t testing.TB, m *Model, x float32) float32 {
 	in, err := NewTensor([]int64{1}, Float32, Device{Type: CPU})
 	require.NoError(t, err)
 	defer in.Close()
-	require.NoError(t, in.CopyFromHost([]float32{x}))
+	require.NoError(t, CopyFromHost(in, []float32{x}))
 	outs, err := m.Run([]*Tensor{in})
 	require.NoError(t, err)
 	defer outs[0].Close()
 	y := make([]float32, 1)
-	require.NoError(t, outs[0].CopyToHost(y))
+	require.NoError(t, CopyToHost(outs[0], y))
 	return y[0]
 }
 
@@ -299,7 +302,7 @@ func TestSixtyFourGoroutinesLoadingDifferentModels(t *testing.T) {
 						return 0, err
 					}
 					defer in.Close()
-					if err := in.CopyFromHost([]float32{float32(g)}); err != nil {
+					if err := CopyFromHost(in, []float32{float32(g)}); err != nil {
 						return 0, err
 					}
 					outs, err := m.Run([]*Tensor{in})
@@ -308,7 +311,7 @@ func TestSixtyFourGoroutinesLoadingDifferentModels(t *testing.T) {
 					}
 					defer outs[0].Close()
 					y := make([]float32, 1)
-					return y[0], outs[0].CopyToHost(y)
+					return y[0], CopyToHost(outs[0], y)
 				}()
 				mu.Lock()
 				switch {
@@ -337,14 +340,14 @@ func TestOutputBorrowingTheModelOutlivesIt(t *testing.T) {
 	in, err := NewTensor([]int64{1}, Float32, Device{Type: CPU})
 	require.NoError(t, err)
 	defer in.Close()
-	require.NoError(t, in.CopyFromHost([]float32{2}))
+	require.NoError(t, CopyFromHost(in, []float32{2}))
 	outs, err := m.Run([]*Tensor{in})
 	require.NoError(t, err)
 	defer outs[0].Close()
 	require.NoError(t, m.Close())
 	runtime.GC()
 	y := make([]float32, 1)
-	require.NoError(t, outs[0].CopyToHost(y))
+	require.NoError(t, CopyToHost(outs[0], y))
 	require.Equal(t, float32(302), y[0])
 }
 
@@ -404,7 +407,7 @@ func TestPackMissingManifest(t *testing.T) {
 // passing, error mapping), not a coverage-guided fuzzer: cgo code is not instrumented, so
 // `go test -fuzz` learns nothing about the C parser. `bazel test` runs it over its seeds
 // (testdata/packages/*.slimcuda); libFuzzer (tools/fuzz/fuzz.sh) is the coverage-guided
-// fuzzer of the C reader, and FuzzParseInputs (go/cmd/slimcuda) is the Go-side target.
+// fuzzer of the C reader, and FuzzRead (go/internal/npy, the CLI's .npy reader) is the Go-side target.
 func FuzzCheckPackage(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join(filepath.Dir(fx.Path(f, "packages.json", "x")), "packages", "*.slimcuda"))
 	for _, p := range seeds {
@@ -459,7 +462,7 @@ func TestMultiGPUModel(t *testing.T) {
 			x, err := NewTensor([]int64{4, 16}, Float32, Device{CUDA, inputDev})
 			require.NoError(t, err)
 			defer x.Close()
-			require.NoError(t, x.CopyFromHost(input))
+			require.NoError(t, CopyFromHost(x, input))
 			out, err := m.Run([]*Tensor{x})
 			expectCode(t, c, err)
 			if err != nil {
@@ -467,7 +470,7 @@ func TestMultiGPUModel(t *testing.T) {
 			}
 			defer out[0].Close()
 			got := make([]float32, len(want))
-			require.NoError(t, out[0].CopyToHost(got))
+			require.NoError(t, CopyToHost(out[0], got))
 			require.Equal(t, want, got)
 		})
 	}
@@ -525,7 +528,7 @@ func driveGPU(t *testing.T, dev int, input, want []float32) error {
 			if err := buf.CopyToHost(AsBytes(got)); err != nil {
 				return err
 			}
-			if err := x.CopyFromHost(input); err != nil {
+			if err := CopyFromHost(x, input); err != nil {
 				return err
 			}
 			out, err := m.Run([]*Tensor{x})
@@ -534,7 +537,7 @@ func driveGPU(t *testing.T, dev int, input, want []float32) error {
 			}
 			defer out[0].Close()
 			y := make([]float32, len(want))
-			if err := out[0].CopyToHost(y); err != nil {
+			if err := CopyToHost(out[0], y); err != nil {
 				return err
 			}
 			for i := range want {

@@ -255,7 +255,7 @@ func TestClosedStreamIsInvalidState(t *testing.T) {
 			x, err := NewTensor([]int64{2}, Float32, Device{Type: CPU})
 			require.NoError(t, err)
 			defer x.Close()
-			require.ErrorIs(t, x.CopyFromHost([]float32{1, 2}, OnStream(s)), ErrInvalidState)
+			require.ErrorIs(t, CopyFromHost(x, []float32{1, 2}, OnStream(s)), ErrInvalidState)
 			require.NoError(t, s.Close())
 		})
 	}
@@ -299,7 +299,7 @@ func TestStreamCloseRacesOtherMethods(t *testing.T) {
 					_, err := s.Device()
 					errs <- err
 					errs <- WithCallerStream(s, func() error { return nil })
-					errs <- x.CopyFromHost([]float32{1, 2}, OnStream(s))
+					errs <- CopyFromHost(x, []float32{1, 2}, OnStream(s))
 				}
 			}()
 		}

@@ -252,31 +252,37 @@ func (t *Tensor) CopyFrom(src *Tensor, opts ...CallOption) error {
 	return check(op, r)
 }
 
-// hostSlice returns the bytes and dtype of a host slice of a supported element type.
-func hostSlice(op string, s any) (unsafe.Pointer, int, DType, error) {
-	switch v := s.(type) {
-	case []uint8:
-		return slicePtr(v), len(v), Uint8, nil
-	case []int8:
-		return slicePtr(v), len(v), Int8, nil
-	case []int16:
-		return slicePtr(v), 2 * len(v), Int16, nil
-	case []int32:
-		return slicePtr(v), 4 * len(v), Int32, nil
-	case []int64:
-		return slicePtr(v), 8 * len(v), Int64, nil
-	case []Float16Bits:
-		return slicePtr(v), 2 * len(v), Float16, nil
-	case []float32:
-		return slicePtr(v), 4 * len(v), Float32, nil
-	case []float64:
-		return slicePtr(v), 8 * len(v), Float64, nil
-	case []bool:
-		return slicePtr(v), len(v), Bool, nil
-	case []BFloat16Bits:
-		return slicePtr(v), 2 * len(v), BFloat16, nil
+// HostElement is the element types of Go slices that tensors copy from and to: one per
+// slimcuda dtype. A host copy converts between the slice's element type and the tensor's
+// dtype, so a []float64 fills a float16 tensor; a slice of any other type does not compile.
+type HostElement interface {
+	uint8 | int8 | int16 | int32 | int64 | Float16Bits | float32 | float64 | bool | BFloat16Bits
+}
+
+// HostDType returns the dtype of host slices of T ([]float32: Float32).
+func HostDType[T HostElement]() DType {
+	var zero T
+	switch any(zero).(type) {
+	case uint8:
+		return Uint8
+	case int8:
+		return Int8
+	case int16:
+		return Int16
+	case int32:
+		return Int32
+	case int64:
+		return Int64
+	case Float16Bits:
+		return Float16
+	case float32:
+		return Float32
+	case float64:
+		return Float64
+	case bool:
+		return Bool
 	}
-	return nil, 0, 0, argError(op, "unsupported host slice type %T", s)
+	return BFloat16
 }
 
 func slicePtr[E any](s []E) unsafe.Pointer {
@@ -286,16 +292,12 @@ func slicePtr[E any](s []E) unsafe.Pointer {
 	return unsafe.Pointer(&s[0])
 }
 
-// CopyFromHost fills t from a host slice ([]float32, []int64, []bool, []Float16Bits, ...)
-// holding exactly t's number of elements in row-major order, converting to t's dtype.
-// Blocking: src may be reused when it returns.
-func (t *Tensor) CopyFromHost(src any, opts ...CallOption) error {
-	const op = "Tensor.CopyFromHost"
+// CopyFromHost fills t from src ([]float32, []int64, []bool, []Float16Bits, ...), which holds
+// exactly t's number of elements in row-major order, converting to t's dtype. Blocking: src
+// may be reused when it returns.
+func CopyFromHost[T HostElement](t *Tensor, src []T, opts ...CallOption) error {
+	const op = "CopyFromHost"
 	h, err := t.handle(op)
-	if err != nil {
-		return err
-	}
-	p, n, dtype, err := hostSlice(op, src)
 	if err != nil {
 		return err
 	}
@@ -304,21 +306,18 @@ func (t *Tensor) CopyFromHost(src any, opts ...CallOption) error {
 		return err
 	}
 	defer release()
-	r := C.sc_tensor_from_host(h, p, C.size_t(n), C.int32_t(dtype), with, stream)
+	dtype := HostDType[T]()
+	r := C.sc_tensor_from_host(h, slicePtr(src), C.size_t(len(src)*dtype.Size()), C.int32_t(dtype), with, stream)
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(src)
 	return check(op, r)
 }
 
-// CopyToHost reads t, in row-major order of its view, into a host slice of exactly t's
-// number of elements, converting to the slice's element type. Blocking.
-func (t *Tensor) CopyToHost(dst any, opts ...CallOption) error {
-	const op = "Tensor.CopyToHost"
+// CopyToHost reads t, in row-major order of its view, into dst, which holds exactly t's
+// number of elements, converting to dst's element type. Blocking.
+func CopyToHost[T HostElement](t *Tensor, dst []T, opts ...CallOption) error {
+	const op = "CopyToHost"
 	h, err := t.handle(op)
-	if err != nil {
-		return err
-	}
-	p, n, dtype, err := hostSlice(op, dst)
 	if err != nil {
 		return err
 	}
@@ -327,7 +326,8 @@ func (t *Tensor) CopyToHost(dst any, opts ...CallOption) error {
 		return err
 	}
 	defer release()
-	r := C.sc_tensor_to_host(h, p, C.size_t(n), C.int32_t(dtype), with, stream)
+	dtype := HostDType[T]()
+	r := C.sc_tensor_to_host(h, slicePtr(dst), C.size_t(len(dst)*dtype.Size()), C.int32_t(dtype), with, stream)
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(dst)
 	return check(op, r)

@@ -2,12 +2,12 @@
 # tools/fuzz/fuzz.sh [SECONDS] — fuzz the model package reader for SECONDS each (default 20):
 #   1. libFuzzer (clang 14, with ASan and UBSan) on ModelPackage::parse, and on check_elf (the
 #      ELF shape check run before a library reaches the dynamic loader);
-#   2. Go's native fuzzer on the CLI's inputs.json reader (FuzzParseInputs in
-#      go/cmd/slimcuda/rawio_test.go): Go code, which `go test -fuzz` instruments for coverage.
-#      It does not fuzz the C reader: cgo code is not instrumented, so a Go fuzzer over it
-#      only replays random mutations ("new interesting: 0"); libFuzzer (1.) covers that.
+#   2. Go's native fuzzer on the CLI's .npy reader (FuzzRead in go/internal/npy/npy_test.go):
+#      Go code, which `go test -fuzz` instruments for coverage. It does not fuzz the C reader:
+#      cgo code is not instrumented, so a Go fuzzer over it only replays random mutations
+#      ("new interesting: 0"); libFuzzer (1.) covers that.
 # Seeds: testdata/packages/*.slimcuda (libFuzzer), the target's f.Add seeds (Go). Crashes are
-# kept in fuzz-out/ (git-ignored); Go keeps its failing inputs in go/cmd/slimcuda/testdata/fuzz/.
+# kept in fuzz-out/ (git-ignored); Go keeps its failing inputs in go/internal/npy/testdata/fuzz/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 seconds="${1:-20}"
@@ -48,16 +48,11 @@ libfuzz() { # name binary corpus
 libfuzz ModelPackage::parse "$work/package_fuzzer" "$work/corpus"
 libfuzz check_elf "$work/elf_fuzzer" "$work/elf_corpus"
 
-# --- Go native fuzzing, against the installed library ----------------------------------------
-# The go command caches the flags pkg-config gave without noticing when they change; CGO_LDFLAGS
-# is part of its cache key, so naming the prefix there keeps stale flags out.
-prefix="${TMPDIR:-/tmp}/slimcuda-fuzz/prefix"
-bash tools/install.sh --prefix "$prefix" >/dev/null
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig" CGO_LDFLAGS="-L$prefix/lib"
-echo "fuzz: go test -fuzz FuzzParseInputs for ${seconds}s"
-(cd go/cmd/slimcuda && GOFLAGS=-mod=mod go test -run '^$' -fuzz '^FuzzParseInputs$' -fuzztime "${seconds}s" \
+# --- Go native fuzzing ------------------------------------------------------------------------
+# The CLI's .npy reader (package npy, pure Go: no library to install) on untrusted files.
+echo "fuzz: go test -fuzz FuzzRead (go/internal/npy) for ${seconds}s"
+(cd go/internal/npy && GOFLAGS=-mod=mod go test -run '^$' -fuzz '^FuzzRead$' -fuzztime "${seconds}s" \
   -parallel 2 . 2>&1 | tee "$work/gofuzz.log" | tail -3)
 grep -q '^ok' "$work/gofuzz.log"
 # Coverage guidance must work here: a run that finds nothing new learned nothing.
 grep -Eq 'new interesting: [1-9]' "$work/gofuzz.log" || { echo "fuzz: Go fuzzer found no new coverage"; exit 1; }
-echo "fuzz: both fuzzers finished without a finding"

@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
-	"io"
 
 	"github.com/slimcuda/slimcuda/go/internal/bench"
 	"github.com/slimcuda/slimcuda/go/slimcuda"
@@ -11,26 +11,35 @@ import (
 
 // BenchRow is one measurement of `slimcuda bench`.
 type BenchRow struct {
-	What           string  `json:"what"`
-	Bytes          int     `json:"bytes"`
-	RawMicros      float64 `json:"raw_us"`
-	SlimcudaMicros float64 `json:"slimcuda_us"`
-	Ratio          float64 `json:"ratio"`
+	What           string    `json:"what"`
+	Bytes          int       `json:"bytes"`
+	RawMicros      float64   `json:"raw_us"`
+	SlimcudaMicros float64   `json:"slimcuda_us"`
+	Ratio          jsonFloat `json:"ratio"`
 }
 
-func benchCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [flags]",
-		"Times blocking host<->device copies (pinned memory; without and with a caller stream) and device\n"+
-			"allocations through slimcuda against the raw CUDA runtime in this process. ratio = raw / slimcuda\n"+
-			"(1.0: the same speed). Needs a GPU.", stderr)
-	iterations := fs.Int("iterations", 200, "operations per round (7 rounds, alternating raw and slimcuda)")
-	asJSON := fs.Bool("json", false, "print the rows as JSON")
-	if err := parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	if *iterations <= 0 {
-		return usageError(fs, stderr, "-iterations must be positive")
-	}
+var benchCommand = command{
+	usageLine: "bench [flags]",
+	doc: "Times blocking host<->device copies (pinned memory; without and with a caller stream) and device\n" +
+		"allocations through slimcuda against the raw CUDA runtime in this process. ratio = raw / slimcuda\n" +
+		"(1.0: the same speed). Needs a GPU. Progress goes to stderr when it is a terminal.",
+	define: func(fs *flag.FlagSet) func(c *cmdContext) error {
+		iterations := fs.Int("iterations", 200, "operations per round (7 rounds, alternating raw and slimcuda)")
+		asJSON := fs.Bool("json", false, "print the rows as JSON (a ratio that is not finite is a string: \"NaN\", \"+Inf\")")
+		return func(c *cmdContext) error {
+			if err := c.args(0, 0, ""); err != nil {
+				return err
+			}
+			if *iterations <= 0 {
+				return c.usageError("-iterations must be positive")
+			}
+			return runBench(c, *iterations, *asJSON)
+		}
+	},
+}
+
+func runBench(c *cmdContext, iterations int, asJSON bool) error {
+	stdout, say := c.stdout, progress(c.stderr)
 	n, err := slimcuda.DeviceCount()
 	if err != nil {
 		return err
@@ -40,7 +49,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	var rows []BenchRow
 	for _, size := range []int{4, 4 << 10, 1 << 20, 64 << 20} {
-		iters := *iterations
+		iters := iterations
 		if size >= 64<<20 {
 			iters = max(1, iters/20)
 		}
@@ -49,24 +58,23 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 			toDevice, stream bool
 		}{{"copy H2D", true, false}, {"copy D2H", false, false}, {"copy H2D, caller stream", true, true},
 			{"copy D2H, caller stream", false, true}} {
-			if !*asJSON {
-				fmt.Fprintf(stderr, "slimcuda: measuring %s, %d bytes\n", c.name, size)
-			}
+			say("measuring %s, %d bytes", c.name, size)
 			m, err := bench.Copy(size, c.toDevice, c.stream, iters)
 			if err != nil {
 				return err
 			}
-			rows = append(rows, BenchRow{c.name, size, m.RawMicros, m.SlimcudaMicros, m.Ratio()})
+			rows = append(rows, BenchRow{c.name, size, m.RawMicros, m.SlimcudaMicros, jsonFloat(m.Ratio())})
 		}
 	}
 	for _, size := range []int{4 << 10, 1 << 20} {
-		m, err := bench.Alloc(size, max(1, *iterations/10))
+		say("measuring device alloc+free, %d bytes", size)
+		m, err := bench.Alloc(size, max(1, iterations/10))
 		if err != nil {
 			return err
 		}
-		rows = append(rows, BenchRow{"device alloc+free", size, m.RawMicros, m.SlimcudaMicros, m.Ratio()})
+		rows = append(rows, BenchRow{"device alloc+free", size, m.RawMicros, m.SlimcudaMicros, jsonFloat(m.Ratio())})
 	}
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)

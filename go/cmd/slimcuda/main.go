@@ -2,10 +2,18 @@
 //
 // Usage:
 //
-//	slimcuda info                    the CUDA runtime, driver and GPUs (says so plainly without a GPU)
-//	slimcuda run [flags] [PACKAGE]   run a model package (default: the demo) and summarize its outputs
-//	slimcuda pack [-o OUT] MANIFEST  write a model package from a JSON manifest
-//	slimcuda bench [flags]           copies and allocations through slimcuda as ratios to raw CUDA
+//	slimcuda info [-json]                 the CUDA runtime, driver and GPUs (says so plainly without a GPU)
+//	slimcuda run [flags] [PACKAGE]        run a model package (default: the demo) and summarize its outputs
+//	slimcuda pack [-o OUT] MANIFEST       write a model package from a JSON manifest
+//	slimcuda bench [flags]                copies and allocations through slimcuda as ratios to raw CUDA
+//	slimcuda help [COMMAND]               this text, or a command's flags
+//	slimcuda --version                    the version of the CLI and of libslimcuda
+//
+// Conventions (clig.dev): help (-h, --help, help COMMAND) goes to stdout with exit status
+// 0; results go to stdout, messages and progress to stderr; progress lines appear only
+// when stderr is a terminal; -json output is valid JSON (non-finite numbers as strings).
+// Relative paths are the user's: under `bazel run` they are resolved against the directory
+// the command was started in ($BUILD_WORKING_DIRECTORY), not Bazel's runfiles tree.
 //
 // Exit status: 0 success, 1 failure, 2 bad usage.
 package main
@@ -16,25 +24,58 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/slimcuda/slimcuda/go/slimcuda"
 )
 
-const usage = `usage: slimcuda <command> [flags]
+const usage = `usage: slimcuda <command> [flags] [arguments]
 
 commands:
   info    show the CUDA runtime, driver and devices (the default)
   run     run a model package (default: the demo package) and summarize its outputs
   pack    write a model package from a JSON manifest
   bench   time copies and allocations through slimcuda against raw CUDA
+  help    show this text, or 'slimcuda help COMMAND' for a command's flags
 
-Run 'slimcuda <command> -h' for a command's flags.
+flags:
+  -h, --help     show this text
+  --version      print the version of slimcuda and exit
+
+Flags go before a command's arguments. Exit status: 0 success, 1 failure, 2 bad usage.
+Run 'slimcuda help <command>' for a command's flags.
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// errUsage marks errors that were the caller's (exit status 2).
+// errUsage marks errors that were the caller's (exit status 2); the message was printed.
 var errUsage = errors.New("usage")
 
-type command func(args []string, stdout, stderr io.Writer) error
+// command runs one subcommand; it gets a flag set that newFlags made for it.
+type command struct {
+	usageLine, doc string
+	define         func(fs *flag.FlagSet) func(c *cmdContext) error
+}
+
+// cmdContext is what a command's body sees.
+type cmdContext struct {
+	fs             *flag.FlagSet
+	stdout, stderr io.Writer
+}
+
+var commands = map[string]command{
+	"info":  infoCommand,
+	"run":   runCommand,
+	"pack":  packCommand,
+	"bench": benchCommand,
+}
+
+// versionLine is what --version prints.
+func versionLine() string {
+	return fmt.Sprintf("slimcuda %s (libslimcuda %s)", slimcuda.HeaderVersion(), slimcuda.Version())
+}
 
 // run executes one command and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -42,18 +83,48 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		name, args = args[0], args[1:]
 	}
-	commands := map[string]command{"info": info, "run": runModel, "pack": pack, "bench": benchCmd}
-	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
+	switch name {
+	case "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
+		return 0
+	case "--version", "-version", "version":
+		fmt.Fprintln(stdout, versionLine())
+		return 0
+	case "help":
+		if len(args) == 0 {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		cmd, ok := commands[args[0]]
+		if !ok || len(args) > 1 {
+			fmt.Fprintf(stderr, "slimcuda help: unknown command %q (commands: %s)\n", strings.Join(args, " "), names())
+			return 2
+		}
+		fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+		cmd.define(fs)
+		printUsage(stdout, fs, cmd)
 		return 0
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "slimcuda: unknown command %q\n%s", name, usage)
+		fmt.Fprintf(stderr, "slimcuda: unknown command %q (commands: %s; see 'slimcuda --help')\n", name, names())
 		return 2
 	}
-	switch err := cmd(args, stdout, stderr); {
-	case err == nil, errors.Is(err, flag.ErrHelp):
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // parse errors are reported below, help goes to stdout
+	fs.Usage = func() {}
+	body := cmd.define(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout, fs, cmd)
+			return 0
+		}
+		fmt.Fprintf(stderr, "slimcuda %s: %v\n", name, err)
+		printUsage(stderr, fs, cmd)
+		return 2
+	}
+	switch err := body(&cmdContext{fs: fs, stdout: stdout, stderr: stderr}); {
+	case err == nil:
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
@@ -63,44 +134,86 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// newFlags makes a command's flag set; usageLine and doc form its -h text.
-func newFlags(name, usageLine, doc string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: slimcuda %s\n\n%s\n", usageLine, doc)
-		if hasFlags(fs) {
-			fmt.Fprintln(stderr, "\nflags:")
-			fs.PrintDefaults()
-		}
+func names() string {
+	var n []string
+	for k := range commands {
+		n = append(n, k)
 	}
-	return fs
+	sort.Strings(n)
+	return strings.Join(n, ", ")
 }
 
-func hasFlags(fs *flag.FlagSet) bool {
+// printUsage writes a command's help: its usage line, description and flags.
+func printUsage(w io.Writer, fs *flag.FlagSet, cmd command) {
+	fmt.Fprintf(w, "usage: slimcuda %s\n\n%s\n", cmd.usageLine, cmd.doc)
 	n := 0
 	fs.VisitAll(func(*flag.Flag) { n++ })
-	return n > 0
+	if n > 0 {
+		fmt.Fprintln(w, "\nflags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
 }
 
-// parse parses flags and checks the number of positional arguments.
-func parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+// args checks the positional arguments: between minArgs and maxArgs of them, and no flag
+// among them (Go's flag package stops at the first argument, so a flag after it would be
+// taken as an argument and silently ignored).
+func (c *cmdContext) args(minArgs, maxArgs int, what string) error {
+	rest := c.fs.Args()
+	for i, a := range rest {
+		if i > 0 && len(a) > 1 && strings.HasPrefix(a, "-") {
+			return c.usageError("flag %s after the argument %q: flags go first (slimcuda %s [flags] %s)", a,
+				rest[i-1], c.fs.Name(), what)
 		}
-		return errUsage
 	}
-	if fs.NArg() < minArgs || fs.NArg() > maxArgs {
-		fs.Usage()
-		return errUsage
+	switch {
+	case len(rest) > maxArgs && maxArgs == 0:
+		return c.usageError("unexpected argument %q: %s takes no arguments", rest[0], c.fs.Name())
+	case len(rest) > maxArgs:
+		return c.usageError("unexpected argument %q after %s: %s takes %s", rest[maxArgs], rest[maxArgs-1], c.fs.Name(), what)
+	case len(rest) < minArgs:
+		return c.usageError("missing %s", what)
 	}
 	return nil
 }
 
-// usageError reports a bad flag value with the command's usage (exit status 2).
-func usageError(fs *flag.FlagSet, stderr io.Writer, format string, a ...any) error {
-	fmt.Fprintf(stderr, "slimcuda %s: %s\n", fs.Name(), fmt.Sprintf(format, a...))
-	fs.Usage()
+// usageError reports bad usage with the command's help on stderr (exit status 2).
+func (c *cmdContext) usageError(format string, a ...any) error {
+	fmt.Fprintf(c.stderr, "slimcuda %s: %s\n", c.fs.Name(), fmt.Sprintf(format, a...))
+	fmt.Fprintf(c.stderr, "run 'slimcuda help %s' for usage\n", c.fs.Name())
 	return errUsage
+}
+
+// userPath resolves a path the user gave. `bazel run` starts the binary inside its
+// runfiles tree and says where the user was in $BUILD_WORKING_DIRECTORY; relative paths
+// are the user's, so they are resolved against it.
+func userPath(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if wd := os.Getenv("BUILD_WORKING_DIRECTORY"); wd != "" {
+		return filepath.Join(wd, p)
+	}
+	return p
+}
+
+// isTerminal reports whether w is a terminal (a character device), where progress lines
+// belong; pipes, files and test buffers get none.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progress returns a function that prints "slimcuda: ..." lines on stderr when stderr is a
+// terminal, and nothing otherwise.
+func progress(stderr io.Writer) func(format string, a ...any) {
+	if !isTerminal(stderr) {
+		return func(string, ...any) {}
+	}
+	return func(format string, a ...any) { fmt.Fprintf(stderr, "slimcuda: "+format+"\n", a...) }
 }

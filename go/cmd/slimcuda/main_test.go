@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/slimcuda/slimcuda/go/internal/fixture"
+	"github.com/slimcuda/slimcuda/go/internal/npy"
 	"github.com/slimcuda/slimcuda/go/slimcuda"
 	"github.com/stretchr/testify/require"
 )
@@ -42,21 +44,144 @@ func TestDefaultCommandIsInfo(t *testing.T) {
 	require.Equal(t, a.String(), b.String())
 }
 
+// Bad usage exits 2 with a message on stderr that says what is wrong.
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"frobnicate"}, {"info", "extra"}, {"info", "-nosuchflag"}, {"run", "-device", "tpu"},
-		{"run", "a", "b"}, {"pack"}, {"bench", "-iterations", "0"}, {"run", "-iterations", "-1"}} {
-		var out, errOut bytes.Buffer
-		require.Equal(t, 2, run(args, &out, &errOut), "%v: %s", args, errOut.String())
-		require.Contains(t, errOut.String(), "usage: slimcuda", "%v", args)
+	for _, tc := range []struct {
+		description string
+		args        []string
+		message     string
+	}{
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"extra argument", []string{"info", "extra"}, `unexpected argument "extra": info takes no arguments`},
+		{"unknown flag", []string{"info", "-nosuchflag"}, "flag provided but not defined: -nosuchflag"},
+		{"bad flag value", []string{"run", "-device", "tpu"}, `-device "tpu": want auto, cpu or cuda`},
+		{"two packages", []string{"run", "a", "b"}, `unexpected argument "b" after a`},
+		{"flag after the package", []string{"run", "my.slimcuda", "-json"}, `flag -json after the argument "my.slimcuda": flags go first`},
+		{"flag after the manifest", []string{"pack", "m.json", "-o", "x"}, `flag -o after the argument "m.json"`},
+		{"no manifest", []string{"pack"}, "missing MANIFEST"},
+		{"-values without -json", []string{"run", "-values"}, "-values needs -json"},
+		{"bench iterations", []string{"bench", "-iterations", "0"}, "-iterations must be positive"},
+		{"run iterations", []string{"run", "-iterations", "-1"}, "-iterations must be >= 0"},
+		{"help of an unknown command", []string{"help", "frobnicate"}, `unknown command "frobnicate"`},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			require.Equal(t, 2, run(tc.args, &out, &errOut), "%v: %s", tc.args, errOut.String())
+			require.Contains(t, errOut.String(), tc.message)
+			require.Empty(t, out.String())
+		})
 	}
+}
+
+// Help is output asked for: stdout, exit status 0, for -h, --help and `help COMMAND` alike.
+func TestHelpGoesToStdout(t *testing.T) {
 	for _, cmd := range []string{"info", "run", "pack", "bench"} {
+		for _, args := range [][]string{{cmd, "-h"}, {cmd, "--help"}, {"help", cmd}} {
+			var out, errOut bytes.Buffer
+			require.Equal(t, 0, run(args, &out, &errOut), "%v", args)
+			require.True(t, strings.HasPrefix(out.String(), "usage: slimcuda "+cmd), "%v: %q", args, out.String())
+			require.Empty(t, errOut.String(), "%v", args)
+		}
+	}
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		var out, errOut bytes.Buffer
-		require.Equal(t, 0, run([]string{cmd, "-h"}, &out, &errOut), cmd)
-		require.Contains(t, errOut.String(), "usage: slimcuda "+cmd)
+		require.Equal(t, 0, run(args, &out, &errOut))
+		require.True(t, strings.HasPrefix(out.String(), "usage: slimcuda"))
+		require.Contains(t, out.String(), "Exit status: 0 success, 1 failure, 2 bad usage.")
 	}
 	var out, errOut bytes.Buffer
-	require.Equal(t, 0, run([]string{"--help"}, &out, &errOut))
-	require.True(t, strings.HasPrefix(out.String(), "usage: slimcuda"))
+	require.Equal(t, 0, run([]string{"help", "run"}, &out, &errOut))
+	require.Contains(t, out.String(), "-inputs")
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		var out, errOut bytes.Buffer
+		require.Equal(t, 0, run(args, &out, &errOut))
+		require.Equal(t, "slimcuda "+slimcuda.Version()+" (libslimcuda "+slimcuda.Version()+")\n", out.String())
+	}
+}
+
+func TestInfoJSON(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"info", "-json"}, &out, &errOut), errOut.String())
+	var in Info
+	require.NoError(t, json.Unmarshal(out.Bytes(), &in))
+	require.Equal(t, slimcuda.Version(), in.Version)
+	require.True(t, strings.HasPrefix(in.Runtime, "13."), in.Runtime)
+	require.NotNil(t, in.Devices)
+	if !gpu(t) {
+		require.Empty(t, in.Devices)
+	}
+}
+
+// -json stays JSON when values are not finite: NaN and infinities become strings.
+func TestJSONFloatsStayValidJSON(t *testing.T) {
+	data, err := json.Marshal(TensorSummary{Min: jsonFloat(math.Inf(-1)), Max: jsonFloat(math.Inf(1)),
+		Sum: jsonFloat(math.NaN()), Values: jsonFloats([]float64{1.5, math.NaN()})})
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"min":"-Inf","max":"+Inf","sum":"NaN","values":[1.5,"NaN"]`)
+	var back TensorSummary
+	require.NoError(t, json.Unmarshal(data, &back))
+	require.True(t, math.IsInf(float64(back.Min), -1))
+	require.True(t, math.IsNaN(float64(back.Values[1])))
+}
+
+// Progress lines are for people at a terminal: none on a pipe, a file or a buffer.
+func TestNoProgressOffATerminal(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	require.NoError(t, err)
+	defer f.Close()
+	require.False(t, isTerminal(f))
+	require.False(t, isTerminal(&bytes.Buffer{}))
+	progress(f)("loading %s", "x")
+	st, err := f.Stat()
+	require.NoError(t, err)
+	require.Zero(t, st.Size())
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"run", "-device", "cpu", "-iterations", "0", demoPath(t)}, &out, &errOut))
+	require.Empty(t, errOut.String())
+}
+
+// Under `bazel run`, relative paths are the user's ($BUILD_WORKING_DIRECTORY), for reading
+// (PACKAGE, MANIFEST, -inputs) and for writing (-o, -save).
+func TestRelativePathsAreTheUsersUnderBazelRun(t *testing.T) {
+	user := t.TempDir()
+	demo, err := os.ReadFile(demoPath(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(user, "my.slimcuda"), demo, 0o644))
+	t.Setenv("BUILD_WORKING_DIRECTORY", user)
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"run", "-device", "cpu", "-iterations", "0", "-save", "out", "my.slimcuda"}, &out,
+		&errOut), errOut.String())
+	require.Contains(t, out.String(), filepath.Join(user, "my.slimcuda"))
+	require.FileExists(t, filepath.Join(user, "out", "output_0.npy"))
+	require.Equal(t, filepath.Join(user, "x"), userPath("x"))
+	require.Equal(t, "/abs/x", userPath("/abs/x"))
+}
+
+// The demo is found in runfiles under either main-repository name, by manifest or tree.
+func TestDemoFoundInRunfiles(t *testing.T) {
+	for _, repo := range []string{"_main", "slimcuda"} {
+		t.Run(repo, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, repo, demoRunfile)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
+			t.Setenv("SLIMCUDA_DEMO_PACKAGE", "")
+			t.Setenv("RUNFILES_MANIFEST_FILE", "")
+			t.Setenv("RUNFILES_DIR", dir)
+			got, err := demoPackage()
+			require.NoError(t, err)
+			require.Equal(t, p, got)
+			manifest := filepath.Join(t.TempDir(), "MANIFEST")
+			require.NoError(t, os.WriteFile(manifest, []byte(repo+"/other /x\n"+repo+"/"+demoRunfile+" /elsewhere/demo\n"), 0o644))
+			t.Setenv("RUNFILES_MANIFEST_FILE", manifest)
+			got, err = demoPackage()
+			require.NoError(t, err)
+			require.Equal(t, "/elsewhere/demo", got)
+		})
+	}
 }
 
 func demoPath(t *testing.T) string {
@@ -96,7 +221,7 @@ func TestRunDemoMatchesReference(t *testing.T) {
 		require.Equal(t, []int64{4, 8}, s.Outputs[0].Sizes)
 		require.Equal(t, "float32", s.Outputs[0].DType)
 		for i := range want {
-			require.LessOrEqual(t, math.Abs(s.Outputs[0].Values[i]-want[i]), 1e-6, "%s output %d", device, i)
+			require.LessOrEqual(t, math.Abs(float64(s.Outputs[0].Values[i])-want[i]), 1e-6, "%s output %d", device, i)
 		}
 		if device == "cpu" {
 			require.Equal(t, "cpu", s.Device)
@@ -111,7 +236,6 @@ func TestRunWithoutArgumentsUsesTheDemo(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, run([]string{"run"}, &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "output y: float32 [4 8]")
-	require.Contains(t, errOut.String(), "slimcuda: loading")
 }
 
 func TestRunRejectsBadPackages(t *testing.T) {
@@ -171,8 +295,8 @@ func TestBench(t *testing.T) {
 	}
 }
 
-// -inputs and -save: raw tensors in, raw float32 outputs out (what tools/aoti/run_zoo.sh uses).
-func TestRunWithRawInputsAndSavedOutputs(t *testing.T) {
+// -inputs and -save: .npy tensors in, .npy outputs (in their own dtype) out.
+func TestRunWithNPYInputsAndSavedOutputs(t *testing.T) {
 	dir := t.TempDir()
 	data, err := os.ReadFile(fixture.Runfile(t, "SLIMCUDA_DEMO_MODEL_JSON", "testdata/demo_model.json"))
 	require.NoError(t, err)
@@ -193,27 +317,70 @@ func TestRunWithRawInputsAndSavedOutputs(t *testing.T) {
 	require.Len(t, in, 16)
 	raw := make([]byte, 0, 64)
 	for _, v := range in {
-		b := math.Float32bits(v)
-		raw = append(raw, byte(b), byte(b>>8), byte(b>>16), byte(b>>24))
+		raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(v))
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.bin"), raw, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "inputs.json"),
-		[]byte(`[{"file": "x.bin", "dtype": "float32", "sizes": [1, 16]}]`), 0o644))
+	var file bytes.Buffer
+	require.NoError(t, npy.Write(&file, npy.Array{DType: npy.Float32, Shape: []int64{1, 16}, Data: raw}))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "input_0.npy"), file.Bytes(), 0o644))
+	for _, inputs := range []string{dir, filepath.Join(dir, "input_0.npy")} { // a directory, or a list of files
+		var out, errOut bytes.Buffer
+		code := run([]string{"run", "-device", "cpu", "-inputs", inputs, "-save", filepath.Join(dir, "out"), demoPath(t)},
+			&out, &errOut)
+		require.Equal(t, 0, code, errOut.String())
+		f, err := os.Open(filepath.Join(dir, "out", "output_0.npy"))
+		require.NoError(t, err)
+		got, err := npy.Read(f, 1<<20)
+		f.Close()
+		require.NoError(t, err)
+		require.Equal(t, npy.Float32, got.DType)
+		require.Equal(t, []int64{1, 8}, got.Shape)
+		for i := range want {
+			require.Equal(t, want[i], math.Float32frombits(binary.LittleEndian.Uint32(got.Data[4*i:])), "output %d", i)
+		}
+	}
+	// A truncated file, a wrong dtype for the model, or a missing file is an error, not a crash.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "input_0.npy"), file.Bytes()[:file.Len()-3], 0o644))
 	var out, errOut bytes.Buffer
-	code := run([]string{"run", "-device", "cpu", "-inputs", dir, "-save", filepath.Join(dir, "out"), demoPath(t)}, &out,
-		&errOut)
-	require.Equal(t, 0, code, errOut.String())
-	got, err := os.ReadFile(filepath.Join(dir, "out", "output_0.bin"))
-	require.NoError(t, err)
-	require.Len(t, got, 32)
-	for i := range want {
-		v := math.Float32frombits(uint32(got[4*i]) | uint32(got[4*i+1])<<8 | uint32(got[4*i+2])<<16 | uint32(got[4*i+3])<<24)
-		require.Equal(t, want[i], v, "output %d", i)
-	}
-	require.FileExists(t, filepath.Join(dir, "out", "outputs.json"))
-	// A malformed inputs.json or a short file is an error, not a crash.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.bin"), raw[:10], 0o644))
-	errOut.Reset()
 	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", dir, demoPath(t)}, &out, &errOut))
-	require.Contains(t, errOut.String(), "whole number")
+	require.Contains(t, errOut.String(), "fewer in the file")
+	errOut.Reset()
+	file.Reset()
+	require.NoError(t, npy.Write(&file, npy.Array{DType: npy.Int64, Shape: []int64{1, 16}, Data: make([]byte, 128)}))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "input_0.npy"), file.Bytes(), 0o644))
+	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", dir, demoPath(t)}, &out, &errOut))
+	require.Contains(t, errOut.String(), "InvalidArgument")
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", filepath.Join(dir, "none.npy"), demoPath(t)},
+		&out, &errOut))
+	require.Contains(t, errOut.String(), "no such file")
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", "a.npy,b.npy", demoPath(t)}, &out, &errOut))
+	require.Contains(t, errOut.String(), "names 2 files, the model has 1 inputs")
+}
+
+// Every slimcuda dtype goes through .npy both ways (bfloat16 as '<u2' bits).
+func TestNPYRoundTripsEveryDType(t *testing.T) {
+	for _, dt := range []slimcuda.DType{slimcuda.Uint8, slimcuda.Int8, slimcuda.Int16, slimcuda.Int32, slimcuda.Int64,
+		slimcuda.Float16, slimcuda.Float32, slimcuda.Float64, slimcuda.Bool, slimcuda.BFloat16} {
+		raw := make([]byte, 6*dt.Size())
+		for i := range raw {
+			raw[i] = byte(i % 2) // valid for every dtype, bool included
+		}
+		var file bytes.Buffer
+		require.NoError(t, npy.Write(&file, npy.Array{DType: npy.DType(dt.String()), Shape: []int64{2, 3}, Data: raw}))
+		p := filepath.Join(t.TempDir(), "x.npy")
+		require.NoError(t, os.WriteFile(p, file.Bytes(), 0o644))
+		x, err := readNPY(p, slimcuda.CPUDevice)
+		require.NoError(t, err, dt)
+		info, err := x.Info()
+		require.NoError(t, err)
+		require.Equal(t, dt, info.DType)
+		require.Equal(t, []int64{2, 3}, info.Sizes)
+		dir := t.TempDir()
+		require.NoError(t, saveOutputs(dir, []*slimcuda.Tensor{x}))
+		x.Close()
+		saved, err := os.ReadFile(filepath.Join(dir, "output_0.npy"))
+		require.NoError(t, err)
+		require.Equal(t, file.Bytes(), saved, dt)
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,23 +13,21 @@ import (
 	"github.com/slimcuda/slimcuda/go/slimcuda"
 )
 
-// demoPackage finds the demo package: $SLIMCUDA_DEMO_PACKAGE, else the runfiles of a
-// `bazel run`, else models/demo/demo.slimcuda below the working directory.
+// demoRunfile is the demo package's path in this repository's runfiles.
+const demoRunfile = "models/demo/demo.slimcuda"
+
+// demoPackage finds the demo package: $SLIMCUDA_DEMO_PACKAGE, else the demo in the runfiles
+// of a `bazel run` (runfile), else bazel-bin/models/demo/demo.slimcuda below the working
+// directory.
 func demoPackage() (string, error) {
 	if p := os.Getenv("SLIMCUDA_DEMO_PACKAGE"); p != "" {
 		return p, nil
 	}
-	var candidates []string
-	for _, dir := range []string{os.Getenv("RUNFILES_DIR"), os.Args[0] + ".runfiles"} {
-		if dir != "" {
-			candidates = append(candidates, filepath.Join(dir, "slimcuda", "models", "demo", "demo.slimcuda"))
-		}
+	if p, ok := runfile(demoRunfile); ok {
+		return p, nil
 	}
-	candidates = append(candidates, filepath.Join("bazel-bin", "models", "demo", "demo.slimcuda"))
-	for _, p := range candidates {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
+	if p := filepath.Join("bazel-bin", demoRunfile); fileExists(p) {
+		return p, nil
 	}
 	return "", fmt.Errorf("slimcuda run: no demo package found (give a PACKAGE, or set SLIMCUDA_DEMO_PACKAGE; " +
 		"`bazel run //go/cmd/slimcuda -- run` provides it)")
@@ -52,61 +49,81 @@ type Summary struct {
 
 // TensorSummary describes one input or output.
 type TensorSummary struct {
-	Name   string    `json:"name"`
-	DType  string    `json:"dtype"`
-	Sizes  []int64   `json:"sizes"`
-	Min    float64   `json:"min"`
-	Max    float64   `json:"max"`
-	Sum    float64   `json:"sum"`
-	Values []float64 `json:"values,omitempty"` // all values when --values
+	Name   string      `json:"name"`
+	DType  string      `json:"dtype"`
+	Sizes  []int64     `json:"sizes"`
+	Min    jsonFloat   `json:"min"` // NaN, +Inf and -Inf are strings: see jsonFloat
+	Max    jsonFloat   `json:"max"`
+	Sum    jsonFloat   `json:"sum"`
+	Values []jsonFloat `json:"values,omitempty"` // all values with -values
 }
 
-func runModel(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", "run [flags] [PACKAGE]",
-		"Loads a model package (default: the demo package), runs it on deterministic inputs and summarizes the\n"+
-			"outputs and timings. With a GPU it uses the CUDA library, else the CPU library.", stderr)
-	device := fs.String("device", "auto", "auto (CUDA when a GPU is there), cpu or cuda")
-	batch := fs.Int64("batch", defaultBatch, "size of dimension 0 of dynamic inputs: at least 1 and within each\n"+
-		"dynamic-bounded input's bound (the default is lowered to a smaller bound)")
-	iterations := fs.Int("iterations", 10, "timed runs after the first")
-	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	values := fs.Bool("values", false, "include every output value")
-	inputsDir := fs.String("inputs", "", "read the inputs from DIR/inputs.json and its raw files instead of making them")
-	saveDir := fs.String("save", "", "write each output to DIR/output_<i>.bin (raw, row-major) and DIR/outputs.json")
-	if err := parse(fs, args, 0, 1); err != nil {
-		return err
-	}
+var runCommand = command{
+	usageLine: "run [flags] [PACKAGE]",
+	doc: "Loads a model package (default: the demo package), runs it on deterministic inputs (or on .npy\n" +
+		"files: -inputs) and summarizes the outputs and timings. With a GPU it uses the CUDA library, else the\n" +
+		"CPU library. Relative paths are resolved against the directory `bazel run` was started in.",
+	define: func(fs *flag.FlagSet) func(c *cmdContext) error {
+		var o runOptions
+		fs.StringVar(&o.device, "device", "auto", "auto (CUDA when a GPU is there), cpu or cuda")
+		fs.Int64Var(&o.batch, "batch", defaultBatch, "size of dimension 0 of dynamic inputs: at least 1 and within each\n"+
+			"dynamic-bounded input's bound (the default is lowered to a smaller bound)")
+		fs.IntVar(&o.iterations, "iterations", 10, "timed runs after the first")
+		fs.BoolVar(&o.asJSON, "json", false, "print the summary as JSON (non-finite values as the strings \"NaN\", \"+Inf\", \"-Inf\")")
+		fs.BoolVar(&o.values, "values", false, "include every output value (needs -json)")
+		fs.StringVar(&o.inputs, "inputs", "", "read the inputs from NumPy .npy files: a comma-separated list, one per input,\n"+
+			"or a directory holding input_0.npy, input_1.npy, ...")
+		fs.StringVar(&o.save, "save", "", "write each output to DIR/output_<i>.npy (NumPy, in the output's dtype)")
+		return func(c *cmdContext) error {
+			if err := c.args(0, 1, "[PACKAGE]"); err != nil {
+				return err
+			}
+			c.fs.Visit(func(f *flag.Flag) { o.batchSet = o.batchSet || f.Name == "batch" })
+			return runModel(c, o)
+		}
+	},
+}
+
+type runOptions struct {
+	device         string
+	batch          int64
+	batchSet       bool
+	iterations     int
+	asJSON, values bool
+	inputs, save   string
+}
+
+func runModel(c *cmdContext, o runOptions) error {
+	stdout := c.stdout
+	iterations, batch, asJSON, values, batchSet := &o.iterations, &o.batch, &o.asJSON, &o.values, o.batchSet
 	if *iterations < 0 {
-		return usageError(fs, stderr, "-iterations must be >= 0")
+		return c.usageError("-iterations must be >= 0")
 	}
 	if *batch < 1 {
-		return usageError(fs, stderr, "-batch must be >= 1, not %d", *batch)
+		return c.usageError("-batch must be >= 1, not %d", *batch)
 	}
-	batchSet := false
-	fs.Visit(func(f *flag.Flag) { batchSet = batchSet || f.Name == "batch" })
-	path := fs.Arg(0)
-	if path == "" {
-		var err error
-		if path, err = demoPackage(); err != nil {
-			return err
-		}
+	if *values && !*asJSON {
+		return c.usageError("-values needs -json (the values are part of the JSON summary)")
 	}
 	var opts []slimcuda.LoadOption
-	switch *device {
+	switch o.device {
 	case "auto":
 	case "cpu":
 		opts = append(opts, slimcuda.LoadOnDevice(slimcuda.CPUDevice))
 	case "cuda":
 		opts = append(opts, slimcuda.LoadOnDevice(slimcuda.CurrentCUDA))
 	default:
-		return usageError(fs, stderr, "-device %q: want auto, cpu or cuda", *device)
+		return c.usageError("-device %q: want auto, cpu or cuda", o.device)
 	}
-	progress := func(format string, a ...any) {
-		if !*asJSON {
-			fmt.Fprintf(stderr, "slimcuda: "+format+"\n", a...)
+	path := userPath(c.fs.Arg(0))
+	if path == "" {
+		var err error
+		if path, err = demoPackage(); err != nil {
+			return err
 		}
 	}
-	progress("loading %s", path)
+	say := progress(c.stderr)
+	say("loading %s", path)
 	start := time.Now()
 	model, err := slimcuda.Load(path, opts...)
 	if err != nil {
@@ -121,8 +138,8 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 			t.Close()
 		}
 	}()
-	if *inputsDir != "" {
-		loaded, err := readInputs(*inputsDir, model.Device())
+	if o.inputs != "" {
+		loaded, err := readInputs(o.inputs, len(model.Inputs()), model.Device())
 		inputs = append(inputs, loaded...)
 		if err != nil {
 			return err
@@ -135,7 +152,7 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 			var err error
 			if sizes[i], err = inputSizes(spec, *batch, batchSet); err != nil {
 				if errors.As(err, new(batchError)) {
-					return usageError(fs, stderr, "-batch %d: %v", *batch, err)
+					return c.usageError("-batch %d: %v", *batch, err)
 				}
 				return fmt.Errorf("slimcuda run: %s: %w", path, err)
 			}
@@ -149,15 +166,15 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 			s.Inputs = append(s.Inputs, summary)
 		}
 	}
-	progress("running on %s", s.Device)
+	say("running on %s", s.Device)
 	start = time.Now()
 	outputs, err := model.Run(inputs)
 	if err != nil {
 		return err
 	}
 	s.FirstRunMs = ms(time.Since(start))
-	if *saveDir != "" {
-		if err := saveOutputs(*saveDir, outputs); err != nil {
+	if o.save != "" {
+		if err := saveOutputs(userPath(o.save), outputs); err != nil {
 			return err
 		}
 	}
@@ -290,7 +307,7 @@ func makeInput(spec slimcuda.TensorSpec, sizes []int64, device slimcuda.Device) 
 	if err != nil {
 		return nil, TensorSummary{}, err
 	}
-	if err := t.CopyFromHost(values); err != nil {
+	if err := slimcuda.CopyFromHost(t, values); err != nil {
 		t.Close()
 		return nil, TensorSummary{}, err
 	}
@@ -303,24 +320,26 @@ func summarize(name string, t *slimcuda.Tensor, all bool) (TensorSummary, error)
 		return TensorSummary{}, err
 	}
 	values := make([]float64, info.Numel)
-	if err := t.CopyToHost(values); err != nil {
+	if err := slimcuda.CopyToHost(t, values); err != nil {
 		return TensorSummary{}, err
 	}
 	return describe(name, info.DType, info.Sizes, values, all), nil
 }
 
 func describe(name string, dtype slimcuda.DType, sizes []int64, values []float64, all bool) TensorSummary {
-	s := TensorSummary{Name: name, DType: dtype.String(), Sizes: sizes, Min: math.Inf(1), Max: math.Inf(-1)}
+	s := TensorSummary{Name: name, DType: dtype.String(), Sizes: sizes}
+	lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
 	for _, v := range values {
-		s.Min = math.Min(s.Min, v)
-		s.Max = math.Max(s.Max, v)
-		s.Sum += v
+		lo = math.Min(lo, v)
+		hi = math.Max(hi, v)
+		sum += v
 	}
 	if len(values) == 0 {
-		s.Min, s.Max = 0, 0
+		lo, hi = 0, 0
 	}
+	s.Min, s.Max, s.Sum = jsonFloat(lo), jsonFloat(hi), jsonFloat(sum)
 	if all {
-		s.Values = values
+		s.Values = jsonFloats(values)
 	}
 	return s
 }

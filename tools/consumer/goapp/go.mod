@@ -1,6 +1,6 @@
 module example.com/goapp
 
-go 1.26
+go 1.21
 
 require github.com/slimcuda/slimcuda v0.0.0
 

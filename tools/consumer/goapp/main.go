@@ -55,7 +55,7 @@ func run() error {
 		return err
 	}
 	defer x.Close()
-	if err := x.CopyFromHost(input); err != nil {
+	if err := slimcuda.CopyFromHost(x, input); err != nil {
 		return err
 	}
 	out, err := model.Run([]*slimcuda.Tensor{x})
@@ -64,7 +64,7 @@ func run() error {
 	}
 	defer out[0].Close()
 	got := make([]float32, len(want))
-	if err := out[0].CopyToHost(got); err != nil {
+	if err := slimcuda.CopyToHost(out[0], got); err != nil {
 		return err
 	}
 	for i := range want {

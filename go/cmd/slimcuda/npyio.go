@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"github.com/slimcuda/slimcuda/go/internal/npy"
+	"github.com/slimcuda/slimcuda/go/slimcuda"
+)
+
+// maxInputBytes caps each .npy input the CLI reads: 1 GiB of data (checked from the header,
+// before anything is allocated).
+const maxInputBytes = 1 << 30
+
+// inputFiles lists the .npy files of -inputs for a model of n inputs: the comma-separated
+// files given, or DIR/input_<i>.npy for i < n when the value is a directory.
+func inputFiles(value string, n int) ([]string, error) {
+	if st, err := os.Stat(userPath(value)); err == nil && st.IsDir() {
+		files := make([]string, n)
+		for i := range files {
+			files[i] = filepath.Join(userPath(value), fmt.Sprintf("input_%d.npy", i))
+		}
+		return files, nil
+	}
+	var files []string
+	for _, f := range strings.Split(value, ",") {
+		files = append(files, userPath(f))
+	}
+	if len(files) != n {
+		return nil, fmt.Errorf("slimcuda run: -inputs names %d files, the model has %d inputs", len(files), n)
+	}
+	return files, nil
+}
+
+// readInputs loads the -inputs .npy files onto device, each a tensor of the file's dtype
+// and shape (the model checks them against its manifest).
+func readInputs(value string, n int, device slimcuda.Device) ([]*slimcuda.Tensor, error) {
+	files, err := inputFiles(value, n)
+	if err != nil {
+		return nil, err
+	}
+	var out []*slimcuda.Tensor
+	for _, f := range files {
+		t, err := readNPY(f, device)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func readNPY(path string, device slimcuda.Device) (*slimcuda.Tensor, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("slimcuda run: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("slimcuda run: %s: not a regular file", path)
+	}
+	a, err := npy.Read(f, maxInputBytes)
+	if err != nil {
+		return nil, fmt.Errorf("slimcuda run: %s: %w", path, err)
+	}
+	dtype, ok := slimcuda.DTypeByName(string(a.DType))
+	if !ok {
+		return nil, fmt.Errorf("slimcuda run: %s: dtype %s", path, a.DType)
+	}
+	t, err := slimcuda.NewTensor(a.Shape, dtype, device)
+	if err != nil {
+		return nil, fmt.Errorf("slimcuda run: %s: %w", path, err)
+	}
+	if len(a.Data) > 0 {
+		if err := copyRaw(t, a.Data, dtype); err != nil {
+			t.Close()
+			return nil, fmt.Errorf("slimcuda run: %s: %w", path, err)
+		}
+	}
+	return t, nil
+}
+
+// view reinterprets raw little-endian bytes as n elements of T (x86-64 is little-endian).
+func view[T slimcuda.HostElement](raw []byte) []T {
+	var zero T
+	return unsafe.Slice((*T)(unsafe.Pointer(&raw[0])), len(raw)/int(unsafe.Sizeof(zero)))
+}
+
+// copyRaw fills t from raw bytes of its dtype.
+func copyRaw(t *slimcuda.Tensor, raw []byte, dtype slimcuda.DType) error {
+	switch dtype {
+	case slimcuda.Float32:
+		return slimcuda.CopyFromHost(t, view[float32](raw))
+	case slimcuda.Float64:
+		return slimcuda.CopyFromHost(t, view[float64](raw))
+	case slimcuda.Int64:
+		return slimcuda.CopyFromHost(t, view[int64](raw))
+	case slimcuda.Int32:
+		return slimcuda.CopyFromHost(t, view[int32](raw))
+	case slimcuda.Int16:
+		return slimcuda.CopyFromHost(t, view[int16](raw))
+	case slimcuda.Float16:
+		return slimcuda.CopyFromHost(t, view[slimcuda.Float16Bits](raw))
+	case slimcuda.BFloat16:
+		return slimcuda.CopyFromHost(t, view[slimcuda.BFloat16Bits](raw))
+	case slimcuda.Int8:
+		return slimcuda.CopyFromHost(t, view[int8](raw))
+	case slimcuda.Bool:
+		return slimcuda.CopyFromHost(t, view[bool](raw))
+	case slimcuda.Uint8:
+		return slimcuda.CopyFromHost(t, raw)
+	}
+	return fmt.Errorf("%s tensors cannot be read from .npy", dtype)
+}
+
+// readRaw copies t (numel elements of dtype) into raw little-endian bytes.
+func readRaw(t *slimcuda.Tensor, dtype slimcuda.DType, numel int64) ([]byte, error) {
+	raw := make([]byte, numel*int64(dtype.Size()))
+	if numel == 0 {
+		return raw, nil
+	}
+	switch dtype {
+	case slimcuda.Float32:
+		return raw, slimcuda.CopyToHost(t, view[float32](raw))
+	case slimcuda.Float64:
+		return raw, slimcuda.CopyToHost(t, view[float64](raw))
+	case slimcuda.Int64:
+		return raw, slimcuda.CopyToHost(t, view[int64](raw))
+	case slimcuda.Int32:
+		return raw, slimcuda.CopyToHost(t, view[int32](raw))
+	case slimcuda.Int16:
+		return raw, slimcuda.CopyToHost(t, view[int16](raw))
+	case slimcuda.Float16:
+		return raw, slimcuda.CopyToHost(t, view[slimcuda.Float16Bits](raw))
+	case slimcuda.BFloat16:
+		return raw, slimcuda.CopyToHost(t, view[slimcuda.BFloat16Bits](raw))
+	case slimcuda.Int8:
+		return raw, slimcuda.CopyToHost(t, view[int8](raw))
+	case slimcuda.Bool:
+		return raw, slimcuda.CopyToHost(t, view[bool](raw))
+	case slimcuda.Uint8:
+		return raw, slimcuda.CopyToHost(t, raw)
+	}
+	return nil, fmt.Errorf("%s tensors cannot be written as .npy", dtype)
+}
+
+// saveOutputs writes each output to DIR/output_<i>.npy in its own dtype (bfloat16 as the
+// '<u2' bit patterns: package npy's convention).
+func saveOutputs(dir string, outputs []*slimcuda.Tensor) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("slimcuda run: -save: %w", err)
+	}
+	for i, t := range outputs {
+		info, err := t.Info()
+		if err != nil {
+			return err
+		}
+		raw, err := readRaw(t, info.DType, info.Numel)
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		if err := npy.Write(&buf, npy.Array{DType: npy.DType(info.DType.String()), Shape: info.Sizes, Data: raw}); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("output_%d.npy", i)), buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("slimcuda run: -save: %w", err)
+		}
+	}
+	return nil
+}
