@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""compare.py CASE_DIR OUT_DIR — outputs saved by `slimcuda run -save OUT_DIR` (or
-`zoo_runner --save`) against the eager outputs of CASE_DIR, in float32: OUT_DIR/outputs.json
-names each output's file and dtype (float32, float16, bfloat16, int64, ...: raw row-major
-bytes of that dtype), CASE_DIR/expected.json the eager outputs (their float32 copies are what
-is compared). Tolerance: the model's, from CASE_DIR/../meta.json (export_models.py's
+"""compare.py CASE_DIR OUT_DIR — outputs saved by `slimcuda run -save OUT_DIR` or
+`zoo_runner --save` against the eager outputs of CASE_DIR, in float32. The CLI writes
+OUT_DIR/output_<i>.npy (NumPy, the output's dtype; bfloat16 as '<u2' bit patterns); zoo_runner
+writes OUT_DIR/outputs.json naming each output's raw file and dtype (float32, float16,
+bfloat16, int64, ...: raw row-major bytes of that dtype). CASE_DIR/expected.json lists the
+eager outputs (their float32 copies are what is compared). Tolerance: the model's, from CASE_DIR/../meta.json (export_models.py's
 TOLERANCES): |got - want| <= atol + rtol |want|. Prints one JSON line; exit status 0 on a match."""
 import json
 import os
@@ -22,15 +23,32 @@ def read_f32(path, dtype):
     return raw.view(np_dtype).astype(np.float64)
 
 
+def read_npy_outputs(out, n):
+    """OUT_DIR/output_<i>.npy for i < n -> (spec, float64 array) pairs, as read_f32 gives."""
+    got = []
+    for i in range(n):
+        a = np.load(os.path.join(out, f"output_{i}.npy"), allow_pickle=False)
+        dtype = "bfloat16" if a.dtype == np.uint16 else str(a.dtype)
+        flat = a.reshape(-1)
+        if dtype == "bfloat16":
+            flat = (flat.astype(np.uint32) << 16).view("<f4")
+        got.append(({"file": f"output_{i}.npy", "dtype": dtype, "sizes": list(a.shape)}, flat.astype(np.float64)))
+    return got
+
+
 def main():
     case, out = sys.argv[1], sys.argv[2]
     meta = json.load(open(os.path.join(case, "..", "meta.json")))
     tol = meta.get("tolerance", {"name": "float32", "atol": 1e-4, "rtol": 1e-3})
-    got_specs = json.load(open(os.path.join(out, "outputs.json")))
     want_specs = json.load(open(os.path.join(case, "expected.json")))
-    ok, max_abs, max_rel = len(got_specs) == len(want_specs), 0.0, 0.0
-    for g, w in zip(got_specs, want_specs):
-        got = read_f32(os.path.join(out, g["file"]), g["dtype"])
+    if os.path.exists(os.path.join(out, "outputs.json")):  # zoo_runner: raw files
+        got_all = [(g, read_f32(os.path.join(out, g["file"]), g["dtype"]))
+                   for g in json.load(open(os.path.join(out, "outputs.json")))]
+    else:  # slimcuda run -save: .npy files
+        n = len([f for f in os.listdir(out) if f.startswith("output_") and f.endswith(".npy")])
+        got_all = read_npy_outputs(out, n)
+    ok, max_abs, max_rel = len(got_all) == len(want_specs), 0.0, 0.0
+    for (g, got), w in zip(got_all, want_specs):
         want = read_f32(os.path.join(case, w["float32_file"]), "float32")
         if got.shape != want.shape or list(g["sizes"]) != list(w["sizes"]):
             print(f"compare: {case}: {g['file']}: sizes {g['sizes']}, eager {w['sizes']}", file=sys.stderr)

@@ -13,7 +13,9 @@ aoti_torch_cuda_* ATen fallbacks: cuBLAS/cuDNN in slimcuda). "triton" is the old
 
 OUT_DIR/NAME/ gets model.pt2, meta.json (dtypes, sizes, cases, tolerance, export seconds),
 shims.json (the aoti_torch_* names the .so leaves undefined: `nm -D -u`), export.log and, per
-case, inputs.json + input_<i>.bin (raw row-major, the input's dtype), expected.json +
+case, inputs.json + input_<i>.bin (raw row-major, the input's dtype: what zoo_runner reads) and
+input_<i>.npy (the same tensor as NumPy .npy, what `slimcuda run -inputs` reads; bfloat16 as its
+'<u2' bit patterns, the CLI's convention), expected.json +
 expected_<i>.bin (eager output in its own dtype) + expected_<i>.f32.bin (the same as float32,
 what the comparisons read). The eager reference is the model run on CUDA in its own dtype with
 PyTorch's defaults, as a user would (TF32 on for cuDNN convolutions, off for matmuls).
@@ -299,6 +301,16 @@ def write_raw(path, t):
     t.detach().contiguous().cpu().reshape(-1).view(dtype_of("uint8")).numpy().tofile(path)
 
 
+def write_npy(path, t):
+    """t as a NumPy .npy file in its own dtype; bfloat16 (which NumPy lacks) as its raw 16-bit
+    patterns with dtype uint16 ('<u2'), the convention slimcuda's CLI reads (go/internal/npy)."""
+    import numpy as np
+    torch = torch_mod()
+    t = t.detach().contiguous().cpu()
+    a = t.view(torch.int16).numpy().view(np.uint16) if t.dtype == torch.bfloat16 else t.numpy()
+    np.save(path, a, allow_pickle=False)
+
+
 def read_raw(path, dtype, sizes):
     torch = torch_mod()
     data = bytearray(open(path, "rb").read())
@@ -391,6 +403,7 @@ def export_one(name, out, recipe, device):
         specs = []
         for i, x in enumerate(inputs):
             write_raw(os.path.join(cd, f"input_{i}.bin"), x)
+            write_npy(os.path.join(cd, f"input_{i}.npy"), x)
             specs.append({"file": f"input_{i}.bin", "dtype": dtype_name(x.dtype), "sizes": list(x.shape)})
         with open(os.path.join(cd, "inputs.json"), "w") as fo:
             json.dump(specs, fo)

@@ -4,8 +4,8 @@
 # AOTInductor the default libtorch-free way (tools/aoti/export_models.py, 8 exports at once;
 # ZOO_RECIPE=triton for the old Triton-only recipe), and as each export ends (the others still
 # compiling): converts it to a slimcuda package, runs it through the C API (zoo_runner, without
-# and with a non-blocking caller stream) and the Go CLI (`slimcuda run -inputs -save`, every
-# case) and compares with PyTorch eager (the model's tolerance, meta.json). When every export
+# and with a non-blocking caller stream) and the Go CLI (`slimcuda run -inputs -save`: the
+# case's input_<i>.npy in, output_<i>.npy out; every case) and compares with PyTorch eager (the model's tolerance, meta.json). When every export
 # is done (a quiet machine): times each model through slimcuda (both ways) and PyTorch's own
 # runner on the same .pt2 and inputs, 200 warm-up calls, median of 200. Ends with
 # "N passed, N failed"; WORK (default $TMPDIR/slimcuda-zoo) keeps the exports, and

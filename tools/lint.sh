@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tools/lint.sh — the linters CI runs (each reports its findings; the script fails if any does):
+#   gofmt -l, go vet and staticcheck (pinned in tools/setup.sh) over the Go module and
+#   tools/consumer/goapp, against a library installed by tools/install.sh (plain go build needs
+#   it through pkg-config); shellcheck over tools/**/*.sh and .ci/run; clang-format (.clang-format)
+#   over our C, C++ and CUDA sources. buildifier runs in tools/check_module.sh.
+# Fix formatting with: gofmt -w go tools; clang-format -i $(git ls-files '*.c' '*.cc' '*.h' '*.cu').
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+fail=()
+say() { printf 'lint: %s\n' "$*"; }
+run() { # name, command...
+  local name="$1"
+  shift
+  if "$@"; then say "$name: clean"; else say "$name: FINDINGS (above)"; fail+=("$name"); fi
+}
+bin="$(go env GOPATH)/bin"
+
+gofiles=$(git ls-files '*.go')
+# shellcheck disable=SC2086 # one file name per word
+gofmt_check() { local out; out=$(gofmt -l $gofiles); [[ -z "$out" ]] || { echo "$out"; return 1; }; }
+run "gofmt" gofmt_check
+
+# go vet and staticcheck compile the cgo packages: install the library where pkg-config finds it.
+# CGO_LDFLAGS names the prefix so the go command's cache never keeps another prefix's flags.
+prefix="${TMPDIR:-/tmp}/slimcuda-lint/prefix"
+if ! bash tools/install.sh --prefix "$prefix" >/dev/null; then
+  say "tools/install.sh failed: cannot vet the cgo packages"
+  exit 1
+fi
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig" CGO_LDFLAGS="-L$prefix/lib"
+go_lint() { # in DIR: go vet ./... && staticcheck ./...
+  (cd "$1" && GOFLAGS=-mod=mod go vet ./... && GOFLAGS=-mod=mod "$bin/staticcheck" ./...)
+}
+run "go vet + staticcheck (module)" go_lint .
+run "go vet + staticcheck (tools/consumer/goapp)" go_lint tools/consumer/goapp
+
+mapfile -t shfiles < <(git ls-files 'tools/*.sh' 'tools/**/*.sh' '.ci/run')
+run "shellcheck (${#shfiles[@]} scripts)" shellcheck "${shfiles[@]}"
+
+mapfile -t cfiles < <(git ls-files '*.c' '*.cc' '*.h' '*.cu' '*.cuh')
+run "clang-format (${#cfiles[@]} files)" clang-format --dry-run --Werror "${cfiles[@]}"
+
+((${#fail[@]} == 0)) || { say "failed: ${fail[*]}"; exit 1; }
+say "all clean"
