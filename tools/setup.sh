@@ -8,6 +8,8 @@
 #     libFuzzer (the package fuzzer), patch, pkg-config; cmake and patchelf (tools/install.sh and its
 #     CMake consumer); shellcheck and clang-format (tools/lint.sh).
 #   - staticcheck (tools/lint.sh), pinned, from the Go module proxy.
+#   - /usr/local/bin/bazel: Debian's Bazel 4.2.3 even though .bazelversion names the
+#     networked users' Bazel (see below).
 #   - CUDA 13.0 toolchain (nvcc, nvvm, cudart, cccl, crt) from pinned PyPI wheels into $SLIMCUDA_CUDA_PREFIX.
 #   - Vendor library headers (cuBLAS/cuBLASLt, cuDNN, the cuDNN frontend) from pinned PyPI wheels into
 #     $SLIMCUDA_CUDA_LIBS_PREFIX: headers only (the libraries are opened at run time, never linked).
@@ -137,6 +139,22 @@ PY
   say "vendor headers installed in $LIBS_PREFIX"
 fi
 
+# --- bazel: Debian's Bazel 4.2.3 whatever .bazelversion says ------------------------
+# .bazelversion names the Bazel that networked (bazelisk) users get for MODULE.bazel. Debian's
+# /usr/bin/bazel wrapper honours that file too and would refuse to start, so on these
+# machines /usr/local/bin/bazel (ahead of /usr/bin on PATH) runs Debian's Bazel 4 through
+# the same wrapper, selected with USE_BAZEL_VERSION. An existing bazel there that is not
+# ours (bazelisk, say) is left alone.
+shim=/usr/local/bin/bazel
+marker="# slimcuda offline bazel (tools/setup.sh)"
+if [[ -e "$shim" ]] && ! grep -qs "$marker" "$shim"; then
+  say "$shim exists and is not ours: leaving it (the offline build needs USE_BAZEL_VERSION=4)"
+else
+  printf '#!/bin/sh\n%s\nUSE_BAZEL_VERSION=4 exec /usr/bin/bazel "$@"\n' "$marker" >"$shim.tmp"
+  chmod 0755 "$shim.tmp"
+  if cmp -s "$shim.tmp" "$shim"; then rm -f "$shim.tmp"; else mv "$shim.tmp" "$shim" && say "installed $shim"; fi
+fi
+
 # --- Go module cache ------------------------------------------------------------
 # The Bazel repository rules run `go mod download`; warming the cache here keeps the
 # first build from depending on the proxy mid-build and checks the pinned sums early.
@@ -156,7 +174,7 @@ if [[ -x "$gobin/staticcheck" ]] && grep -qsx "$STATICCHECK" "$gobin/.staticchec
   say "staticcheck present ($STATICCHECK)"
 else
   say "go install $STATICCHECK"
-  GOFLAGS= go install "$STATICCHECK"
+  GOFLAGS='' go install "$STATICCHECK"
   echo "$STATICCHECK" >"$gobin/.staticcheck-version"
 fi
 

@@ -16,8 +16,10 @@ position-independent object (SASS for sm_90 plus compute_90 PTX that newer GPUs 
 wraps the objects in a cc_library, usable in static and shared links alike.
 """
 
-load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
 load("@rules_cc//cc:defs.bzl", "cc_library")
+load("@rules_cc//cc:find_cc_toolchain.bzl", "find_cpp_toolchain")
+load("@rules_cc//cc/common:cc_common.bzl", "cc_common")
+load("@rules_cc//cc/common:cc_info.bzl", "CcInfo")
 
 _CANDIDATES = ["/opt/slimcuda/cuda-13.0", "/usr/local/cuda"]
 

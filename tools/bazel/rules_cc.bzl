@@ -3,7 +3,20 @@
 Debian ships rules_cc 0.0.4, which calls use_cpp_toolchain(), absent from Bazel 4.2.3's
 @bazel_tools. We copy /usr/share/bazel/rules/cc and replace those calls with the
 toolchain type they stand for. The copy lives only in the output base, never in git.
+
+rules_cc 0.0.4 also predates cc/common/, where newer rules_cc exports CcInfo and cc_common
+(Bazel 9 no longer predeclares them). The copy gains that package, re-exporting Bazel 4's
+built-ins, so our .bzl files load them from @rules_cc the same way under both Bazels.
 """
+
+# cc/common/ as newer rules_cc has it, over Bazel 4's built-ins. The built-ins are read in a
+# file of their own: a module that defines CcInfo cannot also refer to the predeclared one.
+_CC_COMMON = {
+    "cc/common/BUILD": 'exports_files(glob(["*.bzl"]))\n',
+    "cc/common/native.bzl": "native_cc_info = CcInfo\nnative_cc_common = cc_common\n",
+    "cc/common/cc_info.bzl": 'load(":native.bzl", "native_cc_info")\n\nCcInfo = native_cc_info\n',
+    "cc/common/cc_common.bzl": 'load(":native.bzl", "native_cc_common")\n\ncc_common = native_cc_common\n',
+}
 
 _EDITED = [
     "cc/private/rules_impl/compiler_flag.bzl",
@@ -28,6 +41,10 @@ def _impl(ctx):
         if "use_cpp_toolchain" in text:
             fail("debian_rules_cc: %s still calls use_cpp_toolchain; the Debian package changed" % f)
         ctx.file(f, text)
+    for f, content in _CC_COMMON.items():
+        if ctx.path(f).exists:
+            fail("debian_rules_cc: %s exists; the Debian package changed, use its own" % f)
+        ctx.file(f, content)
     ctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % ctx.name)
 
 debian_rules_cc = repository_rule(
