@@ -12,8 +12,9 @@ installed="${TMPDIR:-/tmp}/slimcuda-consumer"
 rm -rf "$installed"
 bash tools/install.sh --prefix "$installed/prefix"
 export PKG_CONFIG_PATH="$installed/prefix/lib/pkgconfig" CGO_LDFLAGS="-L$installed/prefix/lib"
-cc -std=c11 -Wall -Werror tools/consumer/consumer.c -o "$dir/consumer_c" $(pkg-config --cflags --libs slimcuda)
-c++ -std=c++17 -Wall -Werror tools/consumer/consumer.cc -o "$dir/consumer_cc" $(pkg-config --cflags --libs slimcuda)
+read -ra pc <<<"$(pkg-config --cflags --libs slimcuda)"
+cc -std=c11 -Wall -Werror tools/consumer/consumer.c -o "$dir/consumer_c" "${pc[@]}"
+c++ -std=c++17 -Wall -Werror tools/consumer/consumer.cc -o "$dir/consumer_cc" "${pc[@]}"
 "$dir/consumer_c"
 "$dir/consumer_cc"
 # CMake: find_package(slimcuda CONFIG REQUIRED) + target_link_libraries(app slimcuda::slimcuda).
@@ -25,6 +26,7 @@ lib=$(basename "$(readlink -f "$installed/prefix/lib/libslimcuda.so")")
 [[ $(readelf -d "$installed/prefix/lib/$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p') == "$lib" ]] ||
   { echo "consumer: $lib's SONAME is not $lib" >&2; exit 1; }
 for f in "$installed/prefix/lib/$lib" "$installed/prefix/bin/slimcuda"; do
+  # shellcheck disable=SC2016 # a literal $ORIGIN
   if readelf -d "$f" | grep -E 'R(UN)?PATH' | grep -qvE '\[\$ORIGIN(/\.\./lib)?\]$'; then
     echo "consumer: $f has a Bazel-internal RUNPATH: $(readelf -d "$f" | grep -E 'R(UN)?PATH')" >&2
     exit 1
@@ -34,7 +36,7 @@ done
 # The demo model from C++ and from a Go program outside this module (plain go build).
 bazel build //models/demo:demo_package 2>/dev/null
 demo="$PWD/bazel-bin/models/demo/demo.slimcuda"
-c++ -std=c++17 -Wall -Werror tools/consumer/model_consumer.cc -o "$dir/model_consumer" $(pkg-config --cflags --libs slimcuda)
+c++ -std=c++17 -Wall -Werror tools/consumer/model_consumer.cc -o "$dir/model_consumer" "${pc[@]}"
 "$dir/model_consumer" "$demo" | tee "$dir/model_consumer.out"
 want=$(python3 -c "import json;c=[c for c in json.load(open('testdata/demo_model.json'))['cases'] if c['name']=='run_cpu_batch_4'][0];print('%.8f'%sum(c['expect_output']))")
 grep -q "output sum $want" "$dir/model_consumer.out" || { echo "consumer: model_consumer sum differs from $want" >&2; exit 1; }

@@ -20,6 +20,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/gen/csrc/package" "$work/include/slimcuda" "$work/corpus"
 flatc --cpp --scoped-enums -o "$work/gen/csrc/package" csrc/package/package.fbs
 for h in csrc/core/*.h; do ln -s "$PWD/$h" "$work/include/slimcuda/$(basename "$h")"; done
+# shellcheck disable=SC2054 # -fsanitize takes a comma-separated list
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I. -I"$work/gen" -I"$work/include")
 reader=(csrc/package/model_package.cc csrc/package/elf_check.cc csrc/package/library_hash.cc
   csrc/core/last_error.cc csrc/core/error.cc)

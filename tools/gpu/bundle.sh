@@ -56,4 +56,4 @@ cp -L bazel-bin/models/testing/*.slimcuda bazel-bin/models/testing/libconstant_1
 cp tools/gpu/run.sh "$out/run.sh"
 cp tools/gpu/perf.sh "$out/perf.sh"
 chmod -R u+w "$out"
-echo "bundle: $out: $(ls "$out/bin" | wc -l) test binaries, $(ls "$out/bench" | wc -l) benchmarks, $(du -sh "$out" | cut -f1)"
+echo "bundle: $out: $(find "$out/bin" -maxdepth 1 -type f | wc -l) test binaries, $(find "$out/bench" -maxdepth 1 -type f | wc -l) benchmarks, $(du -sh "$out" | cut -f1)"

@@ -10,7 +10,7 @@
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-SLIMCUDA_FIXTURES="$(ls "$here"/testdata/*.json | tr '\n' ' ')"
+SLIMCUDA_FIXTURES="$(printf '%s ' "$here"/testdata/*.json)"
 export SLIMCUDA_FIXTURES SLIMCUDA_DEMO_PACKAGE="$here/demo.slimcuda"
 failed=0
 step() { echo; echo "## $*"; "$@" || { echo "FAILED: $*"; failed=$((failed + 1)); }; }

@@ -11,10 +11,10 @@ export SLIMCUDA_REQUIRE_GPU=1
 # Two-GPU cases skip on one GPU; on a two-GPU machine run with SLIMCUDA_REQUIRE_GPUS=2.
 export SLIMCUDA_REQUIRE_GPUS="${SLIMCUDA_REQUIRE_GPUS:-1}"
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-SLIMCUDA_FIXTURES="$(ls "$here"/testdata/*.json | tr '\n' ' ')"
+SLIMCUDA_FIXTURES="$(printf '%s ' "$here"/testdata/*.json)"
 export SLIMCUDA_FIXTURES SLIMCUDA_DEMO_PACKAGE="$here/demo.slimcuda"
 export SLIMCUDA_DEMO_MODEL_JSON="$here/testdata/demo_model.json"
-SLIMCUDA_TEST_MODELS="$(ls "$here"/models/*.slimcuda | tr '\n' ' ')"
+SLIMCUDA_TEST_MODELS="$(printf '%s ' "$here"/models/*.slimcuda)"
 export SLIMCUDA_TEST_MODELS SLIMCUDA_TEST_LIBRARY="$here/models/libconstant_1.so" SLIMCUDA_TEST_MODELS_DIR="$here/models" \
   SLIMCUDA_DEMO_CPU_SO="$here/models/libdemo_cpu.so"
 logs="${SLIMCUDA_GPU_LOGS:-$here/logs}"
