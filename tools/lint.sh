@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/lint.sh — the linters CI runs (each reports its findings; the script fails if any does):
 #   gofmt -l, go vet and staticcheck (pinned in tools/setup.sh) over the Go module and
 #   tools/consumer/goapp, against a library installed by tools/install.sh (plain go build needs
 #   it through pkg-config); shellcheck over tools/**/*.sh and .ci/run; clang-format (.clang-format)
-#   over our C, C++ and CUDA sources. buildifier runs in tools/check_module.sh.
+#   over our C, C++ and CUDA sources; the SPDX header on every source file (CONTRIBUTING.md).
+#   buildifier runs in tools/check_module.sh.
 # Fix formatting with: gofmt -w go tools; clang-format -i $(git ls-files '*.c' '*.cc' '*.h' '*.cu').
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -40,6 +42,15 @@ run "shellcheck (${#shfiles[@]} scripts)" shellcheck "${shfiles[@]}"
 
 mapfile -t cfiles < <(git ls-files '*.c' '*.cc' '*.h' '*.cu' '*.cuh')
 run "clang-format (${#cfiles[@]} files)" clang-format --dry-run --Werror "${cfiles[@]}"
+
+# Every source file of ours carries the SPDX header (CONTRIBUTING.md).
+spdx_check() {
+  local missing
+  missing=$(git ls-files '*.go' '*.c' '*.cc' '*.h' '*.cu' '*.fbs' '*.lds' '*.sh' '*.py' '*.bzl' '*BUILD.bazel' \
+    '*.BUILD' '*CMakeLists.txt' '*.cmake.in' MODULE.bazel WORKSPACE .ci/run | xargs grep -L 'SPDX-License-Identifier: Apache-2.0')
+  [[ -z "$missing" ]] || { echo "no SPDX header: $missing"; return 1; }
+}
+run "SPDX headers" spdx_check
 
 ((${#fail[@]} == 0)) || { say "failed: ${fail[*]}"; exit 1; }
 say "all clean"
