@@ -32,7 +32,7 @@ func runDemo(m *Model, x []float32, opts ...CallOption) ([]float32, error) {
 		return nil, err
 	}
 	defer in.Close()
-	if err := in.CopyFromHost(x, opts...); err != nil {
+	if err := CopyFromHost(in, x, opts...); err != nil {
 		return nil, err
 	}
 	out, err := m.Run([]*Tensor{in}, opts...)
@@ -41,7 +41,7 @@ func runDemo(m *Model, x []float32, opts ...CallOption) ([]float32, error) {
 	}
 	defer out[0].Close()
 	y := make([]float32, 16)
-	return y, out[0].CopyToHost(y, opts...) // the run's stream
+	return y, CopyToHost(out[0], y, opts...) // the run's stream
 }
 
 // 64 goroutines x 1,000 runs on one model, each on its own stream where a GPU exists (on
@@ -108,7 +108,7 @@ func TestConcurrentRunContextGivesUpWhenAllInstancesAreBusy(t *testing.T) {
 	in, err := NewTensor([]int64{2, 16}, Float32, m.Device())
 	require.NoError(t, err)
 	defer in.Close()
-	require.NoError(t, in.CopyFromHost(make([]float32, 32)))
+	require.NoError(t, CopyFromHost(in, make([]float32, 32)))
 	// Every instance taken, as by two runs in flight.
 	<-m.slots
 	<-m.slots
@@ -143,7 +143,7 @@ func runCountInstances(m *Model, ctx context.Context, us float32) (float32, erro
 		return 0, err
 	}
 	defer in.Close()
-	if err := in.CopyFromHost([]float32{us}); err != nil {
+	if err := CopyFromHost(in, []float32{us}); err != nil {
 		return 0, err
 	}
 	out, err := m.RunContext(ctx, []*Tensor{in})
@@ -152,7 +152,7 @@ func runCountInstances(m *Model, ctx context.Context, us float32) (float32, erro
 	}
 	defer out[0].Close()
 	y := make([]float32, 1)
-	return y[0], out[0].CopyToHost(y)
+	return y[0], CopyToHost(out[0], y)
 }
 
 // Runs overlap up to the instance count, and the container (which fails a Run when more
