@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Checks for the allocator benchmarks: a benchmark has nothing sensible to do after a
 // failed call, so it prints the call and the reason and exits with status 1.

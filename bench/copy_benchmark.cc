@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // copy_benchmark: host<->device copies through slimcuda against raw CUDA, in one run.
 //
 // For each size (4 B, 4 KiB, 1 MiB, 64 MiB) and direction it times, on pinned host memory:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // multi_gpu_benchmark: aggregate host-to-device bandwidth with one GPU copying and with
 // every GPU copying at once (one thread per GPU, each on its own caller stream, pinned
 // host buffers), through slimcuda and through raw cudaMemcpyAsync + sync, in one run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim_benchmark: tensor allocation and strided copies through the aoti_torch_* shims,
 // against raw CUDA in the same run.
 //   - empty_strided + delete_tensor_object (CUDA) vs cudaMalloc+cudaFree and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // staging_benchmark: pageable copies, the host memcpy ceiling and the allocators' cache
 // hits, each against raw CUDA in the same run (issue 8: P1, P4, P5).
 //

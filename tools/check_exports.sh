@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/check_exports.sh [LIB] — what libslimcuda.so exports (nm -D --defined-only) is exactly
 # tools/exports.txt: the C ABI, the shims and the caller-stream C++ API. An internal symbol
 # appearing, or a public one vanishing, fails; update the list on purpose when the ABI

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/check_module.sh — static checks of the Bazel files that the offline build cannot
 # exercise (modern Bazel is not obtainable here):
 #   1. buildifier (from the Go module proxy) lints MODULE.bazel, WORKSPACE, BUILD and .bzl files;

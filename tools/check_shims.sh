@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/check_shims.sh LIB [PREFIX] — the shims LIB exports are exactly those declared in
 # csrc/shims/aoti_torch.h, named PREFIX##aoti_torch_*: none missing, none extra, and with
 # a prefix no plain aoti_torch_* symbol at all.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/install.sh --prefix DIR [--shim-prefix P] — build libslimcuda.so and the slimcuda CLI
 # with Bazel and install them for programs outside this repository. --shim-prefix P exports
 # the shims as P##aoti_torch_* and no plain aoti_torch_* (to share a process with libtorch):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/setup.sh — install everything slimcuda's build needs on a Debian 12 machine (run as root).
 #
 # Idempotent: every step checks first and says what it does; a second run takes seconds.

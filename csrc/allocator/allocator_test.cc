@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA allocator through the C ABI, from testdata/allocator.json (the Go suite
 // go/slimcuda/allocator_test.go runs the same cases), plus C++-only checks of the
 // registry and the CPU allocator.

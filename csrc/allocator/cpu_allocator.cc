@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host memory as a "device": the heap, copies are memmove.
 #include <cstdlib>
 #include <cstring>

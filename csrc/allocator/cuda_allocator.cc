@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA DeviceAllocator: the caching device allocator and the transfer engine behind the
 // registry's interface.
 #include "csrc/allocator/device_allocator.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The allocator registry (CPU and CUDA registered, replacement returns the previous one) and
 // the CPU allocator. A unit of its own, linked statically: neither is exported by
 // libslimcuda.so.

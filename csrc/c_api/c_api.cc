@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C ABI (slimcuda.h) over the C++ components. Every entry point is noexcept in effect:
 // exceptions (std::bad_alloc from the standard library) become error codes here.
 #include <cuda_runtime_api.h>

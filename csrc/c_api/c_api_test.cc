@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C ABI entry points not covered by a component's suite: versions, device properties,
 // error names, and the no-op.
 #include <cstdio>

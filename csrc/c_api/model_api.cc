@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The model part of the C ABI (slimcuda_package_*, slimcuda_model_*).
 #include <fstream>
 #include <memory>

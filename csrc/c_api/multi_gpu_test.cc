@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two GPUs through the C ABI, from testdata/multi_gpu.json (go/slimcuda/multi_gpu_test.go
 // runs the same cases): device 1 everywhere, the caller stream's own device, copies
 // between GPUs, a model on device 1; and the current device restored after every call.

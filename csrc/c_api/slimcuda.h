@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* slimcuda.h — the C ABI of libslimcuda.so (everything except the aoti_torch_* shims).
  *
  * Pure C (cgo compiles it as C). Every function returns an slimcuda error code as int32_t

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tensor part of the C ABI (slimcuda_tensor_*): the slim tensor under names that do
 // not depend on the shim prefix, for Go and C callers.
 #include <new>

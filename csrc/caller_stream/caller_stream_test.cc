@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Caller-stream semantics from testdata/caller_stream.json, run through CallerStreamGuard
 // and through the C push/pop ABI (go/slimcuda/caller_stream_test.go runs the same cases).
 #include <memory>

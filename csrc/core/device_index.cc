@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "csrc/core/device_index.h"
 
 #include "csrc/core/limits.h"

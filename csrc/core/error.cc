@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "slimcuda/error.h"
 #include "slimcuda/scalar_type.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* export.h — SLIMCUDA_API marks what libslimcuda.so exports: the C ABI (slimcuda.h), the
  * aoti_torch_* shims and the caller-stream C++ API. Everything else is compiled with
  * hidden visibility (and the linker's version script, csrc/slimcuda.lds, agrees), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA device allocator: per-GPU caching pools over cudaMalloc, and the uncached path.
 #include "csrc/device_memory/device_memory.h"
 

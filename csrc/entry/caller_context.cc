@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "csrc/entry/caller_context.h"
 
 #include <cuda_runtime_api.h>

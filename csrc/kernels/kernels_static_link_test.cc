@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cuda_library's objects linked statically into an executable (everything else links
 // them into libslimcuda.so): the launchers run and report errors through the static copy.
 // This binary does not load libslimcuda.so, so its one copy of the core is the only one.

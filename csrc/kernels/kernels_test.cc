@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel entry points of the C ABI (slimcuda_fill_f32, slimcuda_axpy_f32) and the
 // basic calls, driven by testdata/kernels.json (also run by go/slimcuda/kernels_test.go).
 #include <cstring>

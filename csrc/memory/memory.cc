@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "csrc/memory/memory.h"
 
 #include "csrc/device_memory/device_memory.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "csrc/model/library.h"
 
 #include <dlfcn.h>

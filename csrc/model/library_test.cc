@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ModelLibrary and the loader end to end with the test models of models/testing: every load
 // is its own object (different packages at once, in sequence, from many threads, after a
 // library that cannot be unloaded), the fallback without /proc, the fd limit, borrowed

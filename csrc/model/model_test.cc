@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The model runner with the demo package, from testdata/demo_model.json (go/slimcuda/
 // model_test.go runs the same cases), plus C++-only checks the Go API cannot express.
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* aoti_torch_ops.h — the ATen fallback ops of libslimcuda.so that AOTInductor exports call
  * (GEMMs and convolution), with exactly the signatures of PyTorch 2.11's generated
  * torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and c_shim_cpu.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "csrc/ops/convolution_cpu.h"
 
 #include <vector>

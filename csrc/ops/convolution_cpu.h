@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The CPU reference convolution (forward and transposed, 1-D/2-D/3-D, groups, bias).

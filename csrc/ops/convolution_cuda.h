@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The CUDA convolution on cuDNN (legacy descriptor API; the frontend graph API is for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Element access for the CPU reference ops: float32, float16 and bfloat16 read as double

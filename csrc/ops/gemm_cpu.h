@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The CPU reference GEMM (mm, addmm, bmm, baddbmm, _addmm_activation).

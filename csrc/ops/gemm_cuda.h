@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The CUDA GEMM (mm, addmm, bmm, baddbmm, _addmm_activation) on cuBLASLt.

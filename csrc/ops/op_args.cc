@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "csrc/ops/op_args.h"
 
 #include <algorithm>

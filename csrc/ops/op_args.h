@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Argument checks shared by the CPU and CUDA fallback ops: one place decides what a valid

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // testdata/ops.json through the aoti_torch_cpu_* and aoti_torch_cuda_* fallback ops
 // (go/internal/opsfixture runs the same cases from Go). Inputs are generated from each
 // case's seed exactly as tools/ops/make_op_fixtures.py describes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // aoti_torch_cpu_*: the CPU reference fallback ops (PyTorch 2.11's c_shim_cpu.h signatures).
 #include <memory>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // aoti_torch_cuda_*: the CUDA fallback ops (PyTorch 2.11's c_shim_cuda.h signatures), on
 // the current stream: checks first (shared with the CPU ops), then the stream is resolved
 // once and passed down, then the op enqueues its work.

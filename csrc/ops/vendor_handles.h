@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // cuBLASLt and cuDNN handles, one per thread and device. A thread's handles go back to a

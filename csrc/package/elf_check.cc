@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shape checks glibc's loader relies on before it maps a shared object: a library that
 // passes them is mapped within its own bytes (no SIGBUS from a segment past the end of the
 // memfd, no dynamic table read out of bounds).

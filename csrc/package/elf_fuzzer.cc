@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer entry point for the ELF check: any bytes must give Ok or InvalidProgram, never a
 // crash or a sanitizer report; and whatever it accepts must have its program headers and
 // dynamic table inside the bytes (re-read here independently). Built and run by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // read_regular_file through every C entry point that reads a file: slimcuda_model_load_file
 // (the package) and slimcuda_package_pack (the manifest, its "so" and its "weights"). Each
 // call runs in a forked child, so a call that blocks (a FIFO), reads without end

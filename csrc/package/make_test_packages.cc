@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make_test_packages LIBRARY UNLOADABLE_LIBRARY DIR — writes the malformed (and a few valid) packages of
 // testdata/packages/: the seed corpus of the fuzzers and the inputs of the package tests
 // (testdata/packages.json says what each must give). Built on the FlatBuffers builder

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "csrc/package/model_package.h"
 
 #include <flatbuffers/flatbuffers.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pack MANIFEST OUT — writes a model package from a JSON manifest (build-time tool; the
 // `slimcuda pack` command does the same through the C ABI). Links the package writer
 // statically and needs no GPU.

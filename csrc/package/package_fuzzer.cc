@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer entry point for the package reader: any bytes must give Ok or an error code,
 // never a crash, a sanitizer report or a leak. Built and run by tools/fuzz/fuzz.sh.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The package reader on untrusted bytes, from testdata/packages.json (go/slimcuda/
 // package_test.go runs the same cases), and the writer's round trip.
 #include <cstdlib>

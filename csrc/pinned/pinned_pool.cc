@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cached pinned host pool (see pinned_pool.h).
 #include "csrc/pinned/pinned_pool.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BlockPool's caching rules with a fake device (host memory, streams whose completion the
 // test controls): reuse, cross-stream safety, split and coalesce, out-of-memory retry,
 // statistics. Runs without a GPU; the CUDA-backed pool is covered by allocator_test.

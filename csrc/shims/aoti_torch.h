@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* aoti_torch.h — the aoti_torch_* C shims of libslimcuda.so, with the signatures of
  * PyTorch's torch/csrc/inductor/aoti_torch/c/shim.h (and shim_cuda.h), over slimcuda's
  * slim tensor. AOTInductor-compiled model .so files call these; so can any C program.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attribute shims: read-only views of a tensor's metadata.
 #include "csrc/shims/shim_util.h"
 

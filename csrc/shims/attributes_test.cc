@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attribute and constant shims: values, and errors for null arguments.
 #include <string>
 #include <thread>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Constant shims: dtype, device type and layout codes (c10's numbering), grad mode, warn.
 #include <cstdio>
 

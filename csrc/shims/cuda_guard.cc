@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA guard shims: the current device and the current stream (slimcuda's caller stream).
 #include <cuda_runtime_api.h>
 

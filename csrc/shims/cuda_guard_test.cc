@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA guard shims and get_current_cuda_stream, which reports slimcuda's caller stream.
 #include <cuda_runtime_api.h>
 

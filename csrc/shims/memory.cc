@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory shims: creating, viewing, copying and deleting tensors.
 #include <new>
 

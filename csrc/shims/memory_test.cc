@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory shims' argument checks and ownership rules (the fixture suite covers their
 // results): every null or malformed argument is an error with a message, never a crash.
 #include <cuda_runtime_api.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writes slimcuda/shim_prefix.h from the //csrc/shims:prefix build setting."""
 
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // testdata/tensor.json through the aoti_torch_* shims (go/slimcuda/tensor_test.go runs the
 // same cases through slimcuda_tensor_*). Works against both the plain and the prefixed
 // build: every call goes through SLIMCUDA_SHIM(name).

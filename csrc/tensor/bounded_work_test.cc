@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Clone and copy do work bounded by storage, not by numel: a 4-byte tensor viewed as
 // [2^40] with stride 0 is a valid view, but cloning it must not loop 2^40 times, and
 // copying into it (or into any destination whose elements alias) is refused. Each call

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Element conversions between slimcuda's dtypes, in plain integer code compiled for both

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // copy_tensor: the dispatch between host loops, kernels and the transfer engine.
 #include "csrc/tensor/copy.h"
 

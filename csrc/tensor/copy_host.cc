@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // copy_tensor on the host: an odometer over the indices (no division per element).
 #include "csrc/tensor/copy_host.h"
 

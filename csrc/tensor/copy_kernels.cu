@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // copy_tensor's kernels: the general strided, converting copy and a tiled transpose.
 #include "csrc/tensor/copy_kernels.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The geometry of one strided copy, passed to kernels by value (about 600 bytes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // copy_tensor's 16-bit float conversions, exhaustively: every float16 and bfloat16 bit
 // pattern goes to float32 and back unchanged (NaNs stay NaN), on the host and — with a
 // GPU — in the CUDA kernels, which must agree with the host bit for bit.

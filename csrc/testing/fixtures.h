@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The shared fixtures (testdata/*.json) for googletest suites. The Go suites read the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* spin.h — a test and benchmark helper, not part of libslimcuda.so: a kernel that keeps a
  * stream busy, so tests can prove what waits for what. Linked statically into the test
  * binaries that use it (//csrc/testing:spin); C linkage, so Go's test helper package calls

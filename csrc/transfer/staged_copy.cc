@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pageable host <-> device copies staged through pinned chunks (see staged_copy.h).
 #include "csrc/transfer/staged_copy.h"
 

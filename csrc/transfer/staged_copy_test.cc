@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The staged copy (pageable host memory through pinned chunks), tested directly with every
 // pipeline shape, and through the C ABI's copies from the staging threshold on. Links the
 // library statically (//csrc:slimcuda_static): staged_copy is not exported by

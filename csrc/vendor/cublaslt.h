@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // cuBLASLt, opened on first use (library_loader.h): a table of the few functions slimcuda's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // cuDNN 9, opened on first use (library_loader.h): a table of the functions slimcuda's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Opening a vendor library (cuBLASLt, cuDNN) at run time, never at link time: libslimcuda.so

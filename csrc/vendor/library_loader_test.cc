@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vendor library loader: search order, messages, and the remembered failure of the
 // cuBLASLt/cuDNN tables (no vendor library is present on CI machines; on the GPU machine
 // they may be, so those cases accept either outcome but never a crash).

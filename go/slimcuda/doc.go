@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package slimcuda runs PyTorch models compiled ahead of time by AOTInductor, and the CUDA
 // work around them — device memory, host copies, tensors, streams — through libslimcuda.so,
 // without libtorch, on the caller's own CUDA stream when the caller asks for one. Without a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package slimcuda
 
 // A CallOption adjusts one call. A nil option is skipped, as nil options are everywhere in

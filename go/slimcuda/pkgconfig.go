@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package slimcuda
 
 // Plain `go build` links the library installed by tools/install.sh through pkg-config.

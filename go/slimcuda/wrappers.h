@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wrappers.h: the cgo side of package slimcuda (included by its Go files).
 #ifndef SLIMCUDA_GO_WRAPPERS_H_
 #define SLIMCUDA_GO_WRAPPERS_H_

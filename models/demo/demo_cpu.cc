@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The demo model's CPU backend.
 #include "models/demo/demo_weights.h"
 

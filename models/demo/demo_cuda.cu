@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The demo model's CUDA backend: two kernels, launched on the stream the container's Run
 // was given.
 #include <cuda_runtime_api.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The demo model: the AOTInductor container ABI implemented by hand, calling the same
 // aoti_torch_* shims that AOTInductor-generated code calls (through SLIMCUDA_SHIM, so the
 // prefixed build works too). demo_cpu.cc or demo_cuda.cu supplies forward().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The demo MLP's shapes and deterministic weights: y = relu(x W1 + b1) W2 + b2.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test models for the loader: the smallest AOTInductor container ABI (one float32 input x
 // of shape [1], one output y = x + kValue), built in variants that differ in what the
 // loader must cope with. Each variant is its own library with its own answer, so a test

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """compare.py CASE_DIR OUT_DIR — outputs saved by `slimcuda run -save OUT_DIR` or
 `zoo_runner --save` against the eager outputs of CASE_DIR, in float32. The CLI writes
 OUT_DIR/output_<i>.npy (NumPy, the output's dtype; bfloat16 as '<u2' bit patterns); zoo_runner

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/aoti/conv_algorithms.sh [BUNDLE] [WORK] — on the GPU machine: how much of the zoo's
 # CNN time is the choice of convolution algorithm? Exports the zoo's CNNs, then times each
 # through slimcuda with cuDNN's heuristics (the default) and with SLIMCUDA_CUDNN_BENCHMARK=1

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Export the AOTInductor model zoo for slimcuda (run on the GPU machine: PyTorch + CUDA,
 torchvision and timm for their models; no network needed: random weights from configs).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Convert an AOTInductor package (.pt2) into a slimcuda model package (.slimcuda).
 
   python3 tools/aoti/pt2_to_package.py MODEL_DIR PACK_TOOL

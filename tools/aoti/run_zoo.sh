@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/aoti/run_zoo.sh [BUNDLE] [WORK] — on the GPU machine, from the repository root, with
 # the folder tools/gpu/bundle.sh made (default gpu-bundle): exports the zoo with PyTorch's
 # AOTInductor the default libtorch-free way (tools/aoti/export_models.py, 8 exports at once;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // zoo_runner MODEL_DIR [--stream] [--iterations N] [--warmup W] [--save] — runs one exported
 // AOTInductor model (MODEL_DIR/model.slimcuda, from tools/aoti/pt2_to_package.py) through
 // slimcuda's C API on every case of MODEL_DIR/meta.json (tools/aoti/export_models.py).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Compiler flags shared by slimcuda's own C++ targets (not applied to external code)."""
 
 SLIMCUDA_COPTS = [

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CUDA for Bazel 4.2.3 and up: a toolkit repository rule and cuda_library.
 
 cuda_toolkit(name) finds a CUDA toolkit at fetch time, first match wins:

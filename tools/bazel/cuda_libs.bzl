@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Headers of the CUDA vendor libraries slimcuda's ops use (cuBLAS/cuBLASLt, cuDNN, cuDNN frontend).
 
 Headers only: libslimcuda.so opens the libraries at run time (csrc/vendor/), never links them, so

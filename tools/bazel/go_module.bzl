@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """go_module: an offline stand-in for gazelle's go_repository (gazelle needs Bazel >= 5.4).
 
 The host `go mod download` fetches the module through GOPROXY and the module cache and

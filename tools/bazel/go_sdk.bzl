@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """go_host_sdk_with_std: the host Go SDK, copied, with a precompiled standard library.
 
 rules_go v0.24 reads GOROOT/pkg/<os>_<arch>/*.a, which Go stopped shipping in 1.20. We copy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """debian_rules_cc: rules_cc derived at fetch time from Debian's bazel-rules-cc.
 
 Debian ships rules_cc 0.0.4, which calls use_cpp_toolchain(), absent from Bazel 4.2.3's

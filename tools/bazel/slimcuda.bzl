@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Macros for slimcuda's csrc/ components.
 
 A component is one Bazel package. Its public headers are included as <slimcuda/NAME.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/consumer/check.sh — install slimcuda into temporary prefixes (plain, and with the
 # shim prefix slimcuda_) and build and run C and C++ programs against them with nothing but
 # pkg-config or dlopen, as an outside user would.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A C program that knows only the installed slimcuda (pkg-config slimcuda): checks the
  * caller-stream ABI and the copy contract's first check. tools/consumer/check.sh builds
  * and runs it in CI. Exit status 0 = all checks passed. */

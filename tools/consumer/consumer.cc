@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A C++ program against the installed slimcuda: the caller-stream guard from
 // <slimcuda/caller_stream.h>, which needs no CUDA headers. Built by tools/consumer/check.sh.
 #include <slimcuda/caller_stream.h>

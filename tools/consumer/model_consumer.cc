@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // model_consumer PACKAGE — a C++ program against the installed library (pkg-config): loads
 // a model package with the C ABI, runs it under a caller-stream guard when there is a GPU
 // (the CPU library otherwise) and prints the output's sum. Built by tools/consumer/check.sh.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* shim_consumer LIB [PREFIX] — a C program that knows only PyTorch's aoti_torch_* shim
  * signatures (declared below, as in torch/csrc/inductor/aoti_torch/c/shim.h), dlopen's an
  * installed libslimcuda.so and finds the shims as PREFIX##aoti_torch_*. It creates,

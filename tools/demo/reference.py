@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Reference outputs for the demo model (models/demo), in exact rational arithmetic.
 
 Writes testdata/demo_model.json: the model's inputs and expected outputs for a few batch

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/fuzz/fuzz.sh [SECONDS] — fuzz the model package reader for SECONDS each (default 20):
 #   1. libFuzzer (clang 14, with ASan and UBSan) on ModelPackage::parse, and on check_elf (the
 #      ELF shape check run before a library reaches the dynamic loader);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/gpu/bundle.sh [DIR] — build every test and benchmark binary and copy it, with what
 # it needs at run time, into DIR (default gpu-bundle/, git-ignored) for the GPU machine,
 # which has no Bazel and no Go. There: `bash DIR/run.sh` (see tools/gpu/run.sh).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # perf.sh — on the GPU machine, from the folder tools/gpu/bundle.sh made: issue 8's figures
 # in one run, every row against raw CUDA measured in the same process:
 #   staging_benchmark   P1 pageable copies, host memcpy ceiling, P4 device and P5 pinned cache hits

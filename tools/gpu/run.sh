@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh [--bench | --sanitize TOOL] — on the GPU machine, from the folder tools/gpu/bundle.sh
 # made: runs every test binary with SLIMCUDA_REQUIRE_GPU=1 (a missing GPU fails instead of
 # skipping) and ends with one line "N passed, N failed, N skipped" counting individual tests.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes testdata/ops.json: the shared fixture cases of the ATen fallback ops.
 
 Expected values come from PyTorch (CPU is enough: the values are the ops' definitions; the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command slimcuda runs model packages with libslimcuda and reports on the machine.
 //
 // Usage:

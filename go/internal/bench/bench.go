@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package bench times slimcuda against the raw CUDA runtime side by side in one process,
 // from Go: what the `slimcuda bench` command prints. (The benchmarks of record are the
 // C++ binaries in bench/ and the Go benchmarks in go/slimcuda; docs/benchmarks.md.)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package npy reads and writes NumPy .npy files (format versions 1.0, 2.0 and 3.0), the
 // tensor files of the slimcuda CLI's -inputs and -save.
 //

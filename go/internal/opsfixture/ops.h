@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ops.h: the cgo side of package opsfixture: the fallback op shims (aoti_torch_ops.h) and
 // the tensor shims the cases need, each returning its code and, on failure, this thread's
 // error message read inside the same C call (the next cgo call may run on another thread).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package opsfixture
 
 // Plain `go build`/`go test` links the library installed by tools/install.sh through

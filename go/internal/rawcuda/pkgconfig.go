@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package rawcuda
 
 // Plain `go build`/`go test`: the installed library's directory holds libcudart too.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rawcuda calls the CUDA runtime directly, bypassing slimcuda: the baseline that
 // the Go benchmarks compare slimcuda against in the same run. Benchmarks only.
 package rawcuda

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package testkernel
 
 // Plain `go build`/`go test` links the installed library through pkg-config (the spin

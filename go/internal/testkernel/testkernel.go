@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testkernel keeps a CUDA stream busy for tests that prove what waits for what
 // (the kernel is a test helper, csrc/testing/spin.h, not part of libslimcuda.so). Tests only.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // goapp: a Go program outside the slimcuda module, built with plain `go build` against the
 // installed library (pkg-config), that loads a model package and runs it.
 //
