@@ -9,23 +9,23 @@
 
 #include "slimcuda/slimcuda.h"
 
-#define CHECK_CUDA(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t e = (call);                                                                       \
-    if (e != cudaSuccess) {                                                                       \
+#define CHECK_CUDA(call)                                                                         \
+  do {                                                                                           \
+    cudaError_t e = (call);                                                                      \
+    if (e != cudaSuccess) {                                                                      \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
+      std::exit(1);                                                                              \
+    }                                                                                            \
   } while (0)
 
 // For slimcuda_* calls (int32_t status codes).
-#define CHECK_SC(call)                                                                    \
-  do {                                                                                    \
-    int32_t rc = (call);                                                                  \
-    if (rc != SLIMCUDA_OK) {                                                              \
-      std::fprintf(stderr, "%s: %s\n", #call, slimcuda_last_error_message());              \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+#define CHECK_SC(call)                                                        \
+  do {                                                                        \
+    int32_t rc = (call);                                                      \
+    if (rc != SLIMCUDA_OK) {                                                  \
+      std::fprintf(stderr, "%s: %s\n", #call, slimcuda_last_error_message()); \
+      std::exit(1);                                                           \
+    }                                                                         \
   } while (0)
 
 // For anything else: library calls returning slimcuda::Error, host allocations.

@@ -38,8 +38,8 @@ struct Pair {
 };
 
 Pair compare(const std::function<void()>& raw, const std::function<void()>& slim, size_t bytes, bool quick) {
-  const int iters = static_cast<int>(std::clamp<size_t>((quick ? 64 : 512) * 1024 * 1024 / std::max<size_t>(bytes, 1), 5,
-                                                        quick ? 2000 : 20000));
+  const int iters = static_cast<int>(
+      std::clamp<size_t>((quick ? 64 : 512) * 1024 * 1024 / std::max<size_t>(bytes, 1), 5, quick ? 2000 : 20000));
   const int rounds = quick ? 5 : 11;
   for (int i = 0; i < 3; ++i) {  // warm-up
     raw();
@@ -83,7 +83,9 @@ int main(int argc, char** argv) {
   cudaStream_t stream = nullptr;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
-  std::printf("| size | dir | raw cudaMemcpy µs | slimcuda µs | Δ µs | ratio | raw async+sync µs | slimcuda on caller stream µs | Δ µs | ratio | slimcuda GB/s (stream) |\n");
+  std::printf(
+      "| size | dir | raw cudaMemcpy µs | slimcuda µs | Δ µs | ratio | raw async+sync µs | slimcuda on caller stream "
+      "µs | Δ µs | ratio | slimcuda GB/s (stream) |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t bytes : {size_t{4}, size_t{4096}, size_t{1} << 20, kMax}) {
     for (int h2d = 1; h2d >= 0; --h2d) {
@@ -91,7 +93,8 @@ int main(int argc, char** argv) {
       void* dst = h2d ? dev : host;
       const void* src = h2d ? host : dev;
       auto slim = [&] {
-        CHECK_SC(h2d ? slimcuda_copy_host_to_device(dst, src, bytes, 0) : slimcuda_copy_device_to_host(dst, src, bytes, 0));
+        CHECK_SC(h2d ? slimcuda_copy_host_to_device(dst, src, bytes, 0)
+                     : slimcuda_copy_device_to_host(dst, src, bytes, 0));
       };
       const Pair sync = compare([&] { CHECK_CUDA(cudaMemcpy(dst, src, bytes, kind)); }, slim, bytes, quick);
       Pair async{};
@@ -104,8 +107,8 @@ int main(int argc, char** argv) {
             },
             slim, bytes, quick);
       }
-      std::printf("| %s | %s | %.2f | %.2f | %+.2f | %.3f | %.2f | %.2f | %+.2f | %.3f | %.2f |\n", size_name(bytes).c_str(),
-                  h2d ? "H2D" : "D2H", sync.raw_us, sync.slim_us, sync.slim_us - sync.raw_us,
+      std::printf("| %s | %s | %.2f | %.2f | %+.2f | %.3f | %.2f | %.2f | %+.2f | %.3f | %.2f |\n",
+                  size_name(bytes).c_str(), h2d ? "H2D" : "D2H", sync.raw_us, sync.slim_us, sync.slim_us - sync.raw_us,
                   sync.raw_us / sync.slim_us, async.raw_us, async.slim_us, async.slim_us - async.raw_us,
                   async.raw_us / async.slim_us, bytes / async.slim_us / 1e3);
     }

@@ -83,8 +83,8 @@ int main() {
       const bool raw = pass == 0;
       const double s = run(some, raw);
       const double gbps = static_cast<double>(kBytes) * kCopies * k / s / 1e9;
-      std::printf("| %d | %s | %.1f | %.1f |\n", k, raw ? "raw cudaMemcpyAsync+sync" : "slimcuda (caller stream)",
-                  gbps, gbps / k);
+      std::printf("| %d | %s | %.1f | %.1f |\n", k, raw ? "raw cudaMemcpyAsync+sync" : "slimcuda (caller stream)", gbps,
+                  gbps / k);
     }
     if (n == 1) break;
   }

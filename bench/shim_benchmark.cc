@@ -20,12 +20,12 @@
 
 namespace {
 
-#define CHECK(call)                                                               \
-  do {                                                                            \
-    if ((call) != 0) {                                                            \
+#define CHECK(call)                                                                  \
+  do {                                                                               \
+    if ((call) != 0) {                                                               \
       std::fprintf(stderr, "%s failed: %s\n", #call, slimcuda_last_error_message()); \
-      std::exit(1);                                                               \
-    }                                                                             \
+      std::exit(1);                                                                  \
+    }                                                                                \
   } while (0)
 
 // Median over rounds of the mean microseconds per call.

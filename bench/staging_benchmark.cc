@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "bench/benchmark_checks.h"
+#include "csrc/allocator/device_allocator.h"
 #include "csrc/pinned/pinned_pool.h"
 #include "csrc/transfer/staged_copy.h"
-#include "csrc/allocator/device_allocator.h"
 #include "slimcuda/slimcuda.h"
 
 namespace {
@@ -37,7 +37,6 @@ namespace {
 slimcuda::StreamContext ctx_of(cudaStream_t stream) {
   return stream == nullptr ? slimcuda::StreamContext::unselected(0) : slimcuda::StreamContext::selected(stream, 0);
 }
-
 
 using Clock = std::chrono::steady_clock;
 
@@ -65,16 +64,17 @@ double per_call_us(const std::function<void()>& op, int iters, int rounds) {
 }
 
 double host_memcpy_gbs(char* dst, const char* src, size_t n, int threads) {
-  return n / 1e9 / median_s(
-                       [&] {
-                         std::vector<std::thread> pool;
-                         const size_t slice = n / threads;
-                         for (int t = 0; t < threads; ++t) {
-                           pool.emplace_back([=] { std::memcpy(dst + t * slice, src + t * slice, slice); });
-                         }
-                         for (std::thread& th : pool) th.join();
-                       },
-                       3);
+  return n / 1e9 /
+         median_s(
+             [&] {
+               std::vector<std::thread> pool;
+               const size_t slice = n / threads;
+               for (int t = 0; t < threads; ++t) {
+                 pool.emplace_back([=] { std::memcpy(dst + t * slice, src + t * slice, slice); });
+               }
+               for (std::thread& th : pool) th.join();
+             },
+             3);
 }
 
 std::string size_name(size_t b) {
@@ -117,14 +117,15 @@ int main(int argc, char** argv) {
 
   // Median GB/s of a staged copy of n bytes between `pageable` and `dev`, in the given shape.
   auto staged_gbs = [&](size_t n, bool h2d, cudaStream_t stream, const slimcuda::StagingConfig& config, int rounds) {
-    return n / 1e9 / median_s(
-                         [&] {
-                           void* to = h2d ? dev : pageable;
-                           const void* from = h2d ? static_cast<void*>(pageable) : dev;
-                           CHECK_OK(slimcuda::staged_copy(to, from, n, h2d, ctx_of(stream), config) == slimcuda::Error::Ok,
-                                    "staged_copy");
-                         },
-                         rounds);
+    return n / 1e9 /
+           median_s(
+               [&] {
+                 void* to = h2d ? dev : pageable;
+                 const void* from = h2d ? static_cast<void*>(pageable) : dev;
+                 CHECK_OK(slimcuda::staged_copy(to, from, n, h2d, ctx_of(stream), config) == slimcuda::Error::Ok,
+                          "staged_copy");
+               },
+               rounds);
   };
   // One "H2D / D2H" table cell (host to device measured first).
   auto print_staged_cell = [&](size_t n, cudaStream_t stream, const slimcuda::StagingConfig& config, int rounds) {
@@ -135,7 +136,8 @@ int main(int argc, char** argv) {
 
   std::printf(
       "\n## P1: pageable copies (GB/s, median)\n\n"
-      "| size | dir | raw pageable | raw pinned | slimcuda buffer (policy) | slimcuda tensor (policy) | staged, events | staged, stream flags | goal 0.75×min(pinned, memcpy×4) | buffer / goal | tensor / goal |\n"
+      "| size | dir | raw pageable | raw pinned | slimcuda buffer (policy) | slimcuda tensor (policy) | staged, events "
+      "| staged, stream flags | goal 0.75×min(pinned, memcpy×4) | buffer / goal | tensor / goal |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|\n");
   // A uint8 CUDA tensor over `dev` and a CPU tensor over `pageable`: the tensor path
   // (copy_tensor, the model-input path) through the same transfer engine.
@@ -158,12 +160,10 @@ int main(int argc, char** argv) {
     for (int h2d = 1; h2d >= 0; --h2d) {
       const cudaMemcpyKind kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
       auto gbs = [&](const std::function<void()>& op) { return n / 1e9 / median_s(op, rounds); };
-      const double raw = gbs([&] {
-        CHECK_CUDA(h2d ? cudaMemcpy(dev, pageable, n, kind) : cudaMemcpy(pageable, dev, n, kind));
-      });
-      const double raw_pinned = gbs([&] {
-        CHECK_CUDA(h2d ? cudaMemcpy(dev, pinned, n, kind) : cudaMemcpy(pinned, dev, n, kind));
-      });
+      const double raw =
+          gbs([&] { CHECK_CUDA(h2d ? cudaMemcpy(dev, pageable, n, kind) : cudaMemcpy(pageable, dev, n, kind)); });
+      const double raw_pinned =
+          gbs([&] { CHECK_CUDA(h2d ? cudaMemcpy(dev, pinned, n, kind) : cudaMemcpy(pinned, dev, n, kind)); });
       const double slim = gbs([&] {
         CHECK_SC(h2d ? slimcuda_copy_host_to_device(dev, pageable, n, 0)
                      : slimcuda_copy_device_to_host(pageable, dev, n, 0));
@@ -194,8 +194,9 @@ int main(int argc, char** argv) {
   // chunk (events) and with every DMA enqueued at once behind flags (stream flags). If the
   // calling thread's ~15 µs per chunk were the cost, the flags would win at small chunks.
   if (have_flags) {
-    std::printf("\n## Events against stream flags by chunk: GB/s H2D / D2H (median of 9), 6 buffers, 8 threads\n\n"
-                "| size | chunk | chunks | events | stream flags |\n|---|---|---|---|---|\n");
+    std::printf(
+        "\n## Events against stream flags by chunk: GB/s H2D / D2H (median of 9), 6 buffers, 8 threads\n\n"
+        "| size | chunk | chunks | events | stream flags |\n|---|---|---|---|---|\n");
     for (size_t n : {size_t{1} << 20, size_t{4} << 20, size_t{16} << 20}) {
       for (size_t chunk_kib : {64, 256, 1024}) {
         if ((chunk_kib << 10) > n) continue;
@@ -212,8 +213,9 @@ int main(int argc, char** argv) {
 
   // Small copies: does a finer pipeline (smaller chunks, other thread counts) pay for its
   // extra hand-offs? The library cuts a copy below four default chunks into quarters.
-  std::printf("\n## Small staged copies: GB/s H2D / D2H (median of 9) by chunk, buffers and threads\n\n"
-              "| size | chunk | buffers | 2 threads | 4 threads | 8 threads |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "\n## Small staged copies: GB/s H2D / D2H (median of 9) by chunk, buffers and threads\n\n"
+      "| size | chunk | buffers | 2 threads | 4 threads | 8 threads |\n|---|---|---|---|---|---|\n");
   for (size_t n : {size_t{1} << 20, size_t{4} << 20}) {
     for (size_t chunk_kib : {64, 128, 256, 1024}) {
       if ((chunk_kib << 10) > n / 2 && chunk_kib != 256) continue;  // the quarter rule caps it
@@ -230,8 +232,9 @@ int main(int argc, char** argv) {
   {
     cudaStream_t nb = nullptr;
     CHECK_CUDA(cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking));
-    std::printf("\n## Small staged copies by stream: GB/s H2D / D2H (median of 9), 4 buffers, 4 threads\n\n"
-                "| size | chunk | legacy default stream | non-blocking stream |\n|---|---|---|---|\n");
+    std::printf(
+        "\n## Small staged copies by stream: GB/s H2D / D2H (median of 9), 4 buffers, 4 threads\n\n"
+        "| size | chunk | legacy default stream | non-blocking stream |\n|---|---|---|---|\n");
     for (size_t n : {size_t{1} << 20, size_t{4} << 20, size_t{16} << 20}) {
       for (size_t chunk_kib : {64, 256, 4096}) {
         if ((chunk_kib << 10) > n) continue;
@@ -251,26 +254,26 @@ int main(int argc, char** argv) {
   {
     cudaStream_t s = nullptr;
     CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    std::printf("\n## Pinned DMAs cut into chunks, then one wait: GB/s H2D / D2H (median of 9)\n\n"
-                "| size | 1 DMA | 4 DMAs | 16 DMAs |\n|---|---|---|---|\n");
+    std::printf(
+        "\n## Pinned DMAs cut into chunks, then one wait: GB/s H2D / D2H (median of 9)\n\n"
+        "| size | 1 DMA | 4 DMAs | 16 DMAs |\n|---|---|---|---|\n");
     for (size_t n : {size_t{1} << 20, size_t{4} << 20, size_t{16} << 20}) {
       std::printf("| %s |", size_name(n).c_str());
       for (size_t k : {1, 4, 16}) {
         double gbs[2];
         for (int h2d = 1; h2d >= 0; --h2d) {
-          gbs[h2d] = n / 1e9 / median_s(
-                                   [&] {
-                                     const size_t part = n / k;
-                                     for (size_t i = 0; i < k; ++i) {
-                                       char* d = static_cast<char*>(dev) + i * part;
-                                       CHECK_CUDA(h2d ? cudaMemcpyAsync(d, pinned + i * part, part,
-                                                                        cudaMemcpyHostToDevice, s)
-                                                      : cudaMemcpyAsync(pinned + i * part, d, part,
-                                                                        cudaMemcpyDeviceToHost, s));
-                                     }
-                                     CHECK_CUDA(cudaStreamSynchronize(s));
-                                   },
-                                   9);
+          gbs[h2d] = n / 1e9 /
+                     median_s(
+                         [&] {
+                           const size_t part = n / k;
+                           for (size_t i = 0; i < k; ++i) {
+                             char* d = static_cast<char*>(dev) + i * part;
+                             CHECK_CUDA(h2d ? cudaMemcpyAsync(d, pinned + i * part, part, cudaMemcpyHostToDevice, s)
+                                            : cudaMemcpyAsync(pinned + i * part, d, part, cudaMemcpyDeviceToHost, s));
+                           }
+                           CHECK_CUDA(cudaStreamSynchronize(s));
+                         },
+                         9);
         }
         std::printf(" %.1f / %.1f |", gbs[1], gbs[0]);
       }
@@ -283,9 +286,10 @@ int main(int argc, char** argv) {
   // What shapes the pipeline: chunk size, buffers in flight, memcpy threads (256 MiB).
   const size_t sweep_n = std::min(kMax, size_t{256} << 20);
   const slimcuda::StagingConfig current = slimcuda::staging_config();
-  std::printf("\n## P1 pipeline sweep: staged copy of %s, GB/s H2D / D2H (median of 3); library default: "
-              "%zu MiB chunks, %d buffers, %d threads\n\n| chunk | buffers |",
-              size_name(sweep_n).c_str(), current.chunk_bytes >> 20, current.buffers, current.threads);
+  std::printf(
+      "\n## P1 pipeline sweep: staged copy of %s, GB/s H2D / D2H (median of 3); library default: "
+      "%zu MiB chunks, %d buffers, %d threads\n\n| chunk | buffers |",
+      size_name(sweep_n).c_str(), current.chunk_bytes >> 20, current.buffers, current.threads);
   const int sweep_threads[] = {4, 8, 12, 16};
   for (int t : sweep_threads) std::printf(" %d threads |", t);
   std::printf("\n|---|---|---|---|---|---|\n");
@@ -305,10 +309,12 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaEventCreate(&start));
     CHECK_CUDA(cudaEventCreate(&stop));
     const size_t m = sweep_n;
-    std::printf("\n## Host memory shared between memcpy threads and the DMA (%s pinned DMAs, %s memcpys)\n\n"
-                "| DMA | memcpy threads | memcpy GB/s alone | memcpy GB/s during DMA | DMA GB/s alone | DMA GB/s during memcpy |\n"
-                "|---|---|---|---|---|---|\n",
-                size_name(m).c_str(), size_name(m).c_str());
+    std::printf(
+        "\n## Host memory shared between memcpy threads and the DMA (%s pinned DMAs, %s memcpys)\n\n"
+        "| DMA | memcpy threads | memcpy GB/s alone | memcpy GB/s during DMA | DMA GB/s alone | DMA GB/s during memcpy "
+        "|\n"
+        "|---|---|---|---|---|---|\n",
+        size_name(m).c_str(), size_name(m).c_str());
     for (int h2d = 1; h2d >= 0; --h2d) {
       for (int threads : {4, 8, 16}) {
         const int reps = 12;
@@ -357,7 +363,10 @@ int main(int argc, char** argv) {
 
   const int iters = quick ? 200 : 2000;
   std::printf("\n## P4 / P5: allocation + free pairs (µs per pair, median of 7 rounds of %d)\n\n", iters);
-  std::printf("| bytes | slimcuda C API device (cache hit) | C++ DeviceAllocator (cache hit) | cudaMalloc+cudaFree | cudaMallocAsync+cudaFreeAsync | slimcuda pinned (cache hit) | cudaHostAlloc+cudaFreeHost |\n|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| bytes | slimcuda C API device (cache hit) | C++ DeviceAllocator (cache hit) | cudaMalloc+cudaFree | "
+      "cudaMallocAsync+cudaFreeAsync | slimcuda pinned (cache hit) | cudaHostAlloc+cudaFreeHost "
+      "|\n|---|---|---|---|---|---|---|\n");
   cudaStream_t stream = nullptr;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (size_t n : {size_t{4096}, size_t{1} << 20, size_t{64} << 20}) {

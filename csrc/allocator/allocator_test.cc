@@ -177,7 +177,8 @@ TEST(Allocator, DeviceToHostIsOrderedOnCallerStream) {
     std::vector<float> out(n, -7.0f);
     {
       CaseStream stream("non_blocking");
-      ASSERT_EQ(slimcuda_testing_spin_caller_stream(c.data.at("spin_us").get<int64_t>()), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_testing_spin_caller_stream(c.data.at("spin_us").get<int64_t>()), SLIMCUDA_OK)
+          << slimcuda_last_error_message();
       ASSERT_EQ(slimcuda_fill_f32(buf.ptr, n, value, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
       ASSERT_EQ(slimcuda_copy_device_to_host(out.data(), buf.ptr, n * sizeof(float), 0), SLIMCUDA_OK)
           << slimcuda_last_error_message();
@@ -201,7 +202,8 @@ TEST(Allocator, HostToDeviceIsOrderedOnCallerStream) {
     DeviceBytes buf(n * sizeof(float));
     {
       CaseStream stream("non_blocking");
-      ASSERT_EQ(slimcuda_testing_spin_caller_stream(c.data.at("spin_us").get<int64_t>()), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_testing_spin_caller_stream(c.data.at("spin_us").get<int64_t>()), SLIMCUDA_OK)
+          << slimcuda_last_error_message();
       ASSERT_EQ(slimcuda_fill_f32(buf.ptr, n, c.data.at("value").get<float>(), 0), SLIMCUDA_OK);
       ASSERT_EQ(slimcuda_copy_host_to_device(buf.ptr, in.data(), n * sizeof(float), 0), SLIMCUDA_OK)
           << slimcuda_last_error_message();

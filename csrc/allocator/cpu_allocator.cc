@@ -17,8 +17,8 @@ class CpuAllocator final : public DeviceAllocator {
  public:
   Result<void*> allocate(size_t nbytes, size_t alignment, [[maybe_unused]] const StreamContext& ctx) noexcept override {
     if (alignment == 0) alignment = kCpuNaturalAlignment;
-    SLIMCUDA_CHECK_OR_RETURN(is_power_of_two(alignment), Error::InvalidArgument,
-                             "alignment %zu is not a power of two", alignment);
+    SLIMCUDA_CHECK_OR_RETURN(is_power_of_two(alignment), Error::InvalidArgument, "alignment %zu is not a power of two",
+                             alignment);
     if (nbytes == 0) return static_cast<void*>(nullptr);
     if (alignment < sizeof(void*)) alignment = sizeof(void*);
     void* p = nullptr;

@@ -69,9 +69,9 @@ Error check_device_buffer(const void* ptr, const char* name, int device, const c
 }
 
 slimcuda_memory_stats to_c(const PoolStats& s) noexcept {
-  return slimcuda_memory_stats{s.allocated_bytes, s.peak_allocated_bytes, s.reserved_bytes, s.peak_reserved_bytes,
-                               s.allocations,     s.frees,                s.cache_hits,     s.cache_misses,
-                               s.segments,        s.oom_retries};
+  return slimcuda_memory_stats{
+      s.allocated_bytes, s.peak_allocated_bytes, s.reserved_bytes, s.peak_reserved_bytes, s.allocations, s.frees,
+      s.cache_hits,      s.cache_misses,         s.segments,       s.oom_retries};
 }
 
 Error require_gpu(const char* function) noexcept {
@@ -146,7 +146,7 @@ int32_t slimcuda_caller_stream_push(void* stream) {
   return c_entry(__func__, [&](const char* function) {
     PushedSelections& p = tls_pushed;
     SLIMCUDA_CHECK_OR_RETURN_AT(function, p.depth < PushedSelections::kMaxDepth, Error::OutOfResources,
-                             "more than %d nested pushes on this thread", PushedSelections::kMaxDepth);
+                                "more than %d nested pushes on this thread", PushedSelections::kMaxDepth);
     p.saved[p.depth++] = detail::exchange_caller_stream(static_cast<cudaStream_t>(stream));
     return Error::Ok;
   });
@@ -164,7 +164,7 @@ int32_t slimcuda_caller_stream_pop(void) {
 int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr && is_set != nullptr, Error::InvalidArgument, "null %s",
-                             stream == nullptr ? "stream" : "is_set");
+                                stream == nullptr ? "stream" : "is_set");
     const std::optional<cudaStream_t> s = getCallerStream();
     *stream = s.value_or(nullptr);
     *is_set = s.has_value() ? 1 : 0;
@@ -176,14 +176,15 @@ int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** strea
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument, "null stream");
     SLIMCUDA_CHECK_OR_RETURN_AT(function, flags == SLIMCUDA_STREAM_DEFAULT || flags == SLIMCUDA_STREAM_NON_BLOCKING,
-                             Error::InvalidArgument, "unknown stream flags %d", flags);
+                                Error::InvalidArgument, "unknown stream flags %d", flags);
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
     cuda::DeviceGuard guard(device);
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
     cudaStream_t s = nullptr;
-    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamCreateWithFlags(
-        &s, flags == SLIMCUDA_STREAM_NON_BLOCKING ? cudaStreamNonBlocking : cudaStreamDefault));
+    SLIMCUDA_CUDA_TRY_AT(function,
+                         cudaStreamCreateWithFlags(
+                             &s, flags == SLIMCUDA_STREAM_NON_BLOCKING ? cudaStreamNonBlocking : cudaStreamDefault));
     *stream = s;
     return Error::Ok;
   });
@@ -192,7 +193,7 @@ int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** strea
 int32_t slimcuda_stream_destroy(void* stream) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument,
-                             "null is the legacy default stream, which cannot be destroyed");
+                                "null is the legacy default stream, which cannot be destroyed");
     memory::retire_stream(stream);  // cached memory must not keep the stream's address
     SLIMCUDA_CUDA_TRY_AT(function, cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
     return Error::Ok;
@@ -202,7 +203,7 @@ int32_t slimcuda_stream_destroy(void* stream) {
 int32_t slimcuda_stream_release(void* stream) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument,
-                             "null is the legacy default stream, which never goes away");
+                                "null is the legacy default stream, which never goes away");
     memory::retire_stream(stream);
     return Error::Ok;
   });
@@ -302,13 +303,11 @@ int32_t slimcuda_copy_device_to_host(void* dst, const void* src, size_t nbytes, 
   return c_entry(__func__, [&](const char* function) { return copy(dst, src, nbytes, device_index, false, function); });
 }
 
-int32_t slimcuda_copy_host_to_device_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
-                                        void* stream) {
+int32_t slimcuda_copy_host_to_device_on(void* dst, const void* src, size_t nbytes, int32_t device_index, void* stream) {
   return with_stream(stream, [&] { return slimcuda_copy_host_to_device(dst, src, nbytes, device_index); });
 }
 
-int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
-                                        void* stream) {
+int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbytes, int32_t device_index, void* stream) {
   return with_stream(stream, [&] { return slimcuda_copy_device_to_host(dst, src, nbytes, device_index); });
 }
 

@@ -142,8 +142,7 @@ int32_t slimcuda_model_instances(const slimcuda_model* model, int32_t* instances
 
 int32_t slimcuda_model_num_io(const slimcuda_model* model, size_t* num_inputs, size_t* num_outputs) {
   return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && num_inputs && num_outputs, Error::InvalidArgument,
-                                "null argument");
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && num_inputs && num_outputs, Error::InvalidArgument, "null argument");
     *num_inputs = cast(model)->method().inputs.size();
     *num_outputs = cast(model)->method().outputs.size();
     return Error::Ok;

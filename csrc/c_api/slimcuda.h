@@ -75,8 +75,8 @@ SLIMCUDA_API int32_t slimcuda_cuda_versions(int32_t* runtime, int32_t* driver);
 
 /* Properties of device `device_index` (-1 = current): its name (NUL-terminated, truncated
  * to name_capacity), total memory in bytes and compute capability. Any output may be NULL. */
-SLIMCUDA_API int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name_capacity, uint64_t* total_memory,
-                                   int32_t* cc_major, int32_t* cc_minor);
+SLIMCUDA_API int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name_capacity,
+                                                uint64_t* total_memory, int32_t* cc_major, int32_t* cc_minor);
 
 /* ---- Caller stream ---------------------------------------------------------------------
  * One selection per OS thread, shared with the C++ CallerStreamGuard: push selects
@@ -128,8 +128,8 @@ typedef struct {
   uint64_t allocated_bytes, peak_allocated_bytes; /* handed out, not yet freed */
   uint64_t reserved_bytes, peak_reserved_bytes;   /* held from CUDA: allocated + cached */
   uint64_t allocations, frees, cache_hits, cache_misses;
-  uint64_t segments;                              /* cudaMalloc'ed segments held */
-  uint64_t oom_retries;                           /* allocations retried after emptying the cache */
+  uint64_t segments;    /* cudaMalloc'ed segments held */
+  uint64_t oom_retries; /* allocations retried after emptying the cache */
 } slimcuda_memory_stats;
 /* The cache's statistics for device_index (-1: current); zeros before its first allocation. */
 SLIMCUDA_API int32_t slimcuda_memory_stats_get(int32_t device_index, slimcuda_memory_stats* out);
@@ -155,9 +155,9 @@ SLIMCUDA_API int32_t slimcuda_copy_device_to_host(void* dst, const void* src, si
 /* The same copies with `stream` selected for the duration of the call only (NULL = legacy
  * default stream). For callers, like Go, whose threads change between calls. */
 SLIMCUDA_API int32_t slimcuda_copy_host_to_device_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
-                                        void* stream);
+                                                     void* stream);
 SLIMCUDA_API int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbytes, int32_t device_index,
-                                        void* stream);
+                                                     void* stream);
 
 /* ---- Kernels ---------------------------------------------------------------------------
  * Asynchronous: enqueued on the caller stream when one is selected, else on the legacy
@@ -170,7 +170,8 @@ SLIMCUDA_API int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a
 
 /* Same two with `stream` selected for the call only. */
 SLIMCUDA_API int32_t slimcuda_fill_f32_on(void* dst, size_t n, float value, int32_t device_index, void* stream);
-SLIMCUDA_API int32_t slimcuda_axpy_f32_on(void* y, const void* x, size_t n, float a, int32_t device_index, void* stream);
+SLIMCUDA_API int32_t slimcuda_axpy_f32_on(void* y, const void* x, size_t n, float a, int32_t device_index,
+                                          void* stream);
 
 /* ---- Tensors --------------------------------------------------------------------------
  * The same objects the aoti_torch_* shims call AtenTensorHandle (slimcuda/aoti_torch.h),
@@ -203,10 +204,11 @@ enum { SLIMCUDA_DEVICE_CPU = 0, SLIMCUDA_DEVICE_CUDA = 1 };
  * page-locked host memory (device_type must be CPU; NOT_SUPPORTED without a CUDA driver).
  * Free with slimcuda_tensor_delete. */
 SLIMCUDA_API int32_t slimcuda_tensor_empty(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
-                              int32_t device_type, int32_t device_index, int32_t pinned, slimcuda_tensor** out);
+                                           int32_t device_type, int32_t device_index, int32_t pinned,
+                                           slimcuda_tensor** out);
 /* A new view of t's storage (must fit inside it). Free with slimcuda_tensor_delete. */
-SLIMCUDA_API int32_t slimcuda_tensor_view(const slimcuda_tensor* t, int64_t ndim, const int64_t* sizes, const int64_t* strides,
-                             int64_t storage_offset, slimcuda_tensor** out);
+SLIMCUDA_API int32_t slimcuda_tensor_view(const slimcuda_tensor* t, int64_t ndim, const int64_t* sizes,
+                                          const int64_t* strides, int64_t storage_offset, slimcuda_tensor** out);
 /* A new tensor with t's sizes, dtype and device holding a copy of it: contiguous, or with
  * t's strides when preserve_strides = 1 (then the storage span t's strides reach is copied
  * as is: O(span), so a [2^40] view with stride 0 copies one element). */
@@ -221,11 +223,11 @@ typedef struct {
   int64_t numel;
   int64_t storage_offset; /* elements */
   int64_t storage_bytes;
-  void* data;             /* address of element 0 */
+  void* data; /* address of element 0 */
   int32_t dtype;
   int32_t device_type;
   int32_t device_index;
-  int32_t pinned;         /* page-locked host memory */
+  int32_t pinned; /* page-locked host memory */
   int32_t contiguous;
 } slimcuda_tensor_info;
 SLIMCUDA_API int32_t slimcuda_tensor_get_info(const slimcuda_tensor* t, slimcuda_tensor_info* info);
@@ -237,15 +239,16 @@ SLIMCUDA_API int32_t slimcuda_tensor_get_info(const slimcuda_tensor* t, slimcuda
 SLIMCUDA_API int32_t slimcuda_tensor_copy(slimcuda_tensor* dst, const slimcuda_tensor* src);
 /* dst <- nbytes of contiguous host elements of `dtype`, as many as dst has (else
  * INVALID_ARGUMENT); converted to dst's dtype. Blocking: `data` is free on return. */
-SLIMCUDA_API int32_t slimcuda_tensor_copy_from_host(slimcuda_tensor* dst, const void* data, size_t nbytes, int32_t dtype);
+SLIMCUDA_API int32_t slimcuda_tensor_copy_from_host(slimcuda_tensor* dst, const void* data, size_t nbytes,
+                                                    int32_t dtype);
 /* The reverse: src's elements, converted to `dtype`, into contiguous host memory. */
 SLIMCUDA_API int32_t slimcuda_tensor_copy_to_host(const slimcuda_tensor* src, void* data, size_t nbytes, int32_t dtype);
 /* The same three with `stream` selected for the call only (NULL = legacy default stream). */
 SLIMCUDA_API int32_t slimcuda_tensor_copy_on(slimcuda_tensor* dst, const slimcuda_tensor* src, void* stream);
-SLIMCUDA_API int32_t slimcuda_tensor_copy_from_host_on(slimcuda_tensor* dst, const void* data, size_t nbytes, int32_t dtype,
-                                          void* stream);
-SLIMCUDA_API int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src, void* data, size_t nbytes, int32_t dtype,
-                                        void* stream);
+SLIMCUDA_API int32_t slimcuda_tensor_copy_from_host_on(slimcuda_tensor* dst, const void* data, size_t nbytes,
+                                                       int32_t dtype, void* stream);
+SLIMCUDA_API int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src, void* data, size_t nbytes,
+                                                     int32_t dtype, void* stream);
 
 /* ---- Model packages and models -----------------------------------------------------------
  * A package (csrc/package/package.fbs) holds compiled model libraries (one per device
@@ -279,9 +282,9 @@ typedef struct slimcuda_model slimcuda_model;
 enum { SLIMCUDA_STATIC = 0, SLIMCUDA_DYNAMIC_BOUNDED = 1, SLIMCUDA_DYNAMIC_UNBOUNDED = 2 };
 
 typedef struct {
-  const char* name;     /* borrowed: valid while the model lives */
+  const char* name; /* borrowed: valid while the model lives */
   int32_t dtype;
-  int32_t dynamism;     /* sizes are exact (STATIC) or upper bounds (DYNAMIC_BOUNDED) */
+  int32_t dynamism; /* sizes are exact (STATIC) or upper bounds (DYNAMIC_BOUNDED) */
   int64_t ndim;
   const int64_t* sizes; /* borrowed */
   int32_t device_type;
@@ -314,10 +317,11 @@ SLIMCUDA_API int32_t slimcuda_package_pack(const char* manifest_path, const char
  * OUT_OF_RESOURCES. An output that borrows the model's memory stays valid after
  * slimcuda_model_free (it keeps the library loaded). Free with slimcuda_model_free. */
 SLIMCUDA_API int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
-                            slimcuda_model** out);
+                                         slimcuda_model** out);
 /* slimcuda_model_load from a package file, read as described above slimcuda_package_pack
  * (its codes: NOT_FOUND, ACCESS_FAILED, INVALID_ARGUMENT, OUT_OF_RESOURCES), then loaded. */
-SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index, slimcuda_model** out);
+SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index,
+                                              slimcuda_model** out);
 /* Load options, for slimcuda_model_load_with and _load_file_with. Set struct_size to
  * sizeof(slimcuda_load_options) (another size: INVALID_ARGUMENT; later versions add fields
  * at the end). NULL options: every default.
@@ -337,9 +341,9 @@ typedef struct {
   int32_t instances;
 } slimcuda_load_options;
 SLIMCUDA_API int32_t slimcuda_model_load_with(const void* data, size_t size, const slimcuda_load_options* options,
-                                 slimcuda_model** out);
+                                              slimcuda_model** out);
 SLIMCUDA_API int32_t slimcuda_model_load_file_with(const char* path, const slimcuda_load_options* options,
-                                      slimcuda_model** out);
+                                                   slimcuda_model** out);
 /* Frees a model (NULL: no-op). Not while any other call on it is in flight: see above. */
 SLIMCUDA_API int32_t slimcuda_model_free(slimcuda_model* model);
 /* The model's number of instances, resolved at load (never 0). */
@@ -354,9 +358,9 @@ SLIMCUDA_API int32_t slimcuda_model_output_spec(const slimcuda_model* model, siz
  * one is selected (returning once enqueued), else on the model's own stream, waiting for
  * it. */
 SLIMCUDA_API int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
-                           slimcuda_tensor** outputs, size_t num_outputs);
+                                        slimcuda_tensor** outputs, size_t num_outputs);
 SLIMCUDA_API int32_t slimcuda_model_run_on(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
-                              slimcuda_tensor** outputs, size_t num_outputs, void* stream);
+                                           slimcuda_tensor** outputs, size_t num_outputs, void* stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

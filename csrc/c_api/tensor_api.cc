@@ -28,8 +28,8 @@ Error host_tensor(const SlimTensor& like, void* data, size_t nbytes, int32_t dty
                               "%zu bytes of host data for a tensor of %lld %s elements (%zu bytes)", nbytes,
                               static_cast<long long>(like.numel()), scalar_type_name(static_cast<ScalarType>(dtype)),
                               want);
-  return from_blob(data, like.dim(), like.sizes().data(), nullptr, 0, dtype,
-                   static_cast<int32_t>(DeviceType::CPU), -1, out, function);
+  return from_blob(data, like.dim(), like.sizes().data(), nullptr, 0, dtype, static_cast<int32_t>(DeviceType::CPU), -1,
+                   out, function);
 }
 
 }  // namespace

@@ -24,16 +24,16 @@ void clear_last_error() noexcept;
 #define SLIMCUDA_CHECK_OR_RETURN(cond, error, ...) SLIMCUDA_CHECK_OR_RETURN_AT(__func__, cond, error, __VA_ARGS__)
 
 /// The same, naming `function` (for code inside lambdas, where __func__ is "operator()").
-#define SLIMCUDA_CHECK_OR_RETURN_AT(function, cond, error, ...)         \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
+#define SLIMCUDA_CHECK_OR_RETURN_AT(function, cond, error, ...)            \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
       return ::slimcuda::set_last_error((error), (function), __VA_ARGS__); \
-    }                                                                   \
+    }                                                                      \
   } while (0)
 
 /// Propagates a non-Ok Error from `expr`.
-#define SLIMCUDA_RETURN_IF_ERROR(expr)                         \
-  do {                                                         \
-    const ::slimcuda::Error slimcuda_err_ = (expr);            \
+#define SLIMCUDA_RETURN_IF_ERROR(expr)                                \
+  do {                                                                \
+    const ::slimcuda::Error slimcuda_err_ = (expr);                   \
     if (slimcuda_err_ != ::slimcuda::Error::Ok) return slimcuda_err_; \
   } while (0)

@@ -24,14 +24,12 @@ namespace slimcuda::cuda {
 #define SLIMCUDA_CUDA_TRY(call) SLIMCUDA_CUDA_TRY_AT(__func__, call)
 
 /// The same, naming `function` (for code inside lambdas).
-#define SLIMCUDA_CUDA_TRY_AT(function, call)                                                 \
-  do {                                                                                       \
-    const cudaError_t slimcuda_cuda_err_ = (call);                                           \
-    if (slimcuda_cuda_err_ != cudaSuccess) {                                                 \
-      (void)cudaGetLastError();                                                              \
-      return ::slimcuda::set_last_error(::slimcuda::Error::Internal, (function),             \
-                                        "%s failed: %s: %s", #call,                          \
-                                        cudaGetErrorName(slimcuda_cuda_err_),                \
-                                        cudaGetErrorString(slimcuda_cuda_err_));             \
-    }                                                                                        \
+#define SLIMCUDA_CUDA_TRY_AT(function, call)                                                                           \
+  do {                                                                                                                 \
+    const cudaError_t slimcuda_cuda_err_ = (call);                                                                     \
+    if (slimcuda_cuda_err_ != cudaSuccess) {                                                                           \
+      (void)cudaGetLastError();                                                                                        \
+      return ::slimcuda::set_last_error(::slimcuda::Error::Internal, (function), "%s failed: %s: %s", #call,           \
+                                        cudaGetErrorName(slimcuda_cuda_err_), cudaGetErrorString(slimcuda_cuda_err_)); \
+    }                                                                                                                  \
   } while (0)

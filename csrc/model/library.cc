@@ -130,8 +130,8 @@ Error ModelLibrary::load(const uint8_t* data, size_t size, const std::string& fd
         close(lib->fd_);
         lib->fd_ = moved;
       }
-      return set_last_error(Error::OutOfResources, function,
-                            "%d fd numbers in a row name libraries that stay loaded", kMaxPathAttempts);
+      return set_last_error(Error::OutOfResources, function, "%d fd numbers in a row name libraries that stay loaded",
+                            kMaxPathAttempts);
     }
 
     // The fallback: a file with a random name, unlinked as soon as it is loaded (or not).

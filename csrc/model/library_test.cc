@@ -15,8 +15,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -201,8 +201,7 @@ TEST(ModelLibrary, TwoHundredFiftySixThreadsLoadingEightPackagesAtOnce) { load_c
 //   thread 2:      (waits)|--run--|
 float max_in_flight(const std::vector<uint8_t>& pkg, const slimcuda_load_options* opts, int* failures) {
   Model m;
-  EXPECT_EQ(slimcuda_model_load_with(pkg.data(), pkg.size(), opts, &m.m), SLIMCUDA_OK)
-      << slimcuda_last_error_message();
+  EXPECT_EQ(slimcuda_model_load_with(pkg.data(), pkg.size(), opts, &m.m), SLIMCUDA_OK) << slimcuda_last_error_message();
   if (m.m == nullptr) return NAN;
   std::atomic<int> failed{0};
   std::mutex mu;
@@ -286,7 +285,7 @@ TEST(ModelLibrary, CheckingRunsNoCodeLoadingRunsConstructors) {
   ASSERT_EQ(setenv("SLIMCUDA_TEST_CONSTRUCTOR_FILE", marker.c_str(), 1), 0);
   const std::vector<uint8_t>& pkg = pkgs["constructor_file"];
   ASSERT_EQ(slimcuda_package_check(pkg.data(), pkg.size()), SLIMCUDA_OK) << slimcuda_last_error_message();
-  struct stat st{};
+  struct stat st {};
   EXPECT_NE(stat(marker.c_str(), &st), 0) << "slimcuda_package_check ran the library's code";
   Model m;
   ASSERT_EQ(load(pkg, &m), SLIMCUDA_OK) << slimcuda_last_error_message();
@@ -317,7 +316,10 @@ TEST(ModelLibrary, WithoutProcFallsBackToAnUnlinkedFile) {
   std::shared_ptr<ModelLibrary> a, b;
   const Error ea = ModelLibrary::load(so.data(), so.size(), "/nonexistent/fd", &a, "test");
   const Error eb = ModelLibrary::load(so.data(), so.size(), "/nonexistent/fd", &b, "test");
-  if (old) setenv("TMPDIR", saved.c_str(), 1); else unsetenv("TMPDIR");
+  if (old)
+    setenv("TMPDIR", saved.c_str(), 1);
+  else
+    unsetenv("TMPDIR");
   ASSERT_EQ(ea, Error::Ok) << last_error_message();
   ASSERT_EQ(eb, Error::Ok) << last_error_message();
   EXPECT_NE(a->handle(), b->handle()) << "two loads of the same bytes must be two objects";
@@ -333,7 +335,9 @@ TEST(ModelLibrary, OutOfFileDescriptorsIsOutOfResources) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    struct rlimit lim{64, 64};
+    struct rlimit lim {
+      64, 64
+    };
     setrlimit(RLIMIT_NOFILE, &lim);
     while (dup(0) >= 0) {
     }

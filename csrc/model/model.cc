@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "csrc/memory/memory.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
+#include "csrc/memory/memory.h"
 #include "csrc/tensor/layout.h"
 #include "slimcuda/last_error.h"
 
@@ -50,20 +50,18 @@ Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device m
                                                                   : true;
     if (!fits) {
       const bool bounded = spec.dynamism == Dynamism::DynamicBounded;
-      return set_last_error(on_mismatch, function, "%s %zu '%s': shape %s, want %s%s%s", what, index, name,
-                            shape(t.sizes()).c_str(), bounded ? "at most " : "", shape(spec.sizes).c_str(),
-                            bounded && !spec.min_sizes.empty() ? (" and at least " + shape(spec.min_sizes)).c_str()
-                                                               : "");
+      return set_last_error(
+          on_mismatch, function, "%s %zu '%s': shape %s, want %s%s%s", what, index, name, shape(t.sizes()).c_str(),
+          bounded ? "at most " : "", shape(spec.sizes).c_str(),
+          bounded && !spec.min_sizes.empty() ? (" and at least " + shape(spec.min_sizes)).c_str() : "");
     }
   }
-  const Device want_device{spec.device.type,
-                           spec.device.index == -1 ? model_device.index : spec.device.index};
+  const Device want_device{spec.device.type, spec.device.index == -1 ? model_device.index : spec.device.index};
   const Device got = t.device();
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, got.type == want_device.type && (got.type == DeviceType::CPU ||
-                                                                         got.index == want_device.index),
-                              on_mismatch, "%s %zu '%s': on %s:%d, want %s:%d", what, index, name,
-                              got.is_cuda() ? "cuda" : "cpu", got.index, want_device.is_cuda() ? "cuda" : "cpu",
-                              want_device.index);
+  SLIMCUDA_CHECK_OR_RETURN_AT(
+      function, got.type == want_device.type && (got.type == DeviceType::CPU || got.index == want_device.index),
+      on_mismatch, "%s %zu '%s': on %s:%d, want %s:%d", what, index, name, got.is_cuda() ? "cuda" : "cpu", got.index,
+      want_device.is_cuda() ? "cuda" : "cpu", want_device.index);
   if (got.is_cuda() && t.data_ptr() != nullptr) {
     // The tag is not enough: the memory must really be this device's.
     cudaPointerAttributes attr{};
@@ -146,8 +144,8 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
     if (rc != 0) {
       const std::string why = last_error_message();
       return set_last_error(Error::InvalidProgram, function,
-                            "AOTInductorModelContainerCreateWithDevice(%s) failed with error %d%s%s", device_str.c_str(),
-                            rc, why.empty() ? "" : ": ", why.c_str());
+                            "AOTInductorModelContainerCreateWithDevice(%s) failed with error %d%s%s",
+                            device_str.c_str(), rc, why.empty() ? "" : ": ", why.c_str());
     }
     SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr, Error::InvalidProgram,
                                 "AOTInductorModelContainerCreateWithDevice(%s) reported success but returned no "
@@ -181,7 +179,8 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
                               "%zu inputs, the model takes %zu", num_inputs, method_.inputs.size());
   SLIMCUDA_CHECK_OR_RETURN_AT(function, num_outputs == method_.outputs.size(), Error::InvalidArgument,
                               "room for %zu outputs, the model returns %zu", num_outputs, method_.outputs.size());
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, (inputs != nullptr || num_inputs == 0) && (outputs != nullptr || num_outputs == 0),
+  SLIMCUDA_CHECK_OR_RETURN_AT(function,
+                              (inputs != nullptr || num_inputs == 0) && (outputs != nullptr || num_outputs == 0),
                               Error::InvalidArgument, "null inputs or outputs array");
   for (size_t i = 0; i < num_inputs; ++i) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, inputs[i] != nullptr, Error::InvalidArgument, "input %zu is null", i);
@@ -230,8 +229,8 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
       drop_outputs();
       return set_last_error(Error::InvalidProgram, function, "the model returned no output %zu", i);
     }
-    const Error e = check_tensor_against(*static_cast<SlimTensor*>(out[i]), method_.outputs[i], device_, "output",
-                                         i, Error::InvalidProgram, function);
+    const Error e = check_tensor_against(*static_cast<SlimTensor*>(out[i]), method_.outputs[i], device_, "output", i,
+                                         Error::InvalidProgram, function);
     if (e != Error::Ok) {
       drop_outputs();
       return e;

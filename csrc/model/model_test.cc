@@ -120,8 +120,7 @@ TEST(DemoModel, RejectsBadInputs) {
     SCOPED_TRACE(c.name);
     if (!begin_case(c)) continue;
     Model model;
-    ASSERT_EQ(slimcuda_model_load(pkg.data(), pkg.size(), device_code(c.data.at("device")), -1, &model.m),
-              SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_model_load(pkg.data(), pkg.size(), device_code(c.data.at("device")), -1, &model.m), SLIMCUDA_OK);
     int32_t type = -1, index = -1;
     ASSERT_EQ(slimcuda_model_device(model.m, &type, &index), SLIMCUDA_OK);
     const std::string where = c.data.at("input_device").get<std::string>();

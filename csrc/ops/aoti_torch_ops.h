@@ -30,51 +30,53 @@ extern "C" {
 
 /* out = self @ mat2 ([M,K] @ [K,N] -> [M,N]). */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_mm_out)(AtenTensorHandle out, AtenTensorHandle self,
-                                                     AtenTensorHandle mat2);
+                                                                  AtenTensorHandle mat2);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_mm_out)(AtenTensorHandle out, AtenTensorHandle self,
-                                                    AtenTensorHandle mat2);
+                                                                 AtenTensorHandle mat2);
 /* out = beta * self + alpha * (mat1 @ mat2); self broadcast to [M,N]. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_addmm_out)(AtenTensorHandle out, AtenTensorHandle self,
-                                                        AtenTensorHandle mat1, AtenTensorHandle mat2,
-                                                        double beta, double alpha);
+                                                                     AtenTensorHandle mat1, AtenTensorHandle mat2,
+                                                                     double beta, double alpha);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_addmm_out)(AtenTensorHandle out, AtenTensorHandle self,
-                                                       AtenTensorHandle mat1, AtenTensorHandle mat2,
-                                                       double beta, double alpha);
+                                                                    AtenTensorHandle mat1, AtenTensorHandle mat2,
+                                                                    double beta, double alpha);
 /* out = self @ mat2, batched ([B,M,K] @ [B,K,N] -> [B,M,N]). */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_bmm_out)(AtenTensorHandle out, AtenTensorHandle self,
-                                                      AtenTensorHandle mat2);
+                                                                   AtenTensorHandle mat2);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_bmm_out)(AtenTensorHandle out, AtenTensorHandle self,
-                                                     AtenTensorHandle mat2);
+                                                                  AtenTensorHandle mat2);
 /* out = beta * self + alpha * (batch1 @ batch2); self broadcast to [B,M,N]. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_baddbmm_out)(AtenTensorHandle out, AtenTensorHandle self,
-                                                          AtenTensorHandle batch1, AtenTensorHandle batch2,
-                                                          double beta, double alpha);
+                                                                       AtenTensorHandle batch1, AtenTensorHandle batch2,
+                                                                       double beta, double alpha);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_baddbmm_out)(AtenTensorHandle out, AtenTensorHandle self,
-                                                         AtenTensorHandle batch1, AtenTensorHandle batch2,
-                                                         double beta, double alpha);
+                                                                      AtenTensorHandle batch1, AtenTensorHandle batch2,
+                                                                      double beta, double alpha);
 /* *ret0 = act(beta * self + alpha * (mat1 @ mat2)), act = GELU (use_gelu != 0) or ReLU; a new
  * contiguous tensor (new reference). GELU: CUDA uses the tanh approximation (cuBLASLt's
  * epilogue, as ATen's CUDA kernel), CPU the exact erf form (as ATen's CPU kernel). */
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__addmm_activation)(AtenTensorHandle self, AtenTensorHandle mat1,
-                                                                AtenTensorHandle mat2, double beta, double alpha,
-                                                                int32_t use_gelu, AtenTensorHandle* ret0);
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__addmm_activation)(AtenTensorHandle self, AtenTensorHandle mat1,
-                                                               AtenTensorHandle mat2, double beta, double alpha,
-                                                               int32_t use_gelu, AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__addmm_activation)(AtenTensorHandle self,
+                                                                             AtenTensorHandle mat1,
+                                                                             AtenTensorHandle mat2, double beta,
+                                                                             double alpha, int32_t use_gelu,
+                                                                             AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__addmm_activation)(AtenTensorHandle self,
+                                                                            AtenTensorHandle mat1,
+                                                                            AtenTensorHandle mat2, double beta,
+                                                                            double alpha, int32_t use_gelu,
+                                                                            AtenTensorHandle* ret0);
 /* *ret0 = convolution (1-D/2-D/3-D: input [N,C,*], weight [Cout,C/groups,*] or, transposed,
  * [C,Cout/groups,*]); bias NULL or a pointer to a [Cout] handle; each list has one entry
  * per spatial dimension (or one, used for all). A new tensor (new reference), channels-last
  * when the input is. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_convolution)(
-    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride,
-    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation,
-    int64_t dilation_len_, int32_t transposed, const int64_t* output_padding, int64_t output_padding_len_,
-    int64_t groups, AtenTensorHandle* ret0);
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
+    const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
+    const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_convolution)(
-    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride,
-    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation,
-    int64_t dilation_len_, int32_t transposed, const int64_t* output_padding, int64_t output_padding_len_,
-    int64_t groups, AtenTensorHandle* ret0);
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
+    const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
+    const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -20,19 +20,22 @@ namespace {
 
 constexpr size_t kMaxCachedPlans = 256;  // per thread
 
-#define SLIMCUDA_CUDNN_TRY(api, call)                                                                   \
-  do {                                                                                                 \
-    const cudnnStatus_t slimcuda_st_ = (call);                                                         \
-    if (slimcuda_st_ != CUDNN_STATUS_SUCCESS)                                                          \
-      return set_last_error(Error::Internal, function, "%s failed: %s", #call,                        \
-                            (api).cudnnGetErrorString(slimcuda_st_));                                  \
+#define SLIMCUDA_CUDNN_TRY(api, call)                                          \
+  do {                                                                         \
+    const cudnnStatus_t slimcuda_st_ = (call);                                 \
+    if (slimcuda_st_ != CUDNN_STATUS_SUCCESS)                                  \
+      return set_last_error(Error::Internal, function, "%s failed: %s", #call, \
+                            (api).cudnnGetErrorString(slimcuda_st_));          \
   } while (0)
 
 cudnnDataType_t data_type(ScalarType t) {
   switch (t) {
-    case ScalarType::Half: return CUDNN_DATA_HALF;
-    case ScalarType::BFloat16: return CUDNN_DATA_BFLOAT16;
-    default: return CUDNN_DATA_FLOAT;
+    case ScalarType::Half:
+      return CUDNN_DATA_HALF;
+    case ScalarType::BFloat16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      return CUDNN_DATA_FLOAT;
   }
 }
 
@@ -74,8 +77,8 @@ Error tensor_desc(const vendor::CudnnApi& api, cudnnDataType_t type, const std::
   std::vector<int> dims, str;
   as_cudnn_dims(sizes, strides, &dims, &str);
   SLIMCUDA_CUDNN_TRY(api, api.cudnnCreateTensorDescriptor(out));
-  SLIMCUDA_CUDNN_TRY(api, api.cudnnSetTensorNdDescriptor(*out, type, static_cast<int>(dims.size()), dims.data(),
-                                                         str.data()));
+  SLIMCUDA_CUDNN_TRY(
+      api, api.cudnnSetTensorNdDescriptor(*out, type, static_cast<int>(dims.size()), dims.data(), str.data()));
   return Error::Ok;
 }
 
@@ -111,8 +114,7 @@ bool benchmark_algorithms() {
 constexpr size_t kFindWorkspace = size_t{256} << 20;
 
 Error build_plan(const vendor::CudnnApi& api, cudnnHandle_t handle, const ConvProblem& p, const SlimTensor& w,
-                 bool weight_nhwc, const SlimTensor& out, const StreamContext& ctx, Plan* plan,
-                 const char* function) {
+                 bool weight_nhwc, const SlimTensor& out, const StreamContext& ctx, Plan* plan, const char* function) {
   plan->api = &api;
   const cudnnDataType_t type = data_type(p.dtype);
   // Transposed: y = conv_transpose(x, w) is the backward-data pass of a forward convolution
@@ -122,9 +124,9 @@ Error build_plan(const vendor::CudnnApi& api, cudnnHandle_t handle, const ConvPr
   std::vector<int> wdims, wstr;
   as_cudnn_dims(w.sizes(), w.strides(), &wdims, &wstr);
   SLIMCUDA_CUDNN_TRY(api, api.cudnnCreateFilterDescriptor(&plan->w));
-  SLIMCUDA_CUDNN_TRY(api, api.cudnnSetFilterNdDescriptor(plan->w, type,
-                                                         weight_nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
-                                                         static_cast<int>(wdims.size()), wdims.data()));
+  SLIMCUDA_CUDNN_TRY(api,
+                     api.cudnnSetFilterNdDescriptor(plan->w, type, weight_nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                                    static_cast<int>(wdims.size()), wdims.data()));
   const int nsp = p.spatial == 1 ? 2 : p.spatial;
   std::vector<int> pad, stride, dil;
   for (int i = 3 - nsp; i < 3; ++i) {
@@ -150,7 +152,8 @@ Error build_plan(const vendor::CudnnApi& api, cudnnHandle_t handle, const ConvPr
   int found = 0;
   if (benchmark_algorithms()) {
     auto scratch = device_memory::allocate(kFindWorkspace, 0, ctx);
-    if (!scratch.ok()) return set_last_error(scratch.error(), function, "cuDNN benchmark scratch: %s", last_error_message());
+    if (!scratch.ok())
+      return set_last_error(scratch.error(), function, "cuDNN benchmark scratch: %s", last_error_message());
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     if (!p.transposed) {
       cudnnConvolutionFwdAlgoPerf_t perf[kRequest];
@@ -165,9 +168,9 @@ Error build_plan(const vendor::CudnnApi& api, cudnnHandle_t handle, const ConvPr
       }
     } else {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kRequest];
-      st = api.cudnnFindConvolutionBackwardDataAlgorithmEx(handle, plan->w, w.data_ptr(), plan->x,
-                                                           p.input->data_ptr(), plan->conv, plan->y, out.data_ptr(),
-                                                           kRequest, &found, perf, scratch.value(), kFindWorkspace);
+      st = api.cudnnFindConvolutionBackwardDataAlgorithmEx(handle, plan->w, w.data_ptr(), plan->x, p.input->data_ptr(),
+                                                           plan->conv, plan->y, out.data_ptr(), kRequest, &found, perf,
+                                                           scratch.value(), kFindWorkspace);
       for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < found; ++i) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kFindWorkspace) continue;
         plan->bwd = perf[i].algo;
@@ -187,8 +190,8 @@ Error build_plan(const vendor::CudnnApi& api, cudnnHandle_t handle, const ConvPr
     for (int i = 0; i < found; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
       plan->fwd = perf[i].algo;
-      SLIMCUDA_CUDNN_TRY(api, api.cudnnGetConvolutionForwardWorkspaceSize(handle, plan->x, plan->w, plan->conv,
-                                                                          plan->y, plan->fwd, &plan->workspace));
+      SLIMCUDA_CUDNN_TRY(api, api.cudnnGetConvolutionForwardWorkspaceSize(handle, plan->x, plan->w, plan->conv, plan->y,
+                                                                          plan->fwd, &plan->workspace));
       return Error::Ok;
     }
   } else {
@@ -198,8 +201,8 @@ Error build_plan(const vendor::CudnnApi& api, cudnnHandle_t handle, const ConvPr
     for (int i = 0; i < found; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
       plan->bwd = perf[i].algo;
-      SLIMCUDA_CUDNN_TRY(api, api.cudnnGetConvolutionBackwardDataWorkspaceSize(
-                                  handle, plan->w, plan->x, plan->conv, plan->y, plan->bwd, &plan->workspace));
+      SLIMCUDA_CUDNN_TRY(api, api.cudnnGetConvolutionBackwardDataWorkspaceSize(handle, plan->w, plan->x, plan->conv,
+                                                                               plan->y, plan->bwd, &plan->workspace));
       return Error::Ok;
     }
   }
@@ -255,8 +258,9 @@ Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const Stream
   void* workspace = nullptr;
   if (plan.workspace > 0) {
     auto r = device_memory::allocate(plan.workspace, 0, ctx);
-    if (!r.ok()) return set_last_error(r.error(), function, "no %zu-byte cuDNN workspace: %s", plan.workspace,
-                                       last_error_message());
+    if (!r.ok())
+      return set_last_error(r.error(), function, "no %zu-byte cuDNN workspace: %s", plan.workspace,
+                            last_error_message());
     workspace = r.value();
   }
   const float one = 1.0f, zero = 0.0f;
@@ -274,8 +278,8 @@ Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const Stream
     return set_last_error(Error::Internal, function, "cuDNN convolution failed: %s", api.cudnnGetErrorString(st));
   }
   if (bias != nullptr) {
-    SLIMCUDA_CUDNN_TRY(api, api.cudnnAddTensor(handle, &one, plan.bias, bias->data_ptr(), &one, plan.y,
-                                               out.data_ptr()));
+    SLIMCUDA_CUDNN_TRY(api,
+                       api.cudnnAddTensor(handle, &one, plan.bias, bias->data_ptr(), &one, plan.y, out.data_ptr()));
   }
   return Error::Ok;
 }

@@ -4,8 +4,8 @@
 // The CUDA convolution on cuDNN (legacy descriptor API; the frontend graph API is for
 // part 2's attention).
 
-#include "csrc/ops/op_args.h"
 #include "csrc/cuda/stream_context.h"
+#include "csrc/ops/op_args.h"
 
 namespace slimcuda::ops {
 

@@ -29,14 +29,17 @@ inline double load_element(const char* base, ScalarType t, int64_t index) noexce
       std::memcpy(&h, base + index * 2, 2);
       return convert::bfloat16_to_float(h);
     }
-    default: return 0.0;  // check_gemm/check_convolution admit only the three above
+    default:
+      return 0.0;  // check_gemm/check_convolution admit only the three above
   }
 }
 
 inline void store_element(char* base, ScalarType t, int64_t index, double v) noexcept {
   const float f = static_cast<float>(v);
   switch (t) {
-    case ScalarType::Float: std::memcpy(base + index * 4, &f, 4); break;
+    case ScalarType::Float:
+      std::memcpy(base + index * 4, &f, 4);
+      break;
     case ScalarType::Half: {
       const uint16_t h = convert::float_to_half(f);
       std::memcpy(base + index * 2, &h, 2);
@@ -47,7 +50,8 @@ inline void store_element(char* base, ScalarType t, int64_t index, double v) noe
       std::memcpy(base + index * 2, &h, 2);
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 

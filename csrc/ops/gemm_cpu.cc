@@ -10,9 +10,12 @@ namespace {
 
 double activate(Activation act, double v) noexcept {
   switch (act) {
-    case Activation::Relu: return v > 0.0 ? v : (std::isnan(v) ? v : 0.0);
-    case Activation::Gelu: return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-    case Activation::None: break;
+    case Activation::Relu:
+      return v > 0.0 ? v : (std::isnan(v) ? v : 0.0);
+    case Activation::Gelu:
+      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    case Activation::None:
+      break;
   }
   return v;
 }
@@ -44,8 +47,7 @@ Error gemm_cpu(const GemmProblem& p, const char* function) noexcept {
         if (self != nullptr) {
           v += p.beta * load_element(self, t, bi * p.self_strides[0] + i * p.self_strides[1] + j * p.self_strides[2]);
         }
-        store_element(out, t, bi * p.out_strides[0] + i * p.out_strides[1] + j * p.out_strides[2],
-                      activate(p.act, v));
+        store_element(out, t, bi * p.out_strides[0] + i * p.out_strides[1] + j * p.out_strides[2], activate(p.act, v));
       }
     }
   }

@@ -19,7 +19,7 @@ namespace slimcuda::ops {
 namespace {
 
 constexpr size_t kMaxWorkspace = size_t{4} << 20;  // per call, from the caching allocator
-constexpr size_t kMaxCachedPlans = 512;              // per thread
+constexpr size_t kMaxCachedPlans = 512;            // per thread
 
 // A logical row-major matrix [rows, cols] with element strides (sr, sc), as cuBLASLt sees it:
 // a column-major stored matrix (stored_rows x stored_cols, ld) used with op N or T.
@@ -43,9 +43,12 @@ bool col_major_view(int64_t rows, int64_t cols, int64_t sr, int64_t sc, MatView*
 
 cudaDataType_t data_type(ScalarType t) {
   switch (t) {
-    case ScalarType::Half: return CUDA_R_16F;
-    case ScalarType::BFloat16: return CUDA_R_16BF;
-    default: return CUDA_R_32F;
+    case ScalarType::Half:
+      return CUDA_R_16F;
+    case ScalarType::BFloat16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
   }
 }
 
@@ -77,25 +80,24 @@ struct Plan {
   }
 };
 
-#define SLIMCUDA_CUBLAS_TRY(api, call)                                                                       \
-  do {                                                                                                      \
-    const cublasStatus_t slimcuda_st_ = (call);                                                             \
-    if (slimcuda_st_ != CUBLAS_STATUS_SUCCESS)                                                              \
-      return set_last_error(Error::Internal, function, "%s failed: %s", #call,                             \
-                            (api).cublasLtGetStatusString(slimcuda_st_));                                   \
+#define SLIMCUDA_CUBLAS_TRY(api, call)                                         \
+  do {                                                                         \
+    const cublasStatus_t slimcuda_st_ = (call);                                \
+    if (slimcuda_st_ != CUBLAS_STATUS_SUCCESS)                                 \
+      return set_last_error(Error::Internal, function, "%s failed: %s", #call, \
+                            (api).cublasLtGetStatusString(slimcuda_st_));      \
   } while (0)
 
 Error make_layout(const vendor::CublasLtApi& api, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
                   int64_t batch, int64_t batch_stride, cublasLtMatrixLayout_t* out, const char* function) {
-  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatrixLayoutCreate(out, type, static_cast<uint64_t>(rows),
-                                                          static_cast<uint64_t>(cols), ld));
+  SLIMCUDA_CUBLAS_TRY(
+      api, api.cublasLtMatrixLayoutCreate(out, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
   if (batch > 1) {
     const int32_t count = static_cast<int32_t>(batch);
-    SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
-                                                                  sizeof(count)));
-    SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatrixLayoutSetAttribute(
-                                 *out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride,
-                                 sizeof(batch_stride)));
+    SLIMCUDA_CUBLAS_TRY(
+        api, api.cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                                  &batch_stride, sizeof(batch_stride)));
   }
   return Error::Ok;
 }
@@ -136,20 +138,22 @@ Error build_plan(const vendor::CublasLtApi& api, cublasLtHandle_t handle, const 
   // torch.backends.cuda.matmul.allow_tf32 = False.
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t ta = c.x.trans ? CUBLAS_OP_T : CUBLAS_OP_N, tb = c.y.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+  SLIMCUDA_CUBLAS_TRY(api,
+                      api.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+  SLIMCUDA_CUBLAS_TRY(api,
+                      api.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &c.epilogue,
                                                               sizeof(c.epilogue)));
   if (c.bias != nullptr) {
-    SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                                                                &type, sizeof(type)));
-    SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                                &c.bias, sizeof(c.bias)));
+    SLIMCUDA_CUBLAS_TRY(
+        api, api.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type, sizeof(type)));
+    SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c.bias,
+                                                                sizeof(c.bias)));
   }
-  SLIMCUDA_RETURN_IF_ERROR(make_layout(api, type, c.x.stored_rows, c.x.stored_cols, c.x.ld, p.batch,
-                                       c.x_batch_stride, &plan->a, function));
-  SLIMCUDA_RETURN_IF_ERROR(make_layout(api, type, c.y.stored_rows, c.y.stored_cols, c.y.ld, p.batch,
-                                       c.y_batch_stride, &plan->b, function));
+  SLIMCUDA_RETURN_IF_ERROR(
+      make_layout(api, type, c.x.stored_rows, c.x.stored_cols, c.x.ld, p.batch, c.x_batch_stride, &plan->a, function));
+  SLIMCUDA_RETURN_IF_ERROR(
+      make_layout(api, type, c.y.stored_rows, c.y.stored_cols, c.y.ld, p.batch, c.y_batch_stride, &plan->b, function));
   SLIMCUDA_RETURN_IF_ERROR(make_layout(api, type, c.dview.stored_rows, c.dview.stored_cols, c.dview.ld, p.batch,
                                        c.d_batch_stride, &plan->d, function));
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceCreate(&plan->pref));
@@ -260,9 +264,8 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
   // self: a contiguous [N] bias with beta == 1 rides the bias epilogue (rows of D^T are
   // out's columns); any other self is expanded into the result first and read back as C.
   c.alpha = static_cast<float>(p.alpha);
-  const bool bias_epilogue = p.self != nullptr && p.beta == 1.0 && transposed_orientation &&
-                             p.self_strides[0] == 0 && p.self_strides[1] == 0 &&
-                             (p.self_strides[2] == 1 || p.n == 1);
+  const bool bias_epilogue = p.self != nullptr && p.beta == 1.0 && transposed_orientation && p.self_strides[0] == 0 &&
+                             p.self_strides[1] == 0 && (p.self_strides[2] == 1 || p.n == 1);
   if (bias_epilogue) {
     c.bias = p.self->data_ptr();
   } else if (p.self != nullptr) {
@@ -271,9 +274,15 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
     c.beta = static_cast<float>(p.beta);
   }
   switch (p.act) {
-    case Activation::None: c.epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT; break;
-    case Activation::Relu: c.epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU; break;
-    case Activation::Gelu: c.epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU; break;
+    case Activation::None:
+      c.epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+      break;
+    case Activation::Relu:
+      c.epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+      break;
+    case Activation::Gelu:
+      c.epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+      break;
   }
 
   // The plan, cached per thread (descriptors are mutated per call: the bias pointer).
@@ -295,8 +304,8 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
   const size_t ws = plan.heuristic.workspaceSize;
   if (ws > 0) {
     auto w = device_memory::allocate(ws, 0, ctx);
-    if (!w.ok()) return set_last_error(w.error(), function, "no %zu-byte cuBLASLt workspace: %s", ws,
-                                       last_error_message());
+    if (!w.ok())
+      return set_last_error(w.error(), function, "no %zu-byte cuBLASLt workspace: %s", ws, last_error_message());
     workspace = w.value();
   }
   const cublasStatus_t st =

@@ -3,8 +3,8 @@
 
 // The CUDA GEMM (mm, addmm, bmm, baddbmm, _addmm_activation) on cuBLASLt.
 
-#include "csrc/ops/op_args.h"
 #include "csrc/cuda/stream_context.h"
+#include "csrc/ops/op_args.h"
 
 namespace slimcuda::ops {
 

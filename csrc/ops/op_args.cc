@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-
 #include "csrc/tensor/layout.h"
 #include "slimcuda/scalar_type.h"
 
@@ -12,19 +11,24 @@ namespace {
 
 const char* dtype_name(ScalarType t) noexcept {
   switch (t) {
-    case ScalarType::Float: return "float32";
-    case ScalarType::Half: return "float16";
-    case ScalarType::BFloat16: return "bfloat16";
-    case ScalarType::Double: return "float64";
-    default: return "a non-floating dtype";
+    case ScalarType::Float:
+      return "float32";
+    case ScalarType::Half:
+      return "float16";
+    case ScalarType::BFloat16:
+      return "bfloat16";
+    case ScalarType::Double:
+      return "float64";
+    default:
+      return "a non-floating dtype";
   }
 }
 
 const char* device_name(DeviceType t) noexcept { return t == DeviceType::CUDA ? "CUDA" : "CPU"; }
 
 // Common checks of one operand: type of device, one CUDA device for all, the op's dtype.
-Error check_operand(const char* function, const char* what, const SlimTensor* t, DeviceType device_type,
-                    int* device, ScalarType* dtype) noexcept {
+Error check_operand(const char* function, const char* what, const SlimTensor* t, DeviceType device_type, int* device,
+                    ScalarType* dtype) noexcept {
   SLIMCUDA_OP_CHECK(t->device().type == device_type, Error::InvalidArgument, "%s is a %s tensor; expected %s", what,
                     device_name(t->device().type), device_name(device_type));
   if (device_type == DeviceType::CUDA) {
@@ -33,9 +37,8 @@ Error check_operand(const char* function, const char* what, const SlimTensor* t,
                       "%s is on cuda:%d, the other operands on cuda:%d", what, t->device().index, *device);
   }
   const ScalarType d = t->dtype();
-  SLIMCUDA_OP_CHECK(d == ScalarType::Float || d == ScalarType::Half || d == ScalarType::BFloat16,
-                    Error::NotSupported, "%s has dtype %s; supported: float32, float16, bfloat16", what,
-                    dtype_name(d));
+  SLIMCUDA_OP_CHECK(d == ScalarType::Float || d == ScalarType::Half || d == ScalarType::BFloat16, Error::NotSupported,
+                    "%s has dtype %s; supported: float32, float16, bfloat16", what, dtype_name(d));
   SLIMCUDA_OP_CHECK(d == *dtype, Error::InvalidArgument, "%s has dtype %s, expected %s (all operands alike)", what,
                     dtype_name(d), dtype_name(*dtype));
   return Error::Ok;
@@ -72,16 +75,16 @@ Error check_gemm(const char* function, DeviceType device_type, bool batched, Ate
   SLIMCUDA_RETURN_IF_ERROR(check_operand(function, names[1], tb, device_type, &p->device, &p->dtype));
   const int64_t rank = batched ? 3 : 2;
   SLIMCUDA_OP_CHECK(ta->dim() == rank && tb->dim() == rank, Error::InvalidArgument,
-                    "%s and %s must be %lld-D, got %lld-D and %lld-D", names[0], names[1],
-                    static_cast<long long>(rank), static_cast<long long>(ta->dim()), static_cast<long long>(tb->dim()));
+                    "%s and %s must be %lld-D, got %lld-D and %lld-D", names[0], names[1], static_cast<long long>(rank),
+                    static_cast<long long>(ta->dim()), static_cast<long long>(tb->dim()));
   int64_t as[3], bs[3];
   as_3d(*ta, as, p->a_strides);
   as_3d(*tb, bs, p->b_strides);
   SLIMCUDA_OP_CHECK(as[0] == bs[0], Error::InvalidArgument, "batch sizes differ: %lld and %lld",
                     static_cast<long long>(as[0]), static_cast<long long>(bs[0]));
-  SLIMCUDA_OP_CHECK(as[2] == bs[1], Error::InvalidArgument,
-                    "shapes cannot be multiplied (%lldx%lld and %lldx%lld)", static_cast<long long>(as[1]),
-                    static_cast<long long>(as[2]), static_cast<long long>(bs[1]), static_cast<long long>(bs[2]));
+  SLIMCUDA_OP_CHECK(as[2] == bs[1], Error::InvalidArgument, "shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                    static_cast<long long>(as[1]), static_cast<long long>(as[2]), static_cast<long long>(bs[1]),
+                    static_cast<long long>(bs[2]));
   p->batch = as[0], p->m = as[1], p->k = as[2], p->n = bs[2];
   p->a = ta, p->b = tb;
   p->beta = beta, p->alpha = alpha;

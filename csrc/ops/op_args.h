@@ -50,8 +50,8 @@ struct GemmProblem {
 /// float16 or bfloat16), ranks (2-D, or 3-D when batched) and shapes (a [B,M,K], b [B,K,N],
 /// out [B,M,N], self broadcastable to it).
 [[nodiscard]] Error check_gemm(const char* function, DeviceType device_type, bool batched, AtenTensorHandle out,
-                               AtenTensorHandle self, AtenTensorHandle a, AtenTensorHandle b, double beta,
-                               double alpha, GemmProblem* p) noexcept;
+                               AtenTensorHandle self, AtenTensorHandle a, AtenTensorHandle b, double beta, double alpha,
+                               GemmProblem* p) noexcept;
 
 /// A new tensor (CPU, or CUDA `device_index`) with these sizes and strides, allocated on
 /// ctx (ignored for the CPU); *owner holds it until the op hands it out.
@@ -100,18 +100,18 @@ struct ConvProblem {
 
 /// In an op body (a `function` variable in scope): fails with `error` and a formatted
 /// message, recorded and warned, when `cond` is false.
-#define SLIMCUDA_OP_CHECK(cond, error, ...)                                        \
-  do {                                                                             \
-    if (!(cond)) {                                                                 \
-      ::slimcuda::set_last_error((error), function, __VA_ARGS__);                  \
+#define SLIMCUDA_OP_CHECK(cond, error, ...)                                           \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      ::slimcuda::set_last_error((error), function, __VA_ARGS__);                     \
       return ::slimcuda::ops::warn_last_error((error), function, __FILE__, __LINE__); \
-    }                                                                              \
+    }                                                                                 \
   } while (0)
 
 /// Propagates a failing Error (its message already recorded), warning it once more.
-#define SLIMCUDA_OP_TRY(expr)                                                            \
-  do {                                                                                   \
-    const ::slimcuda::Error slimcuda_op_err_ = (expr);                                   \
-    if (slimcuda_op_err_ != ::slimcuda::Error::Ok)                                       \
+#define SLIMCUDA_OP_TRY(expr)                                                                  \
+  do {                                                                                         \
+    const ::slimcuda::Error slimcuda_op_err_ = (expr);                                         \
+    if (slimcuda_op_err_ != ::slimcuda::Error::Ok)                                             \
       return ::slimcuda::ops::warn_last_error(slimcuda_op_err_, function, __FILE__, __LINE__); \
   } while (0)

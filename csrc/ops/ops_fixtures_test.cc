@@ -53,7 +53,8 @@ void store(char* p, int32_t dtype, double v) {
   } else if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_float64)()) {
     std::memcpy(p, &v, 8);
   } else {
-    const uint16_t h = dtype == SLIMCUDA_SHIM(aoti_torch_dtype_float16)() ? convert::float_to_half(f) : convert::float_to_bfloat16(f);
+    const uint16_t h =
+        dtype == SLIMCUDA_SHIM(aoti_torch_dtype_float16)() ? convert::float_to_half(f) : convert::float_to_bfloat16(f);
     std::memcpy(p, &h, 2);
   }
 }
@@ -119,7 +120,8 @@ Tensor make(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strid
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(h, &data), 0);
   if (data != nullptr) std::memset(data, 0, static_cast<size_t>(storage));
   const size_t es = dtype_size(dtype);
-  for_each(sizes, strides, [&](int64_t j, int64_t off) { store(static_cast<char*>(data) + off * es, dtype, value(j)); });
+  for_each(sizes, strides,
+           [&](int64_t j, int64_t off) { store(static_cast<char*>(data) + off * es, dtype, value(j)); });
   if (device == "cpu") return host;
   AtenTensorHandle d = nullptr;
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(nd, sizes.data(), strides.data(), dtype,
@@ -157,7 +159,8 @@ std::vector<double> read(AtenTensorHandle t, int32_t dtype, std::vector<int64_t>
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(src, &data), 0);
   std::vector<double> out;
   const size_t es = dtype_size(dtype);
-  for_each(sizes, strides, [&](int64_t, int64_t off) { out.push_back(load(static_cast<char*>(data) + off * es, dtype)); });
+  for_each(sizes, strides,
+           [&](int64_t, int64_t off) { out.push_back(load(static_cast<char*>(data) + off * es, dtype)); });
   return out;
 }
 
@@ -247,8 +250,7 @@ TEST(OpsFixtures, Gemm) {
     Tensor out;
     AtenTensorHandle ret0 = nullptr;
     if (fn != "addmm_activation") {
-      const std::vector<int64_t> strides =
-          c.data.contains("out") ? ints(c.data["out"], "strides") : contiguous(sizes);
+      const std::vector<int64_t> strides = c.data.contains("out") ? ints(c.data["out"], "strides") : contiguous(sizes);
       out = make(sizes, strides, dtype, device, [](int64_t) { return -7.0; });
     }
     ASSERT_EQ(call_gemm(fn, cuda, out.get(), raw, beta, alpha, c.data.value("use_gelu", 0), &ret0), 0)
@@ -270,8 +272,8 @@ TEST(OpsFixtures, Convolution) {
     AtenTensorHandle bias = in.size() > 2 ? in[2].get() : nullptr;
     AtenTensorHandle ret0 = nullptr;
     const int64_t spatial = static_cast<int64_t>(c.data["inputs"][0]["sizes"].size()) - 2;
-    ASSERT_EQ(call_conv(device == "cuda", in[0].get(), in[1].get(), bias != nullptr ? &bias : nullptr, c.data,
-                        spatial, &ret0),
+    ASSERT_EQ(call_conv(device == "cuda", in[0].get(), in[1].get(), bias != nullptr ? &bias : nullptr, c.data, spatial,
+                        &ret0),
               0)
         << slimcuda_last_error_message();
     Tensor out(ret0);

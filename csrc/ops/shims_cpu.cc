@@ -63,8 +63,8 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_bmm_out)(AtenTensorHandle out, AtenT
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_baddbmm_out)(AtenTensorHandle out, AtenTensorHandle self,
-                                                         AtenTensorHandle batch1, AtenTensorHandle batch2,
-                                                         double beta, double alpha) {
+                                                         AtenTensorHandle batch1, AtenTensorHandle batch2, double beta,
+                                                         double alpha) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "null self");
     return ops::gemm_out(function, true, out, self, batch1, batch2, beta, alpha);
@@ -91,16 +91,14 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__addmm_activation)(AtenTensorHandle 
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_convolution)(
-    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride,
-    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation,
-    int64_t dilation_len_, int32_t transposed, const int64_t* output_padding, int64_t output_padding_len_,
-    int64_t groups, AtenTensorHandle* ret0) {
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
+    const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
+    const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0) {
   return c_entry(__func__, [&](const char* function) {
     ops::ConvProblem p;
-    SLIMCUDA_RETURN_IF_ERROR(ops::check_convolution(function, DeviceType::CPU, input, weight, bias, stride,
-                                                    stride_len_, padding, padding_len_, dilation, dilation_len_,
-                                                    transposed, output_padding, output_padding_len_, groups, ret0,
-                                                    &p));
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_convolution(function, DeviceType::CPU, input, weight, bias, stride, stride_len_,
+                                                    padding, padding_len_, dilation, dilation_len_, transposed,
+                                                    output_padding, output_padding_len_, groups, ret0, &p));
     std::unique_ptr<SlimTensor> out;
     SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(function, p.dtype, p.out_sizes, p.out_strides, &out));
     SLIMCUDA_OP_TRY(ops::convolution_cpu(p, *out, function));

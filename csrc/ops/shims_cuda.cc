@@ -4,12 +4,12 @@
 // once and passed down, then the op enqueues its work.
 #include <memory>
 
-#include "csrc/entry/c_entry.h"
 #include "csrc/cuda/device.h"
+#include "csrc/entry/c_entry.h"
+#include "csrc/entry/caller_context.h"
 #include "csrc/ops/convolution_cuda.h"
 #include "csrc/ops/gemm_cuda.h"
 #include "csrc/ops/op_args.h"
-#include "csrc/entry/caller_context.h"
 #include "slimcuda/aoti_torch_ops.h"
 
 namespace slimcuda::ops {
@@ -83,8 +83,8 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_bmm_out)(AtenTensorHandle out, Aten
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_baddbmm_out)(AtenTensorHandle out, AtenTensorHandle self,
-                                                          AtenTensorHandle batch1, AtenTensorHandle batch2,
-                                                          double beta, double alpha) {
+                                                          AtenTensorHandle batch1, AtenTensorHandle batch2, double beta,
+                                                          double alpha) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "null self");
     return ops::gemm_out(function, true, out, self, batch1, batch2, beta, alpha);
@@ -113,21 +113,18 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__addmm_activation)(AtenTensorHandle
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_convolution)(
-    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride,
-    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation,
-    int64_t dilation_len_, int32_t transposed, const int64_t* output_padding, int64_t output_padding_len_,
-    int64_t groups, AtenTensorHandle* ret0) {
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
+    const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
+    const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0) {
   return c_entry(__func__, [&](const char* function) {
     ops::ConvProblem p;
     SLIMCUDA_RETURN_IF_ERROR(ops::check_convolution(function, DeviceType::CUDA, input, weight, bias, stride,
                                                     stride_len_, padding, padding_len_, dilation, dilation_len_,
-                                                    transposed, output_padding, output_padding_len_, groups, ret0,
-                                                    &p));
+                                                    transposed, output_padding, output_padding_len_, groups, ret0, &p));
     ops::CudaScope scope(p.device, function);
     SLIMCUDA_OP_TRY(scope.error());
     std::unique_ptr<SlimTensor> out;
-    SLIMCUDA_RETURN_IF_ERROR(
-        ops::new_cuda(function, p.dtype, scope.ctx(), p.out_sizes, p.out_strides, &out));
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cuda(function, p.dtype, scope.ctx(), p.out_sizes, p.out_strides, &out));
     SLIMCUDA_OP_TRY(ops::convolution_cuda(p, *out, scope.ctx(), function));
     *ret0 = ops::handle_of(out.release());
     return Error::Ok;

@@ -19,14 +19,22 @@ constexpr uint16_t kMaxProgramHeaders = 256;
 
 const char* machine_name(uint16_t m) {
   switch (m) {
-    case EM_386: return "x86 (32-bit)";
-    case EM_ARM: return "arm";
-    case EM_AARCH64: return "aarch64";
-    case EM_PPC64: return "ppc64";
-    case EM_RISCV: return "riscv";
-    case EM_S390: return "s390";
-    case EM_CUDA: return "cuda";
-    default: return "unknown";
+    case EM_386:
+      return "x86 (32-bit)";
+    case EM_ARM:
+      return "arm";
+    case EM_AARCH64:
+      return "aarch64";
+    case EM_PPC64:
+      return "ppc64";
+    case EM_RISCV:
+      return "riscv";
+    case EM_S390:
+      return "s390";
+    case EM_CUDA:
+      return "cuda";
+    default:
+      return "unknown";
   }
 }
 
@@ -50,7 +58,8 @@ Error check_elf(const uint8_t* data, size_t size, const char* function) noexcept
   SLIMCUDA_CHECK_OR_RETURN_AT(function, std::memcmp(data, ELFMAG, SELFMAG) == 0, Error::InvalidProgram,
                               "the library is not an ELF file (bad magic)");
   SLIMCUDA_CHECK_OR_RETURN_AT(function, data[EI_CLASS] == ELFCLASS64, Error::InvalidProgram,
-                              "the library is a %s ELF; want 64-bit", data[EI_CLASS] == ELFCLASS32 ? "32-bit" : "malformed");
+                              "the library is a %s ELF; want 64-bit",
+                              data[EI_CLASS] == ELFCLASS32 ? "32-bit" : "malformed");
   SLIMCUDA_CHECK_OR_RETURN_AT(function, data[EI_DATA] == ELFDATA2LSB, Error::InvalidProgram,
                               "the library is a big-endian ELF; want little-endian x86-64");
   SLIMCUDA_CHECK_OR_RETURN_AT(function, data[EI_VERSION] == EV_CURRENT, Error::InvalidProgram,
@@ -90,16 +99,15 @@ Error check_elf(const uint8_t* data, size_t size, const char* function) noexcept
                                     "library (truncated?)",
                                     i, static_cast<unsigned long long>(ph.p_offset),
                                     static_cast<unsigned long long>(ph.p_filesz), size);
-        SLIMCUDA_CHECK_OR_RETURN_AT(function, ph.p_filesz <= ph.p_memsz && ph.p_memsz <= kMaxMemory &&
-                                                  ph.p_vaddr <= kMaxMemory,
-                                    Error::InvalidProgram, "loadable segment %u has sizes file %llu, memory %llu", i,
-                                    static_cast<unsigned long long>(ph.p_filesz),
-                                    static_cast<unsigned long long>(ph.p_memsz));
-        SLIMCUDA_CHECK_OR_RETURN_AT(function,
-                                    ph.p_align <= 1 || (is_power_of_two(ph.p_align) &&
-                                                        ph.p_offset % ph.p_align == ph.p_vaddr % ph.p_align),
-                                    Error::InvalidProgram, "loadable segment %u is misaligned (align %llu)", i,
-                                    static_cast<unsigned long long>(ph.p_align));
+        SLIMCUDA_CHECK_OR_RETURN_AT(
+            function, ph.p_filesz <= ph.p_memsz && ph.p_memsz <= kMaxMemory && ph.p_vaddr <= kMaxMemory,
+            Error::InvalidProgram, "loadable segment %u has sizes file %llu, memory %llu", i,
+            static_cast<unsigned long long>(ph.p_filesz), static_cast<unsigned long long>(ph.p_memsz));
+        SLIMCUDA_CHECK_OR_RETURN_AT(
+            function,
+            ph.p_align <= 1 || (is_power_of_two(ph.p_align) && ph.p_offset % ph.p_align == ph.p_vaddr % ph.p_align),
+            Error::InvalidProgram, "loadable segment %u is misaligned (align %llu)", i,
+            static_cast<unsigned long long>(ph.p_align));
         SLIMCUDA_CHECK_OR_RETURN_AT(function, loads == 0 || ph.p_vaddr >= last_end, Error::InvalidProgram,
                                     "loadable segment %u overlaps or precedes the one before it", i);
         last_end = ph.p_vaddr + ph.p_memsz;
@@ -118,10 +126,9 @@ Error check_elf(const uint8_t* data, size_t size, const char* function) noexcept
       case PT_GNU_RELRO:
       case PT_GNU_EH_FRAME:
       case PT_NOTE:
-        SLIMCUDA_CHECK_OR_RETURN_AT(function, inside(ph.p_offset, ph.p_filesz, size) && ph.p_filesz <= ph.p_memsz &&
-                                                  ph.p_memsz <= kMaxMemory,
-                                    Error::InvalidProgram, "segment %u (type 0x%x) lies outside the library", i,
-                                    ph.p_type);
+        SLIMCUDA_CHECK_OR_RETURN_AT(
+            function, inside(ph.p_offset, ph.p_filesz, size) && ph.p_filesz <= ph.p_memsz && ph.p_memsz <= kMaxMemory,
+            Error::InvalidProgram, "segment %u (type 0x%x) lies outside the library", i, ph.p_type);
         break;
       default:
         break;  // PT_GNU_STACK, PT_PHDR, vendor types: nothing the loader maps from the file
@@ -132,8 +139,9 @@ Error check_elf(const uint8_t* data, size_t size, const char* function) noexcept
                               "the library has %d dynamic sections; a shared object has one", dynamics);
 
   // The dynamic table: inside a loadable segment's file bytes, whole entries, ending in DT_NULL.
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, inside(dynamic.p_offset, dynamic.p_filesz, size) &&
-                                            dynamic.p_filesz % sizeof(Elf64_Dyn) == 0 && dynamic.p_filesz > 0,
+  SLIMCUDA_CHECK_OR_RETURN_AT(function,
+                              inside(dynamic.p_offset, dynamic.p_filesz, size) &&
+                                  dynamic.p_filesz % sizeof(Elf64_Dyn) == 0 && dynamic.p_filesz > 0,
                               Error::InvalidProgram, "the dynamic section (offset %llu, %llu bytes) is malformed",
                               static_cast<unsigned long long>(dynamic.p_offset),
                               static_cast<unsigned long long>(dynamic.p_filesz));
@@ -154,11 +162,23 @@ Error check_elf(const uint8_t* data, size_t size, const char* function) noexcept
   for (size_t k = 0; k < entries && !terminated; ++k) {
     const auto d = read<Elf64_Dyn>(data + dynamic.p_offset + k * sizeof(Elf64_Dyn));
     switch (d.d_tag) {
-      case DT_NULL: terminated = true; break;
-      case DT_STRTAB: strtab = d.d_un.d_ptr; has_strtab = true; break;
-      case DT_STRSZ: strsz = d.d_un.d_val; has_strsz = true; break;
-      case DT_SYMTAB: symtab = d.d_un.d_ptr; has_symtab = true; break;
-      default: break;
+      case DT_NULL:
+        terminated = true;
+        break;
+      case DT_STRTAB:
+        strtab = d.d_un.d_ptr;
+        has_strtab = true;
+        break;
+      case DT_STRSZ:
+        strsz = d.d_un.d_val;
+        has_strsz = true;
+        break;
+      case DT_SYMTAB:
+        symtab = d.d_un.d_ptr;
+        has_symtab = true;
+        break;
+      default:
+        break;
     }
   }
   SLIMCUDA_CHECK_OR_RETURN_AT(function, terminated, Error::InvalidProgram,

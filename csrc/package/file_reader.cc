@@ -71,8 +71,8 @@ Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out, const ch
     return set_last_error(code_of(e) == Error::NotFound ? Error::AccessFailed : code_of(e), function,
                           "cannot stat %s: %s", path, errno_text(e).c_str());
   }
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, S_ISREG(st.st_mode), Error::InvalidArgument,
-                              "%s is not a regular file (%s)", path, kind_of(st.st_mode));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, S_ISREG(st.st_mode), Error::InvalidArgument, "%s is not a regular file (%s)",
+                              path, kind_of(st.st_mode));
   SLIMCUDA_CHECK_OR_RETURN_AT(function, st.st_size >= 0 && static_cast<uint64_t>(st.st_size) <= cap,
                               Error::InvalidArgument, "%s is %lld bytes, over the cap of %zu bytes", path,
                               static_cast<long long>(st.st_size), cap);

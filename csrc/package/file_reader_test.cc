@@ -156,7 +156,8 @@ TEST_F(FileReader, PermissionDeniedIsAccessFailed) {
   const std::string m = manifest(dir, "secret.json", "secret.slimcuda");  // readable; its library is not
   ASSERT_EQ(chmod(m.c_str(), 0644), 0);
   const auto drop = [] {
-    if (getuid() == 0 && (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)) _exit(kCannotDrop);
+    if (getuid() == 0 && (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0))
+      _exit(kCannotDrop);
   };
   const std::string load = run_in_child([&] { return load_file(path); }, "Permission denied", drop);
   if (load == code(kCannotDrop)) {

@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   }
   const std::vector<uint8_t> valid = build(Options{});
   std::vector<uint8_t> other_machine = g_library;
-  const uint16_t aarch64 = 183;  // EM_AARCH64
+  const uint16_t aarch64 = 183;                         // EM_AARCH64
   std::memcpy(other_machine.data() + 18, &aarch64, 2);  // e_machine
   std::vector<std::pair<std::string, std::vector<uint8_t>>> files = {
       {"valid", valid},
@@ -117,7 +117,8 @@ int main(int argc, char** argv) {
       {"library_hash_missing", with([](Options& o) { o.no_hash = true; })},
       {"library_hash_mismatch", with([](Options& o) { o.wrong_hash = true; })},
       {"library_not_elf", with([](Options& o) { o.so = {'n', 'o', 't', ' ', 'a', 'n', ' ', 'E', 'L', 'F'}; })},
-      {"library_truncated_half", with([](Options& o) { o.so.assign(g_library.begin(), g_library.begin() + g_library.size() / 2); })},
+      {"library_truncated_half",
+       with([](Options& o) { o.so.assign(g_library.begin(), g_library.begin() + g_library.size() / 2); })},
       {"library_other_architecture", with([&](Options& o) { o.so = other_machine; })},
       {"valid_dynamic_bounded", with([](Options& o) {
          o.input.dynamism = fb::Dynamism::DynamicBounded;
@@ -141,9 +142,15 @@ int main(int argc, char** argv) {
        })},
       {"dtype_unknown", with([](Options& o) { o.input.dtype = 99; })},
       {"rank_overflow", with([](Options& o) { o.input.sizes = std::vector<int64_t>(26, 1); })},
-      {"numel_overflow", with([](Options& o) { o.input.sizes = {int64_t{1} << 40, int64_t{1} << 40}; })},
-      {"negative_size", with([](Options& o) { o.input.sizes = {4, -16}; })},
-      {"dim_order_not_a_permutation", with([](Options& o) { o.input.dim_order = {1, 1}; })},
+      {"numel_overflow", with([](Options& o) {
+         o.input.sizes = {int64_t{1} << 40, int64_t{1} << 40};
+       })},
+      {"negative_size", with([](Options& o) {
+         o.input.sizes = {4, -16};
+       })},
+      {"dim_order_not_a_permutation", with([](Options& o) {
+         o.input.dim_order = {1, 1};
+       })},
       {"min_sizes_above_bound", with([](Options& o) {
          o.input.dynamism = fb::Dynamism::DynamicBounded;
          o.input.min_sizes = {8, 16};

@@ -47,8 +47,8 @@ Error integers(const json& j, int64_t lo, int64_t hi, const std::string& tensor,
   out->clear();
   for (size_t i = 0; i < j.size(); ++i) {
     int64_t v = 0;
-    SLIMCUDA_RETURN_IF_ERROR(integer(j[i], lo, hi, tensor, std::string(field) + "[" + std::to_string(i) + "]", &v,
-                                     function));
+    SLIMCUDA_RETURN_IF_ERROR(
+        integer(j[i], lo, hi, tensor, std::string(field) + "[" + std::to_string(i) + "]", &v, function));
     out->push_back(static_cast<T>(v));
   }
   return Error::Ok;
@@ -66,9 +66,9 @@ Error device_type(const json& j, DeviceType* out, const char* function) {
 
 Error tensor_spec(const json& j, TensorSpec* s, const char* function) {
   static const std::map<std::string, ScalarType> kDtypes = {
-      {"uint8", ScalarType::Byte},     {"int8", ScalarType::Char},    {"int16", ScalarType::Short},
-      {"int32", ScalarType::Int},      {"int64", ScalarType::Long},   {"float16", ScalarType::Half},
-      {"float32", ScalarType::Float},  {"float64", ScalarType::Double}, {"bool", ScalarType::Bool},
+      {"uint8", ScalarType::Byte},       {"int8", ScalarType::Char},      {"int16", ScalarType::Short},
+      {"int32", ScalarType::Int},        {"int64", ScalarType::Long},     {"float16", ScalarType::Half},
+      {"float32", ScalarType::Float},    {"float64", ScalarType::Double}, {"bool", ScalarType::Bool},
       {"bfloat16", ScalarType::BFloat16}};
   static const std::map<std::string, Dynamism> kDynamism = {{"static", Dynamism::Static},
                                                             {"dynamic_bounded", Dynamism::DynamicBounded},
@@ -89,13 +89,14 @@ Error tensor_spec(const json& j, TensorSpec* s, const char* function) {
     SLIMCUDA_RETURN_IF_ERROR(integers(j["dim_order"], 0, UINT8_MAX, s->name, "dim_order", &s->dim_order, function));
   }
   const auto dy = kDynamism.find(j.value("dynamism", "static"));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, dy != kDynamism.end(), Error::InvalidArgument,
-                              "tensor '%s': unknown dynamism", s->name.c_str());
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, dy != kDynamism.end(), Error::InvalidArgument, "tensor '%s': unknown dynamism",
+                              s->name.c_str());
   s->dynamism = dy->second;
   SLIMCUDA_RETURN_IF_ERROR(device_type(j.at("device"), &s->device.type, function));
   int64_t index = -1;
   if (j.contains("device_index")) {
-    SLIMCUDA_RETURN_IF_ERROR(integer(j["device_index"], -1, kMaxDevices - 1, s->name, "device_index", &index, function));
+    SLIMCUDA_RETURN_IF_ERROR(
+        integer(j["device_index"], -1, kMaxDevices - 1, s->name, "device_index", &index, function));
   }
   s->device.index = static_cast<DeviceIndex>(index);
   return Error::Ok;
@@ -114,13 +115,13 @@ Error package_from_manifest(const std::string& manifest_path, ModelPackage* out,
     const std::string dir = slash == std::string::npos ? "" : manifest_path.substr(0, slash + 1);
     auto resolve = [&](const std::string& p) { return (!p.empty() && p[0] == '/') ? p : dir + p; };
     ModelPackage pkg;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, m.contains("libraries") && m["libraries"].is_array(),
-                                Error::InvalidArgument, "manifest needs a \"libraries\" array");
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, m.contains("libraries") && m["libraries"].is_array(), Error::InvalidArgument,
+                                "manifest needs a \"libraries\" array");
     for (const json& l : m["libraries"]) {
       LibrarySpec lib;
       SLIMCUDA_RETURN_IF_ERROR(device_type(l.at("device"), &lib.device_type, function));
-      SLIMCUDA_RETURN_IF_ERROR(read_regular_file(resolve(l.at("so").get<std::string>()).c_str(), kMaxPackageFileBytes,
-                                                 &lib.so, function));
+      SLIMCUDA_RETURN_IF_ERROR(
+          read_regular_file(resolve(l.at("so").get<std::string>()).c_str(), kMaxPackageFileBytes, &lib.so, function));
       for (const json& jm : l.at("methods")) {
         MethodSpec ms;
         ms.name = jm.at("name").get<std::string>();
@@ -139,8 +140,8 @@ Error package_from_manifest(const std::string& manifest_path, ModelPackage* out,
       pkg.libraries.push_back(std::move(lib));
     }
     if (m.contains("weights")) {
-      SLIMCUDA_RETURN_IF_ERROR(read_regular_file(resolve(m["weights"].get<std::string>()).c_str(),
-                                                 kMaxPackageFileBytes, &pkg.weights, function));
+      SLIMCUDA_RETURN_IF_ERROR(read_regular_file(resolve(m["weights"].get<std::string>()).c_str(), kMaxPackageFileBytes,
+                                                 &pkg.weights, function));
     }
     *out = std::move(pkg);
     return Error::Ok;

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <new>
 
+#include "csrc/core/limits.h"
 #include "csrc/package/elf_check.h"
 #include "csrc/package/library_hash.h"
 #include "csrc/package/package_generated.h"
-#include "csrc/core/limits.h"
 #include "slimcuda/last_error.h"
 #include "slimcuda/scalar_type.h"
 
@@ -22,7 +22,9 @@ constexpr size_t kMaxMethods = 64;
 constexpr size_t kMaxTensors = 4096;
 constexpr size_t kMaxNameLength = 1024;
 
-bool valid_device_type(int v) { return v == static_cast<int>(DeviceType::CPU) || v == static_cast<int>(DeviceType::CUDA); }
+bool valid_device_type(int v) {
+  return v == static_cast<int>(DeviceType::CPU) || v == static_cast<int>(DeviceType::CUDA);
+}
 
 // The verifier checks a vector's length word, not that 8-byte elements are 8-byte
 // aligned; a hostile file can misalign them. Copy them out bytewise instead of reading
@@ -39,18 +41,16 @@ Error check_tensor_spec(const TensorSpec& s, const char* what, const char* funct
   const char* n = s.name.c_str();
   SLIMCUDA_CHECK_OR_RETURN_AT(function, s.name.size() <= kMaxNameLength, Error::InvalidProgram,
                               "%s: name longer than %zu bytes", what, kMaxNameLength);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, is_supported_scalar_type(static_cast<int32_t>(s.dtype)),
-                              Error::InvalidProgram, "%s '%s': unknown dtype %d", what, n, static_cast<int>(s.dtype));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, is_supported_scalar_type(static_cast<int32_t>(s.dtype)), Error::InvalidProgram,
+                              "%s '%s': unknown dtype %d", what, n, static_cast<int>(s.dtype));
   SLIMCUDA_CHECK_OR_RETURN_AT(function, valid_device_type(static_cast<int>(s.device.type)), Error::InvalidProgram,
                               "%s '%s': unknown device type %d", what, n, static_cast<int>(s.device.type));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, s.device.index >= -1, Error::InvalidProgram,
-                              "%s '%s': device index %d < -1", what, n, s.device.index);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function,
-                              static_cast<int>(s.dynamism) >= 0 && static_cast<int>(s.dynamism) <= 2,
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, s.device.index >= -1, Error::InvalidProgram, "%s '%s': device index %d < -1",
+                              what, n, s.device.index);
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, static_cast<int>(s.dynamism) >= 0 && static_cast<int>(s.dynamism) <= 2,
                               Error::InvalidProgram, "%s '%s': unknown dynamism %d", what, n,
                               static_cast<int>(s.dynamism));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function,
-                              s.dynamism != Dynamism::DynamicUnbounded || s.device.type == DeviceType::CPU,
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, s.dynamism != Dynamism::DynamicUnbounded || s.device.type == DeviceType::CPU,
                               Error::InvalidProgram,
                               "%s '%s': a dynamic-unbounded tensor must live on the CPU (device memory is planned "
                               "ahead)",
@@ -76,8 +76,8 @@ Error check_tensor_spec(const TensorSpec& s, const char* what, const char* funct
     SLIMCUDA_CHECK_OR_RETURN_AT(function, s.min_sizes.size() == s.sizes.size(), Error::InvalidProgram,
                                 "%s '%s': %zu min_sizes for rank %zu", what, n, s.min_sizes.size(), s.sizes.size());
     for (size_t d = 0; d < s.sizes.size(); ++d) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, s.min_sizes[d] >= 0 && s.min_sizes[d] <= s.sizes[d],
-                                  Error::InvalidProgram, "%s '%s': dimension %zu bounds [%lld, %lld]", what, n, d,
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, s.min_sizes[d] >= 0 && s.min_sizes[d] <= s.sizes[d], Error::InvalidProgram,
+                                  "%s '%s': dimension %zu bounds [%lld, %lld]", what, n, d,
                                   static_cast<long long>(s.min_sizes[d]), static_cast<long long>(s.sizes[d]));
     }
   }
@@ -98,8 +98,7 @@ Error check_tensor_spec(const TensorSpec& s, const char* what, const char* funct
 Error ModelPackage::parse(const uint8_t* data, size_t size, ModelPackage* out, const char* function) noexcept {
   try {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, data != nullptr || size == 0, Error::InvalidArgument, "null data");
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, size >= 8, Error::InvalidProgram, "%zu bytes: too short for a package",
-                                size);
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, size >= 8, Error::InvalidProgram, "%zu bytes: too short for a package", size);
     SLIMCUDA_CHECK_OR_RETURN_AT(function, size < FLATBUFFERS_MAX_BUFFER_SIZE, Error::InvalidProgram,
                                 "%zu bytes: larger than a package can be", size);
     SLIMCUDA_CHECK_OR_RETURN_AT(function, fb::PackageBufferHasIdentifier(data), Error::InvalidProgram,

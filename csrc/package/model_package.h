@@ -27,7 +27,7 @@ struct TensorSpec {
   std::vector<int64_t> min_sizes;  ///< DynamicBounded: lower bounds (empty = all 0)
   std::vector<uint8_t> dim_order;  ///< outermost first; empty = row-major
   Dynamism dynamism = Dynamism::Static;
-  Device device;                   ///< index -1: the device the model is loaded on
+  Device device;  ///< index -1: the device the model is loaded on
 };
 
 struct MethodSpec {

@@ -116,8 +116,8 @@ TEST(Packages, PackFromManifest) {
   const std::string dir = ::testing::TempDir();
   {
     const std::vector<uint8_t> so = test_library();
-    std::ofstream(dir + "/m.so", std::ios::binary).write(reinterpret_cast<const char*>(so.data()),
-                                                         static_cast<std::streamsize>(so.size()));
+    std::ofstream(dir + "/m.so", std::ios::binary)
+        .write(reinterpret_cast<const char*>(so.data()), static_cast<std::streamsize>(so.size()));
     std::ofstream(dir + "/fake.so", std::ios::binary) << std::string(128, 'x');  // not an ELF file
     std::ofstream(dir + "/manifest.json")
         << R"({"libraries": [{"device": "cpu", "so": "m.so", "methods": [{"name": "forward",
@@ -166,7 +166,8 @@ TEST(Packages, PackRefusesNumbersThatAreNotIntegersInRange) {
       {"device_index past int32", R"("sizes": [3], "device_index": 4294967295)",
        "tensor 'x': device_index must be an integer in [-1, 127], got 4294967295"},
       {"device_index 1e300", R"("sizes": [3], "device_index": 1e300)", "tensor 'x': device_index must be an integer"},
-      {"fractional device_index", R"("sizes": [3], "device_index": 0.5)", "tensor 'x': device_index must be an integer"},
+      {"fractional device_index", R"("sizes": [3], "device_index": 0.5)",
+       "tensor 'x': device_index must be an integer"},
   };
   const std::string dir = ::testing::TempDir();
   std::ofstream(dir + "/n.so", std::ios::binary) << "not really a library";

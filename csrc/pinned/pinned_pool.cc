@@ -111,8 +111,8 @@ class PinnedPoolBackend final : public PoolBackend {
 
  private:
   std::vector<Marker*> spare_[kMaxDevices];  // per device
-  std::mutex devices_mu_;                     // devices_ is written outside the pool's lock
-  std::unordered_map<void*, int> devices_;    // stream -> its device
+  std::mutex devices_mu_;                    // devices_ is written outside the pool's lock
+  std::unordered_map<void*, int> devices_;   // stream -> its device
 };
 
 std::once_flag pool_once;

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 #include <new>
+#include <vector>
 
 #include "slimcuda/last_error.h"
 
@@ -44,7 +44,7 @@ bool BlockPool::ready_for(Block* b, void* stream) {
   if (b->stream == stream || b->stream == kRetired) return true;
   StreamMarker& m = markers_[b->stream];
   if (b->freed_at < m.done_before) return true;  // a completed marker covers it
-  auto settle = [&] {  // the marker completed: what it covers is done, the marker goes back
+  auto settle = [&] {                            // the marker completed: what it covers is done, the marker goes back
     m.done_before = m.recorded_at;
     backend_->release_marker(m.marker);
     m.marker = nullptr;
@@ -287,6 +287,5 @@ PoolStats BlockPool::stats() const noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
 }
-
 
 }  // namespace slimcuda

@@ -37,8 +37,8 @@ struct PoolStats {
   uint64_t reserved_bytes = 0, peak_reserved_bytes = 0;
   uint64_t allocations = 0, frees = 0;  // counts of blocks handed out / returned
   uint64_t cache_hits = 0, cache_misses = 0;
-  uint64_t segments = 0;                 // live segments held from the device
-  uint64_t oom_retries = 0;              // device allocations retried after releasing the cache
+  uint64_t segments = 0;     // live segments held from the device
+  uint64_t oom_retries = 0;  // device allocations retried after releasing the cache
 };
 
 /// A caching allocator for one device: segments from the backend are split into blocks,
@@ -99,11 +99,11 @@ class BlockPool {
   struct Block {
     char* ptr;
     size_t size;
-    void* stream;            // last stream it was used on
+    void* stream;  // last stream it was used on
     bool small;
     bool in_use = false;
-    uint64_t freed_at = 0;   // sequence number of its last free
-    Block* prev = nullptr;   // neighbours within the segment
+    uint64_t freed_at = 0;  // sequence number of its last free
+    Block* prev = nullptr;  // neighbours within the segment
     Block* next = nullptr;
   };
   // Per stream: blocks freed before `done_before` (a sequence number) are known to be
@@ -132,10 +132,10 @@ class BlockPool {
 
   std::unique_ptr<PoolBackend> backend_;
   mutable std::mutex mu_;
-  FreeSet free_[2];                              // [small?]
-  std::unordered_map<void*, Block*> in_use_;     // ptr -> block
-  std::map<void*, StreamMarker> markers_;        // stream -> newest marker
-  std::map<const char*, size_t> segments_;       // base -> bytes, for holds()
+  FreeSet free_[2];                           // [small?]
+  std::unordered_map<void*, Block*> in_use_;  // ptr -> block
+  std::map<void*, StreamMarker> markers_;     // stream -> newest marker
+  std::map<const char*, size_t> segments_;    // base -> bytes, for holds()
   uint64_t sequence_ = 0;
   uint64_t search_ = 0;  // find_free calls, for StreamMarker::checked
   PoolStats stats_;

@@ -106,9 +106,9 @@ TEST_F(PoolTest, FreedBlockIsReusedOnItsStream) {
 }
 
 TEST_F(PoolTest, OtherStreamWaitsUntilTheFirstIsDone) {
-  void* a = alloc(1 << 20, kStreamA);   // one 2 MiB small segment, both halves used on A
+  void* a = alloc(1 << 20, kStreamA);  // one 2 MiB small segment, both halves used on A
   void* a2 = alloc(1 << 20, kStreamA);
-  busy(kStreamA);                       // work queued on A uses them, then they are freed
+  busy(kStreamA);  // work queued on A uses them, then they are freed
   ASSERT_EQ(pool.free(a), Error::Ok);
   ASSERT_EQ(pool.free(a2), Error::Ok);  // coalesced: a free 2 MiB block last used on A
   void* b = alloc(1 << 20, kStreamB);
@@ -252,7 +252,7 @@ TEST_F(PoolTest, OutOfMemoryReleasesTheCacheAndRetries) {
   device.capacity = 8u << 20;
   void* a = alloc(6u << 20, kStreamA);
   busy(kStreamA);                       // A's queued work still uses it: B cannot take it yet
-  ASSERT_EQ(pool.free(a), Error::Ok);  // cached: the device is still 6 MiB full
+  ASSERT_EQ(pool.free(a), Error::Ok);   // cached: the device is still 6 MiB full
   void* b = alloc(4u << 20, kStreamB);  // a new segment does not fit: release the cache, retry
   EXPECT_NE(b, nullptr);
   EXPECT_EQ(pool.stats().oom_retries, 1u);
@@ -303,7 +303,8 @@ TEST_F(PoolTest, EmptyCacheReleasesSegmentsSplitAcrossStreams) {
 TEST_F(PoolTest, EmptyCacheMergesLongRunsAroundABlockInUse) {
   void* const kStreamC = reinterpret_cast<void*>(0xC);
   std::vector<void*> blocks;
-  for (void* s : {kStreamA, kStreamB, kStreamC, kStreamA, kStreamB, kStreamC, kStreamA}) blocks.push_back(alloc(4096, s));
+  for (void* s : {kStreamA, kStreamB, kStreamC, kStreamA, kStreamB, kStreamC, kStreamA})
+    blocks.push_back(alloc(4096, s));
   EXPECT_EQ(pool.stats().segments, 1u);
   for (size_t i = 0; i < blocks.size(); ++i) {
     if (i != 3) {

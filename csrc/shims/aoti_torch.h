@@ -67,22 +67,19 @@ SLIMCUDA_API void SLIMCUDA_SHIM(aoti_torch_warn)(const char* func, const char* f
 /* ---- Memory ---- */
 /* New tensor with fresh memory. strides_ptr NULL = contiguous. Returns a new reference. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided)(int64_t ndim, const int64_t* sizes_ptr,
-                                                       const int64_t* strides_ptr, int32_t dtype,
-                                                       int32_t device_type, int32_t device_index,
-                                                       AtenTensorHandle* ret_new_tensor);
+                                                                    const int64_t* strides_ptr, int32_t dtype,
+                                                                    int32_t device_type, int32_t device_index,
+                                                                    AtenTensorHandle* ret_new_tensor);
 /* The same in page-locked host memory (device_type must be CPU); no pageable fallback:
  * without a CUDA driver it fails with NotSupported. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(int64_t ndim, const int64_t* sizes_ptr,
-                                                              const int64_t* strides_ptr, int32_t dtype,
-                                                              int32_t device_type, int32_t device_index,
-                                                              AtenTensorHandle* ret_new_tensor);
+                                                                           const int64_t* strides_ptr, int32_t dtype,
+                                                                           int32_t device_type, int32_t device_index,
+                                                                           AtenTensorHandle* ret_new_tensor);
 /* A tensor over caller-owned memory (borrowed: never freed here). New reference. */
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(void* data, int64_t ndim,
-                                                                 const int64_t* sizes_ptr,
-                                                                 const int64_t* strides_ptr,
-                                                                 int64_t storage_offset, int32_t dtype,
-                                                                 int32_t device_type, int32_t device_index,
-                                                                 AtenTensorHandle* ret);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(
+    void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr, int64_t storage_offset,
+    int32_t dtype, int32_t device_type, int32_t device_index, AtenTensorHandle* ret);
 /* layout must be strided; opaque metadata (MKL-DNN) is NotSupported. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(
     void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr, int64_t storage_offset,
@@ -91,53 +88,62 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(AtenTensorHandle tensor);
 /* A new handle to the same view (shares storage). New reference. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig_handle,
-                                                           AtenTensorHandle* new_handle);
+                                                                        AtenTensorHandle* new_handle);
 /* A new view of self's storage; it must fit inside the storage. New reference. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(AtenTensorHandle self, int64_t ndim,
-                                                             const int64_t* sizes_ptr,
-                                                             const int64_t* strides_ptr, int64_t storage_offset,
-                                                             AtenTensorHandle* ret_new_tensor);
+                                                                          const int64_t* sizes_ptr,
+                                                                          const int64_t* strides_ptr,
+                                                                          int64_t storage_offset,
+                                                                          AtenTensorHandle* ret_new_tensor);
 /* A view with self's dim and storage offset and the given sizes and strides. New reference. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_as_strided)(AtenTensorHandle self, const int64_t* sizes_ptr,
-                                                    const int64_t* strides_ptr, AtenTensorHandle* ret);
+                                                                 const int64_t* strides_ptr, AtenTensorHandle* ret);
 /* Contiguous copy / copy keeping self's strides, same device. New reference. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_clone)(AtenTensorHandle self, AtenTensorHandle* ret);
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_clone_preserve_strides)(AtenTensorHandle self, AtenTensorHandle* ret);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_clone_preserve_strides)(AtenTensorHandle self,
+                                                                             AtenTensorHandle* ret);
 /* self <- src: equal sizes, any strides, any dtype pair, CPU/CUDA either side; CUDA work on
  * the current stream. Returns when host memory involved is done; non_blocking is accepted
  * and ignored. */
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_copy_)(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_copy_)(AtenTensorHandle self, AtenTensorHandle src,
+                                                            int32_t non_blocking);
 /* dst becomes the same view as src (both handles still deleted separately). */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_assign_tensors)(AtenTensorHandle src, AtenTensorHandle dst);
 /* *ret_dst = a new handle to src's view. New reference. */
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_assign_tensors_out)(AtenTensorHandle src, AtenTensorHandle* ret_dst);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_assign_tensors_out)(AtenTensorHandle src,
+                                                                         AtenTensorHandle* ret_dst);
 
 /* ---- Attributes (borrowed pointers stay valid while the tensor lives) ---- */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(AtenTensorHandle tensor, void** ret_data_ptr);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_sizes)(AtenTensorHandle tensor, int64_t** ret_sizes);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_size)(AtenTensorHandle tensor, int64_t d, int64_t* ret_size);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_strides)(AtenTensorHandle tensor, int64_t** ret_strides);
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_stride)(AtenTensorHandle tensor, int64_t d, int64_t* ret_stride);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_stride)(AtenTensorHandle tensor, int64_t d,
+                                                                 int64_t* ret_stride);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_dtype)(AtenTensorHandle tensor, int32_t* ret_dtype);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_dim)(AtenTensorHandle tensor, int64_t* ret_dim);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_numel)(AtenTensorHandle tensor, int64_t* ret_numel);
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_storage_offset)(AtenTensorHandle tensor, int64_t* ret_storage_offset);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_storage_offset)(AtenTensorHandle tensor,
+                                                                         int64_t* ret_storage_offset);
 /* Bytes of the underlying storage. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_storage_size)(AtenTensorHandle tensor, int64_t* ret_size);
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_device_type)(AtenTensorHandle tensor, int32_t* ret_device_type);
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_device_index)(AtenTensorHandle tensor, int32_t* ret_device_index);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_device_type)(AtenTensorHandle tensor,
+                                                                      int32_t* ret_device_type);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_device_index)(AtenTensorHandle tensor,
+                                                                       int32_t* ret_device_index);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_is_contiguous)(AtenTensorHandle tensor, bool* ret_is_contiguous);
 
 /* ---- CUDA device and stream guards ---- */
 /* Makes device_index current until the guard is deleted (then the previous device). */
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_cuda_guard)(int32_t device_index, CUDAGuardHandle* ret_guard);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_cuda_guard)(int32_t device_index,
+                                                                        CUDAGuardHandle* ret_guard);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_cuda_guard)(CUDAGuardHandle guard);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_guard_set_index)(CUDAGuardHandle guard, int32_t device_index);
 /* Selects `stream` (a cudaStream_t; NULL = legacy default) as this thread's current stream —
  * the slimcuda caller stream — and device_index as current device, until deleted. Delete
  * stream guards in reverse order of creation, on the creating thread. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_cuda_stream_guard)(void* stream, int32_t device_index,
-                                                                  CUDAStreamGuardHandle* ret_guard);
+                                                                               CUDAStreamGuardHandle* ret_guard);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_cuda_stream_guard)(CUDAStreamGuardHandle guard);
 /* The current stream: the caller stream when one is selected (an explicitly selected NULL
  * gives NULL), else the legacy default stream (NULL). */

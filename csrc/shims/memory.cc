@@ -6,8 +6,8 @@
 #include "csrc/shims/shim_util.h"
 #include "csrc/tensor/copy.h"
 
-using namespace slimcuda;          // NOLINT: thin C shells over the C++ tensor
-using namespace slimcuda::shims;   // NOLINT
+using namespace slimcuda;         // NOLINT: thin C shells over the C++ tensor
+using namespace slimcuda::shims;  // NOLINT
 
 extern "C" {
 
@@ -31,9 +31,8 @@ static AOTITorchError empty_shim(const char* name, int64_t ndim, const int64_t* 
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided)(int64_t ndim, const int64_t* sizes_ptr,
-                                                       const int64_t* strides_ptr, int32_t dtype,
-                                                       int32_t device_type, int32_t device_index,
-                                                       AtenTensorHandle* ret_new_tensor) {
+                                                       const int64_t* strides_ptr, int32_t dtype, int32_t device_type,
+                                                       int32_t device_index, AtenTensorHandle* ret_new_tensor) {
   return empty_shim(__func__, ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, false, ret_new_tensor);
 }
 
@@ -44,39 +43,39 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(int64_t ndim, cons
   return empty_shim(__func__, ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, true, ret_new_tensor);
 }
 
-AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(void* data, int64_t ndim,
-                                                                 const int64_t* sizes_ptr,
-                                                                 const int64_t* strides_ptr,
-                                                                 int64_t storage_offset, int32_t dtype,
-                                                                 int32_t device_type, int32_t device_index,
-                                                                 AtenTensorHandle* ret) {
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(void* data, int64_t ndim, const int64_t* sizes_ptr,
+                                                                 const int64_t* strides_ptr, int64_t storage_offset,
+                                                                 int32_t dtype, int32_t device_type,
+                                                                 int32_t device_index, AtenTensorHandle* ret) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(ret);
     *ret = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type,
-                                       device_index, &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(
+        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index, &t, function));
     *ret = handle(t);
     return Error::Ok;
   });
 }
 
-AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(
-    void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr, int64_t storage_offset,
-    int32_t dtype, int32_t device_type, int32_t device_index, AtenTensorHandle* ret, int32_t layout,
-    const uint8_t* opaque_metadata, int64_t opaque_metadata_size) {
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(void* data, int64_t ndim, const int64_t* sizes_ptr,
+                                                                    const int64_t* strides_ptr, int64_t storage_offset,
+                                                                    int32_t dtype, int32_t device_type,
+                                                                    int32_t device_index, AtenTensorHandle* ret,
+                                                                    int32_t layout, const uint8_t* opaque_metadata,
+                                                                    int64_t opaque_metadata_size) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(ret);
     *ret = nullptr;  // a failed call leaves no stale handle behind
     SLIMCUDA_CHECK_OR_RETURN_AT(function, layout == 0, Error::NotSupported,
                                 "layout %d: only strided tensors (layout 0) are supported", layout);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, opaque_metadata_size == 0 || opaque_metadata == nullptr,
-                                Error::NotSupported, "opaque (MKL-DNN) tensor metadata is not supported");
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, opaque_metadata_size == 0 || opaque_metadata == nullptr, Error::NotSupported,
+                                "opaque (MKL-DNN) tensor metadata is not supported");
     SLIMCUDA_CHECK_OR_RETURN_AT(function, opaque_metadata_size >= 0, Error::InvalidArgument,
                                 "negative opaque_metadata_size");
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type,
-                                       device_index, &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(
+        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index, &t, function));
     *ret = handle(t);
     return Error::Ok;
   });
@@ -90,8 +89,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(AtenTensorHandle t
   });
 }
 
-AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig_handle,
-                                                           AtenTensorHandle* new_handle) {
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig_handle, AtenTensorHandle* new_handle) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(orig_handle);
     SLIMCUDA_SHIM_NOT_NULL(new_handle);
@@ -104,16 +102,14 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(AtenTensorHandle self, int64_t ndim,
-                                                             const int64_t* sizes_ptr,
-                                                             const int64_t* strides_ptr, int64_t storage_offset,
-                                                             AtenTensorHandle* ret_new_tensor) {
+                                                             const int64_t* sizes_ptr, const int64_t* strides_ptr,
+                                                             int64_t storage_offset, AtenTensorHandle* ret_new_tensor) {
   return c_entry(__func__, [&](const char* function) {
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
     *ret_new_tensor = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(
-        reinterpret(*tensor(self), ndim, sizes_ptr, strides_ptr, storage_offset, &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(reinterpret(*tensor(self), ndim, sizes_ptr, strides_ptr, storage_offset, &t, function));
     *ret_new_tensor = handle(t);
     return Error::Ok;
   });

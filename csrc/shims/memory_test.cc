@@ -17,7 +17,9 @@ namespace {
 
 constexpr int32_t kF32 = 6, kCPU = 0, kCUDA = 1;
 
-bool message_has(const char* text) { return std::string(slimcuda_last_error_message()).find(text) != std::string::npos; }
+bool message_has(const char* text) {
+  return std::string(slimcuda_last_error_message()).find(text) != std::string::npos;
+}
 
 AtenTensorHandle cpu_tensor(std::vector<int64_t> sizes) {
   AtenTensorHandle t = nullptr;
@@ -75,9 +77,9 @@ TEST(MemoryShims, FromBlobBorrowsAndChecks) {
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(data, 1, sizes, nullptr, 0, kF32, kCPU, 0, &t, 1,
                                                                  nullptr, 0),
             SLIMCUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(data, 1, sizes, nullptr, 0, kF32, kCPU, 0, &t, 0,
-                                                                 meta, 4),
-            SLIMCUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(
+      SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(data, 1, sizes, nullptr, 0, kF32, kCPU, 0, &t, 0, meta, 4),
+      SLIMCUDA_ERROR_NOT_SUPPORTED);
 }
 
 TEST(MemoryShims, HandlesShareStorage) {

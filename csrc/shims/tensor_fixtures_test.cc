@@ -20,9 +20,9 @@ const bool kOwnsFixture = own_fixture("tensor.json");
 
 int32_t dtype_code(const nlohmann::json& j) {
   if (j.is_number()) return j.get<int32_t>();
-  static const std::map<std::string, int32_t> kCodes = {
-      {"uint8", 0}, {"int8", 1},    {"int16", 2},   {"int32", 3}, {"int64", 4},
-      {"float16", 5}, {"float32", 6}, {"float64", 7}, {"bool", 11}, {"bfloat16", 15}};
+  static const std::map<std::string, int32_t> kCodes = {{"uint8", 0}, {"int8", 1},     {"int16", 2},   {"int32", 3},
+                                                        {"int64", 4}, {"float16", 5},  {"float32", 6}, {"float64", 7},
+                                                        {"bool", 11}, {"bfloat16", 15}};
   auto it = kCodes.find(j.get<std::string>());
   if (it == kCodes.end()) ADD_FAILURE() << "unknown dtype name " << j;
   return it == kCodes.end() ? -1 : it->second;
@@ -88,12 +88,11 @@ AtenTensorHandle build(const nlohmann::json& spec, Handles& hs) {
   const int32_t dtype = dtype_code(spec.at("dtype"));
   const Where w = where(spec.at("device"), 0);
   AtenTensorHandle base = nullptr;
-  const int32_t rc = w.pinned ? SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(
-                                    static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, dtype, w.type,
-                                    w.index, &base)
-                              : SLIMCUDA_SHIM(aoti_torch_empty_strided)(static_cast<int64_t>(sizes.size()),
-                                                                        sizes.data(), nullptr, dtype, w.type,
-                                                                        w.index, &base);
+  const int32_t rc = w.pinned
+                         ? SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(
+                               static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, dtype, w.type, w.index, &base)
+                         : SLIMCUDA_SHIM(aoti_torch_empty_strided)(static_cast<int64_t>(sizes.size()), sizes.data(),
+                                                                   nullptr, dtype, w.type, w.index, &base);
   EXPECT_EQ(rc, 0) << slimcuda_last_error_message();
   if (rc != 0) return nullptr;
   hs.keep(base);
@@ -109,16 +108,15 @@ AtenTensorHandle build(const nlohmann::json& spec, Handles& hs) {
         v.ints.push_back(x.get<int64_t>());
       }
     }
-    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(base, host_tensor(v, sizes, hs), 0), 0)
-        << slimcuda_last_error_message();
+    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(base, host_tensor(v, sizes, hs), 0), 0) << slimcuda_last_error_message();
   }
   if (!spec.contains("view") || spec["view"].is_null()) return base;
   const auto& view = spec["view"];
   const std::vector<int64_t> vs = view.at("sizes").get<std::vector<int64_t>>();
   const std::vector<int64_t> vt = view.at("strides").get<std::vector<int64_t>>();
   AtenTensorHandle v = nullptr;
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(base, static_cast<int64_t>(vs.size()), vs.data(),
-                                                          vt.data(), view.value("offset", 0), &v),
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(base, static_cast<int64_t>(vs.size()), vs.data(), vt.data(),
+                                                          view.value("offset", 0), &v),
             0)
       << slimcuda_last_error_message();
   return v == nullptr ? nullptr : hs.keep(v);
@@ -266,8 +264,8 @@ TEST(TensorFixtures, View) {
     const std::vector<int64_t> vs = c.data.at("sizes").get<std::vector<int64_t>>();
     const std::vector<int64_t> vt = c.data.at("strides").get<std::vector<int64_t>>();
     AtenTensorHandle v = nullptr;
-    const int32_t rc = SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(
-        base, static_cast<int64_t>(vs.size()), vs.data(), vt.data(), c.data.at("offset").get<int64_t>(), &v);
+    const int32_t rc = SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(base, static_cast<int64_t>(vs.size()), vs.data(),
+                                                                     vt.data(), c.data.at("offset").get<int64_t>(), &v);
     expect_code(c, rc);
     if (rc != 0) continue;
     hs.keep(v);

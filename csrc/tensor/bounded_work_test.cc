@@ -95,9 +95,9 @@ TEST(BoundedWork, ClonePreservingStridesOfAHugeStrideZeroViewCopiesItsStorage) {
 
 TEST(BoundedWork, CopyBetweenHugeStrideZeroViewsIsRefusedAtOnce) {
   Viewed dst({kHuge}, {0}), src({kHuge}, {0});
-  EXPECT_EQ(within_2s([&] { return slimcuda_tensor_copy(dst.view, src.view); },
-                      "the destination has overlapping elements"),
-            code(SLIMCUDA_ERROR_INVALID_ARGUMENT));
+  EXPECT_EQ(
+      within_2s([&] { return slimcuda_tensor_copy(dst.view, src.view); }, "the destination has overlapping elements"),
+      code(SLIMCUDA_ERROR_INVALID_ARGUMENT));
 }
 
 TEST(BoundedWork, CopyIntoAliasingDestinationsIsRefused) {
@@ -108,9 +108,9 @@ TEST(BoundedWork, CopyIntoAliasingDestinationsIsRefused) {
     slimcuda_tensor* src = nullptr;
     ASSERT_EQ(slimcuda_tensor_empty(info.ndim, info.sizes, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, 0, 0, &src),
               0);
-    EXPECT_EQ(within_2s([&] { return slimcuda_tensor_copy(dst->view, src); },
-                        "the destination has overlapping elements"),
-              code(SLIMCUDA_ERROR_INVALID_ARGUMENT))
+    EXPECT_EQ(
+        within_2s([&] { return slimcuda_tensor_copy(dst->view, src); }, "the destination has overlapping elements"),
+        code(SLIMCUDA_ERROR_INVALID_ARGUMENT))
         << "sizes[0] " << info.sizes[0];
     slimcuda_tensor_delete(src);
   }

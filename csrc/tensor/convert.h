@@ -62,8 +62,8 @@ SLIMCUDA_HD inline uint16_t float_to_half(float f) {
   const uint32_t x = float_bits(f);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t abs = x & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
-  if (abs >= 0x47800000u) return static_cast<uint16_t>(sign | 0x7c00u); // >= 65536 or inf
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
+  if (abs >= 0x47800000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65536 or inf
   const int exp = static_cast<int>(abs >> 23) - 112;                     // half's biased exponent
   uint32_t mant = abs & 0x7fffffu;
   if (exp <= 0) {  // a half subnormal (or zero)
@@ -107,16 +107,40 @@ SLIMCUDA_HD inline float bfloat16_to_float(uint16_t b) { return bits_float(stati
 SLIMCUDA_HD inline Wide load(const char* p, int dtype) {
   Wide w{0.0, 0, false};
   switch (static_cast<ScalarType>(dtype)) {
-    case ScalarType::Byte: w.i = read_as<uint8_t>(p); break;
-    case ScalarType::Char: w.i = read_as<int8_t>(p); break;
-    case ScalarType::Short: w.i = read_as<int16_t>(p); break;
-    case ScalarType::Int: w.i = read_as<int32_t>(p); break;
-    case ScalarType::Long: w.i = read_as<int64_t>(p); break;
-    case ScalarType::Bool: w.i = read_as<uint8_t>(p) != 0; break;
-    case ScalarType::Half: w.f = half_to_float(read_as<uint16_t>(p)); w.floating = true; break;
-    case ScalarType::BFloat16: w.f = bfloat16_to_float(read_as<uint16_t>(p)); w.floating = true; break;
-    case ScalarType::Float: w.f = read_as<float>(p); w.floating = true; break;
-    case ScalarType::Double: w.f = read_as<double>(p); w.floating = true; break;
+    case ScalarType::Byte:
+      w.i = read_as<uint8_t>(p);
+      break;
+    case ScalarType::Char:
+      w.i = read_as<int8_t>(p);
+      break;
+    case ScalarType::Short:
+      w.i = read_as<int16_t>(p);
+      break;
+    case ScalarType::Int:
+      w.i = read_as<int32_t>(p);
+      break;
+    case ScalarType::Long:
+      w.i = read_as<int64_t>(p);
+      break;
+    case ScalarType::Bool:
+      w.i = read_as<uint8_t>(p) != 0;
+      break;
+    case ScalarType::Half:
+      w.f = half_to_float(read_as<uint16_t>(p));
+      w.floating = true;
+      break;
+    case ScalarType::BFloat16:
+      w.f = bfloat16_to_float(read_as<uint16_t>(p));
+      w.floating = true;
+      break;
+    case ScalarType::Float:
+      w.f = read_as<float>(p);
+      w.floating = true;
+      break;
+    case ScalarType::Double:
+      w.f = read_as<double>(p);
+      w.floating = true;
+      break;
   }
   if (w.floating) {
     w.i = float_to_int64(w.f);
@@ -128,16 +152,36 @@ SLIMCUDA_HD inline Wide load(const char* p, int dtype) {
 
 SLIMCUDA_HD inline void store(char* p, int dtype, const Wide& w) {
   switch (static_cast<ScalarType>(dtype)) {
-    case ScalarType::Byte: write_as<uint8_t>(p, static_cast<uint8_t>(w.i)); break;
-    case ScalarType::Char: write_as<int8_t>(p, static_cast<int8_t>(w.i)); break;
-    case ScalarType::Short: write_as<int16_t>(p, static_cast<int16_t>(w.i)); break;
-    case ScalarType::Int: write_as<int32_t>(p, static_cast<int32_t>(w.i)); break;
-    case ScalarType::Long: write_as<int64_t>(p, w.i); break;
-    case ScalarType::Bool: write_as<uint8_t>(p, w.floating ? (w.f != 0.0) : (w.i != 0)); break;
-    case ScalarType::Half: write_as<uint16_t>(p, float_to_half(static_cast<float>(w.f))); break;
-    case ScalarType::BFloat16: write_as<uint16_t>(p, float_to_bfloat16(static_cast<float>(w.f))); break;
-    case ScalarType::Float: write_as<float>(p, static_cast<float>(w.f)); break;
-    case ScalarType::Double: write_as<double>(p, w.f); break;
+    case ScalarType::Byte:
+      write_as<uint8_t>(p, static_cast<uint8_t>(w.i));
+      break;
+    case ScalarType::Char:
+      write_as<int8_t>(p, static_cast<int8_t>(w.i));
+      break;
+    case ScalarType::Short:
+      write_as<int16_t>(p, static_cast<int16_t>(w.i));
+      break;
+    case ScalarType::Int:
+      write_as<int32_t>(p, static_cast<int32_t>(w.i));
+      break;
+    case ScalarType::Long:
+      write_as<int64_t>(p, w.i);
+      break;
+    case ScalarType::Bool:
+      write_as<uint8_t>(p, w.floating ? (w.f != 0.0) : (w.i != 0));
+      break;
+    case ScalarType::Half:
+      write_as<uint16_t>(p, float_to_half(static_cast<float>(w.f)));
+      break;
+    case ScalarType::BFloat16:
+      write_as<uint16_t>(p, float_to_bfloat16(static_cast<float>(w.f)));
+      break;
+    case ScalarType::Float:
+      write_as<float>(p, static_cast<float>(w.f));
+      break;
+    case ScalarType::Double:
+      write_as<double>(p, w.f);
+      break;
   }
 }
 
@@ -145,10 +189,18 @@ SLIMCUDA_HD inline void store(char* p, int dtype, const Wide& w) {
 SLIMCUDA_HD inline void copy_element(char* d, int dst_t, const char* s, int src_t, int es) {
   if (dst_t == src_t) {
     switch (es) {
-      case 1: write_as<uint8_t>(d, read_as<uint8_t>(s)); break;
-      case 2: write_as<uint16_t>(d, read_as<uint16_t>(s)); break;
-      case 4: write_as<uint32_t>(d, read_as<uint32_t>(s)); break;
-      default: write_as<uint64_t>(d, read_as<uint64_t>(s)); break;
+      case 1:
+        write_as<uint8_t>(d, read_as<uint8_t>(s));
+        break;
+      case 2:
+        write_as<uint16_t>(d, read_as<uint16_t>(s));
+        break;
+      case 4:
+        write_as<uint32_t>(d, read_as<uint32_t>(s));
+        break;
+      default:
+        write_as<uint64_t>(d, read_as<uint64_t>(s));
+        break;
     }
   } else {
     store(d, dst_t, load(s, src_t));

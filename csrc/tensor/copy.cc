@@ -80,10 +80,9 @@ Error wait(int device, cudaStream_t stream, cudaEvent_t event, const char* funct
 Error copy_between_gpus(const SlimTensor& dst, const SlimTensor& src, int64_t numel, const StreamContext& ctx,
                         const char* function) noexcept {
   const int from = src.device().index, to = dst.device().index;
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, ctx.stream() == nullptr || ctx.device() == from || ctx.device() == to,
-                              Error::InvalidArgument,
-                              "the caller stream belongs to device %d, the copy is between devices %d and %d",
-                              ctx.device(), from, to);
+  SLIMCUDA_CHECK_OR_RETURN_AT(
+      function, ctx.stream() == nullptr || ctx.device() == from || ctx.device() == to, Error::InvalidArgument,
+      "the caller stream belongs to device %d, the copy is between devices %d and %d", ctx.device(), from, to);
   const int home_device = ctx.device() == to ? to : from;
   const int other_device = home_device == to ? from : to;
   cudaStream_t other = nullptr;
@@ -170,8 +169,8 @@ Error copy_tensor(const SlimTensor& dst, const SlimTensor& src, const StreamCont
     std::unique_ptr<char[]> packed_host = host_buffer(dst_bytes);
     SLIMCUDA_CHECK_OR_RETURN_AT(function, packed_host != nullptr, Error::MemoryAllocationFailed,
                                 "%zu-byte host staging buffer", dst_bytes);
-    host_copy(packed_host.get(), d.dtype, d.size, s.data, s.dtype, s.size, make_plan(dst.sizes(), packed, src.strides()),
-              numel);
+    host_copy(packed_host.get(), d.dtype, d.size, s.data, s.dtype, s.size,
+              make_plan(dst.sizes(), packed, src.strides()), numel);
     if (dst.is_contiguous()) return transfer::host_to_device(d.data, packed_host.get(), dst_bytes, on);
     transfer::Scratch staging(on);
     SLIMCUDA_RETURN_IF_ERROR(staging.allocate(dst_bytes, function));

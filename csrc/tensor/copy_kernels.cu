@@ -70,11 +70,20 @@ bool try_transpose(char* dst, const char* src, int es, CopyPlan p, cudaStream_t 
   }
   if ((p.sizes[0] + kTile - 1) / kTile > 65535 || (p.sizes[1] + kTile - 1) / kTile > INT32_MAX) return false;
   switch (es) {
-    case 1: launch_transpose<uint8_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream); break;
-    case 2: launch_transpose<uint16_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream); break;
-    case 4: launch_transpose<uint32_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream); break;
-    case 8: launch_transpose<uint64_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream); break;
-    default: return false;
+    case 1:
+      launch_transpose<uint8_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream);
+      break;
+    case 2:
+      launch_transpose<uint16_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream);
+      break;
+    case 4:
+      launch_transpose<uint32_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream);
+      break;
+    case 8:
+      launch_transpose<uint64_t>(dst, p.dst_strides[0], src, p.src_strides[1], p.sizes[0], p.sizes[1], stream);
+      break;
+    default:
+      return false;
   }
   return true;
 }
@@ -90,10 +99,9 @@ Error launch_copy(char* dst, int dst_t, int dst_es, const char* src, int src_t, 
   constexpr int kThreads = 256;
   const int64_t blocks = std::min<int64_t>((numel + kThreads - 1) / kThreads, 65535);
   strided_copy_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(dst, dst_t, dst_es, src, src_t, src_es,
-                                                                               plan, numel);
+                                                                              plan, numel);
   SLIMCUDA_CUDA_TRY_AT(function, cudaGetLastError());
   return Error::Ok;
 }
-
 
 }  // namespace slimcuda

@@ -6,7 +6,8 @@
 namespace slimcuda {
 
 Error check_shape(int64_t ndim, const int64_t* sizes, const int64_t* strides, const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, ndim >= 0, Error::InvalidArgument, "ndim %lld < 0", static_cast<long long>(ndim));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, ndim >= 0, Error::InvalidArgument, "ndim %lld < 0",
+                              static_cast<long long>(ndim));
   SLIMCUDA_CHECK_OR_RETURN_AT(function, ndim <= kMaxDims, Error::InvalidArgument, "ndim %lld > %lld",
                               static_cast<long long>(ndim), static_cast<long long>(kMaxDims));
   SLIMCUDA_CHECK_OR_RETURN_AT(function, ndim == 0 || sizes != nullptr, Error::InvalidArgument,

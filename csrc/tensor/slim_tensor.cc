@@ -14,8 +14,8 @@ namespace slimcuda {
 namespace {
 
 // Allocates the SlimTensor object itself without throwing.
-Error make(std::shared_ptr<Storage> storage, std::vector<int64_t> sizes, std::vector<int64_t> strides,
-           ScalarType dtype, int64_t offset, SlimTensor** out, const char* function) noexcept {
+Error make(std::shared_ptr<Storage> storage, std::vector<int64_t> sizes, std::vector<int64_t> strides, ScalarType dtype,
+           int64_t offset, SlimTensor** out, const char* function) noexcept {
   *out = new (std::nothrow) SlimTensor(std::move(storage), std::move(sizes), std::move(strides), dtype, offset);
   SLIMCUDA_CHECK_OR_RETURN_AT(function, *out != nullptr, Error::MemoryAllocationFailed, "out of host memory");
   return Error::Ok;
@@ -165,7 +165,8 @@ Error clone(const SlimTensor& self, bool preserve_strides, const StreamContext& 
   SLIMCUDA_RETURN_IF_ERROR(reinterpret(self, 1, &elements, nullptr, self.storage_offset(), &span, function));
   const std::unique_ptr<SlimTensor> span_owner(span);
   SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*flat, *span, ctx, function));
-  SLIMCUDA_RETURN_IF_ERROR(reinterpret(*flat, self.dim(), self.sizes().data(), self.strides().data(), 0, out, function));
+  SLIMCUDA_RETURN_IF_ERROR(
+      reinterpret(*flat, self.dim(), self.sizes().data(), self.strides().data(), 0, out, function));
   return Error::Ok;
 }
 

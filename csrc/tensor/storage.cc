@@ -36,8 +36,8 @@ Error Storage::allocate_pinned(size_t nbytes, const StreamContext& ctx, std::sha
   void* p = nullptr;
   if (nbytes > 0) {
     if (cuda::device_count() == 0) {
-      return set_last_error(Error::NotSupported, function,
-                            "pinned memory needs a CUDA driver and device: %s", last_error_message());
+      return set_last_error(Error::NotSupported, function, "pinned memory needs a CUDA driver and device: %s",
+                            last_error_message());
     }
     const Error e = pinned_allocate(nbytes, ctx, &p);  // the cached pinned pool (pinned_pool.h)
     if (e != Error::Ok) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csrc/testing/fixtures.h"
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -18,10 +18,10 @@ namespace {
 
 struct Registry {
   std::mutex mu;
-  std::map<std::string, std::string> paths;               // basename -> path
-  std::map<std::string, std::vector<Case>> loaded;        // basename -> cases
+  std::map<std::string, std::string> paths;         // basename -> path
+  std::map<std::string, std::vector<Case>> loaded;  // basename -> cases
   std::set<std::string> owned;
-  std::map<std::string, std::set<std::string>> visited;   // basename -> case names
+  std::map<std::string, std::set<std::string>> visited;  // basename -> case names
   std::map<std::string, int> ran, skipped;
   bool listed = false;
 };
@@ -147,7 +147,8 @@ bool begin_case(const Case& c) {
     if (gpu_required()) ADD_FAILURE() << c.name << ": SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable";
     run = false;
   } else if (c.needs == "gpu2" && gpu_count() < 2) {
-    if (gpus_required() >= 2) ADD_FAILURE() << c.name << ": SLIMCUDA_REQUIRE_GPUS asks for two GPUs, found " << gpu_count();
+    if (gpus_required() >= 2)
+      ADD_FAILURE() << c.name << ": SLIMCUDA_REQUIRE_GPUS asks for two GPUs, found " << gpu_count();
     run = false;
   } else if (c.needs == "no_gpu" && has_gpu()) {
     run = false;
@@ -186,8 +187,7 @@ void expect_code(const Case& c, int32_t got) {
   EXPECT_EQ(got, static_cast<int32_t>(error_from_name(c.data.at("expect").get<std::string>())))
       << c.name << ": got " << slimcuda_error_name(got) << ": " << slimcuda_last_error_message();
   if (c.data.contains("message")) {
-    EXPECT_NE(std::string(slimcuda_last_error_message()).find(c.data["message"].get<std::string>()),
-              std::string::npos)
+    EXPECT_NE(std::string(slimcuda_last_error_message()).find(c.data["message"].get<std::string>()), std::string::npos)
         << c.name << ": last error: " << slimcuda_last_error_message();
   }
 }

@@ -19,11 +19,11 @@
 namespace slimcuda::testing {
 
 struct Case {
-  std::string file;      // basename, e.g. "kernels.json"
-  std::string name;      // unique within the file
-  std::string op;        // which test handles it
-  std::string needs;     // "requires": "none", "gpu", "gpu2" (two GPUs) or "no_gpu"
-  nlohmann::json data;   // the whole case object
+  std::string file;     // basename, e.g. "kernels.json"
+  std::string name;     // unique within the file
+  std::string op;       // which test handles it
+  std::string needs;    // "requires": "none", "gpu", "gpu2" (two GPUs) or "no_gpu"
+  nlohmann::json data;  // the whole case object
 };
 
 /// Declares that this test binary owns `file`: at exit every case in it must have been
@@ -67,12 +67,12 @@ bool gpu_required();
 }  // namespace slimcuda::testing
 
 /// Skips the current test without a GPU; fails it instead under SLIMCUDA_REQUIRE_GPU=1.
-#define SLIMCUDA_REQUIRE_GPU_OR_SKIP()                                                \
-  do {                                                                                \
-    if (!::slimcuda::testing::has_gpu()) {                                            \
-      if (::slimcuda::testing::gpu_required()) {                                      \
-        FAIL() << "SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable";              \
-      }                                                                               \
-      GTEST_SKIP() << "no CUDA device";                                               \
-    }                                                                                 \
+#define SLIMCUDA_REQUIRE_GPU_OR_SKIP()                                   \
+  do {                                                                   \
+    if (!::slimcuda::testing::has_gpu()) {                               \
+      if (::slimcuda::testing::gpu_required()) {                         \
+        FAIL() << "SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable"; \
+      }                                                                  \
+      GTEST_SKIP() << "no CUDA device";                                  \
+    }                                                                    \
   } while (0)

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cstdint>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -457,8 +457,7 @@ Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, con
       for (size_t k = 0; k < chunks; ++k) {
         const int b = slot(k);
         pipe.latch[b].wait();
-        if (cudaError_t e = cudaMemcpyAsync(d + k * chunk, pipe.buffer[b], len_of(k), kind, stream);
-            e != cudaSuccess) {
+        if (cudaError_t e = cudaMemcpyAsync(d + k * chunk, pipe.buffer[b], len_of(k), kind, stream); e != cudaSuccess) {
           return fail(e, "cudaMemcpyAsync");
         }
         if (cudaError_t e = cudaEventRecord(events[b], stream); e != cudaSuccess) return fail(e, "cudaEventRecord");

@@ -28,13 +28,13 @@ bool has_gpu() {
   return ok;
 }
 
-#define REQUIRE_GPU_OR_SKIP()                                                                    \
-  do {                                                                                           \
-    if (!has_gpu()) {                                                                            \
-      const char* r = std::getenv("SLIMCUDA_REQUIRE_GPU");                                       \
+#define REQUIRE_GPU_OR_SKIP()                                                                      \
+  do {                                                                                             \
+    if (!has_gpu()) {                                                                              \
+      const char* r = std::getenv("SLIMCUDA_REQUIRE_GPU");                                         \
       if (r != nullptr && std::strcmp(r, "1") == 0) FAIL() << "SLIMCUDA_REQUIRE_GPU=1 but no GPU"; \
-      GTEST_SKIP() << "no CUDA device";                                                          \
-    }                                                                                            \
+      GTEST_SKIP() << "no CUDA device";                                                            \
+    }                                                                                              \
   } while (0)
 
 constexpr StreamContext kLegacy = StreamContext::unselected(0);
@@ -49,8 +49,8 @@ TEST(StagedCopy, PageableRoundTripsOddSizesAndOffsets) {
   ASSERT_GT(threshold, 0u) << "SLIMCUDA_STAGING_THRESHOLD=0 turns the path under test off";
   void* stream = nullptr;
   ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
-  const size_t sizes[] = {threshold - 1, threshold, threshold + 1, (size_t{4} << 20) + 7, (size_t{13} << 20) + 3,
-                          size_t{12} << 20};
+  const size_t sizes[] = {threshold - 1,          threshold,       threshold + 1, (size_t{4} << 20) + 7,
+                          (size_t{13} << 20) + 3, size_t{12} << 20};
   for (int with_stream = 0; with_stream < 2; ++with_stream) {
     if (with_stream) {
       ASSERT_EQ(slimcuda_caller_stream_push(stream), SLIMCUDA_OK);
@@ -93,8 +93,10 @@ TEST(StagedCopy, AnySizeThroughTheChunks) {
     for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 7 + 1);
     void* dev = nullptr;
     ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
-    ASSERT_EQ(staged_copy(dev, host.data(), n, true, kLegacy, staging_config()), Error::Ok) << slimcuda_last_error_message();
-    ASSERT_EQ(staged_copy(back.data(), dev, n, false, kLegacy, staging_config()), Error::Ok) << slimcuda_last_error_message();
+    ASSERT_EQ(staged_copy(dev, host.data(), n, true, kLegacy, staging_config()), Error::Ok)
+        << slimcuda_last_error_message();
+    ASSERT_EQ(staged_copy(back.data(), dev, n, false, kLegacy, staging_config()), Error::Ok)
+        << slimcuda_last_error_message();
     EXPECT_EQ(back, host) << n << " bytes";
     EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
   }
@@ -118,20 +120,20 @@ TEST(StagedCopy, EveryPipelineShapeRoundTrips) {
     }
   }
   for (void* stream : {static_cast<void*>(nullptr), created}) {
-  for (const StagingConfig& shape : shapes) {
-    for (size_t n : {size_t{1}, kChunk, kChunk + 1, 7 * kChunk + 13, size_t{3} << 20}) {
-      std::vector<uint8_t> host(n), back(n, 0);
-      for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 29 + n + shape.buffers);
-      void* dev = nullptr;
-      ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
-      const StreamContext ctx = stream == nullptr ? kLegacy : on(stream);
-      ASSERT_EQ(staged_copy(dev, host.data(), n, true, ctx, shape), Error::Ok) << slimcuda_last_error_message();
-      ASSERT_EQ(staged_copy(back.data(), dev, n, false, ctx, shape), Error::Ok) << slimcuda_last_error_message();
-      EXPECT_EQ(back, host) << n << " bytes, chunk " << shape.chunk_bytes << ", " << shape.buffers << " buffers, "
-                            << shape.threads << " threads, flags " << shape.stream_flags << ", stream " << stream;
-      EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
+    for (const StagingConfig& shape : shapes) {
+      for (size_t n : {size_t{1}, kChunk, kChunk + 1, 7 * kChunk + 13, size_t{3} << 20}) {
+        std::vector<uint8_t> host(n), back(n, 0);
+        for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 29 + n + shape.buffers);
+        void* dev = nullptr;
+        ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
+        const StreamContext ctx = stream == nullptr ? kLegacy : on(stream);
+        ASSERT_EQ(staged_copy(dev, host.data(), n, true, ctx, shape), Error::Ok) << slimcuda_last_error_message();
+        ASSERT_EQ(staged_copy(back.data(), dev, n, false, ctx, shape), Error::Ok) << slimcuda_last_error_message();
+        EXPECT_EQ(back, host) << n << " bytes, chunk " << shape.chunk_bytes << ", " << shape.buffers << " buffers, "
+                              << shape.threads << " threads, flags " << shape.stream_flags << ", stream " << stream;
+        EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
+      }
     }
-  }
   }
   EXPECT_EQ(slimcuda_stream_destroy(created), SLIMCUDA_OK);
 }

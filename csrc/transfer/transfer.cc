@@ -109,8 +109,9 @@ Scratch::~Scratch() {
 
 Error Scratch::allocate(size_t nbytes, const char* function) noexcept {
   Result<void*> r = device_memory::allocate(nbytes, 0, ctx_);
-  if (!r.ok()) return set_last_error(r.error(), function, "temporary device buffer of %zu bytes: %s", nbytes,
-                                     last_error_message());
+  if (!r.ok())
+    return set_last_error(r.error(), function, "temporary device buffer of %zu bytes: %s", nbytes,
+                          last_error_message());
   ptr_ = r.value();
   return Error::Ok;
 }

@@ -27,11 +27,11 @@ void load(State* s) {
   if (open_library(kSpec, &lib, &s->failure) != Error::Ok) return;
   std::string missing;
   bool all = true;
-#define SLIMCUDA_RESOLVE_FN(name)                                \
-  {                                                              \
-    void* p = nullptr;                                           \
-    all = resolve_symbol(lib, #name, &p, &missing) && all;       \
-    s->api.name = reinterpret_cast<decltype(&::name)>(p);        \
+#define SLIMCUDA_RESOLVE_FN(name)                          \
+  {                                                        \
+    void* p = nullptr;                                     \
+    all = resolve_symbol(lib, #name, &p, &missing) && all; \
+    s->api.name = reinterpret_cast<decltype(&::name)>(p);  \
   }
   SLIMCUDA_CUBLASLT_FUNCTIONS(SLIMCUDA_RESOLVE_FN)
 #undef SLIMCUDA_RESOLVE_FN

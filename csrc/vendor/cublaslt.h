@@ -12,21 +12,21 @@
 
 namespace slimcuda::vendor {
 
-#define SLIMCUDA_CUBLASLT_FUNCTIONS(X) \
-  X(cublasLtCreate)                    \
-  X(cublasLtDestroy)                   \
-  X(cublasLtGetVersion)                \
-  X(cublasLtGetStatusString)           \
-  X(cublasLtMatmulDescCreate)          \
-  X(cublasLtMatmulDescDestroy)         \
-  X(cublasLtMatmulDescSetAttribute)    \
-  X(cublasLtMatrixLayoutCreate)        \
-  X(cublasLtMatrixLayoutDestroy)       \
-  X(cublasLtMatrixLayoutSetAttribute)  \
-  X(cublasLtMatmulPreferenceCreate)    \
-  X(cublasLtMatmulPreferenceDestroy)   \
+#define SLIMCUDA_CUBLASLT_FUNCTIONS(X)    \
+  X(cublasLtCreate)                       \
+  X(cublasLtDestroy)                      \
+  X(cublasLtGetVersion)                   \
+  X(cublasLtGetStatusString)              \
+  X(cublasLtMatmulDescCreate)             \
+  X(cublasLtMatmulDescDestroy)            \
+  X(cublasLtMatmulDescSetAttribute)       \
+  X(cublasLtMatrixLayoutCreate)           \
+  X(cublasLtMatrixLayoutDestroy)          \
+  X(cublasLtMatrixLayoutSetAttribute)     \
+  X(cublasLtMatmulPreferenceCreate)       \
+  X(cublasLtMatmulPreferenceDestroy)      \
   X(cublasLtMatmulPreferenceSetAttribute) \
-  X(cublasLtMatmulAlgoGetHeuristic)    \
+  X(cublasLtMatmulAlgoGetHeuristic)       \
   X(cublasLtMatmul)
 
 /// The resolved functions; immutable once loaded, shared by every thread.

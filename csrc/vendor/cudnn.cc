@@ -45,8 +45,9 @@ void load(State* s) {
   }
   s->api.version = s->api.cudnnGetVersion();
   if (s->api.version < kMinCudnnVersion) {
-    s->failure = "cuDNN at " + lib.where + " is version " + std::to_string(s->api.version) + "; slimcuda needs >= " +
-                 std::to_string(kMinCudnnVersion) + " (pip install nvidia-cudnn-cu13, or set SLIMCUDA_CUDNN_LIBRARY)";
+    s->failure = "cuDNN at " + lib.where + " is version " + std::to_string(s->api.version) +
+                 "; slimcuda needs >= " + std::to_string(kMinCudnnVersion) +
+                 " (pip install nvidia-cudnn-cu13, or set SLIMCUDA_CUDNN_LIBRARY)";
     return;
   }
   s->api.handle = lib.handle;

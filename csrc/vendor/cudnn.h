@@ -25,31 +25,31 @@ extern void* cudnn_dlhandle;
 
 namespace slimcuda::vendor {
 
-#define SLIMCUDA_CUDNN_FUNCTIONS(X)            \
-  X(cudnnGetVersion)                           \
-  X(cudnnGetErrorString)                       \
-  X(cudnnCreate)                               \
-  X(cudnnDestroy)                              \
-  X(cudnnSetStream)                            \
-  X(cudnnCreateTensorDescriptor)               \
-  X(cudnnSetTensorNdDescriptor)                \
-  X(cudnnDestroyTensorDescriptor)              \
-  X(cudnnCreateFilterDescriptor)               \
-  X(cudnnSetFilterNdDescriptor)                \
-  X(cudnnDestroyFilterDescriptor)              \
-  X(cudnnCreateConvolutionDescriptor)          \
-  X(cudnnSetConvolutionNdDescriptor)           \
-  X(cudnnSetConvolutionGroupCount)             \
-  X(cudnnSetConvolutionMathType)               \
-  X(cudnnDestroyConvolutionDescriptor)         \
-  X(cudnnGetConvolutionForwardAlgorithm_v7)    \
-  X(cudnnFindConvolutionForwardAlgorithmEx)    \
-  X(cudnnGetConvolutionForwardWorkspaceSize)   \
-  X(cudnnConvolutionForward)                   \
-  X(cudnnGetConvolutionBackwardDataAlgorithm_v7) \
-  X(cudnnFindConvolutionBackwardDataAlgorithmEx) \
+#define SLIMCUDA_CUDNN_FUNCTIONS(X)               \
+  X(cudnnGetVersion)                              \
+  X(cudnnGetErrorString)                          \
+  X(cudnnCreate)                                  \
+  X(cudnnDestroy)                                 \
+  X(cudnnSetStream)                               \
+  X(cudnnCreateTensorDescriptor)                  \
+  X(cudnnSetTensorNdDescriptor)                   \
+  X(cudnnDestroyTensorDescriptor)                 \
+  X(cudnnCreateFilterDescriptor)                  \
+  X(cudnnSetFilterNdDescriptor)                   \
+  X(cudnnDestroyFilterDescriptor)                 \
+  X(cudnnCreateConvolutionDescriptor)             \
+  X(cudnnSetConvolutionNdDescriptor)              \
+  X(cudnnSetConvolutionGroupCount)                \
+  X(cudnnSetConvolutionMathType)                  \
+  X(cudnnDestroyConvolutionDescriptor)            \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)       \
+  X(cudnnFindConvolutionForwardAlgorithmEx)       \
+  X(cudnnGetConvolutionForwardWorkspaceSize)      \
+  X(cudnnConvolutionForward)                      \
+  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)  \
+  X(cudnnFindConvolutionBackwardDataAlgorithmEx)  \
   X(cudnnGetConvolutionBackwardDataWorkspaceSize) \
-  X(cudnnConvolutionBackwardData)              \
+  X(cudnnConvolutionBackwardData)                 \
   X(cudnnAddTensor)
 
 /// The resolved functions; immutable once loaded, shared by every thread.
@@ -57,7 +57,7 @@ struct CudnnApi {
 #define SLIMCUDA_DECLARE_FN(name) decltype(&::name) name = nullptr;
   SLIMCUDA_CUDNN_FUNCTIONS(SLIMCUDA_DECLARE_FN)
 #undef SLIMCUDA_DECLARE_FN
-  size_t version = 0;  ///< cudnnGetVersion(), e.g. 91900
+  size_t version = 0;      ///< cudnnGetVersion(), e.g. 91900
   void* handle = nullptr;  ///< the dlopen handle (also in cudnn_frontend::cudnn_dlhandle)
 };
 

@@ -36,8 +36,7 @@ TEST(LibraryLoader, MissingLibraryNamesEveryPlaceAndTheFix) {
   EXPECT_EQ(lib.handle, nullptr);
   EXPECT_NE(why.find("TestLib"), std::string::npos) << why;
   EXPECT_NE(why.find("$SLIMCUDA_TEST_VENDOR_LIBRARY: not set"), std::string::npos) << why;
-  EXPECT_NE(why.find(vendor::own_library_dir() + "/libslimcuda_no_such_library.so.7: no such file"),
-            std::string::npos)
+  EXPECT_NE(why.find(vendor::own_library_dir() + "/libslimcuda_no_such_library.so.7: no such file"), std::string::npos)
       << why;
   EXPECT_NE(why.find("apt-get install testlib"), std::string::npos) << why;
 }

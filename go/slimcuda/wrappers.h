@@ -41,7 +41,6 @@ static inline int32_t sc_resolve_current(int32_t device, sc_result* r) {
   return code;
 }
 
-
 static inline sc_result sc_device_count(void) {
   int32_t n = 0;
   sc_result r = sc_wrap(slimcuda_device_count(&n));
@@ -170,12 +169,13 @@ static inline sc_result sc_tensor_to_host(void* src, void* data, size_t n, int32
                              : slimcuda_tensor_copy_to_host((const slimcuda_tensor*)src, data, n, dtype));
 }
 
-static inline sc_result sc_package_check(const void* data, size_t n) { return sc_wrap(slimcuda_package_check(data, n)); }
+static inline sc_result sc_package_check(const void* data, size_t n) {
+  return sc_wrap(slimcuda_package_check(data, n));
+}
 static inline sc_result sc_package_pack(const char* manifest, const char* out) {
   return sc_wrap(slimcuda_package_pack(manifest, out));
 }
-static inline sc_result sc_model_load_with(const void* data, size_t n, int32_t type, int32_t index,
-                                          int32_t instances) {
+static inline sc_result sc_model_load_with(const void* data, size_t n, int32_t type, int32_t index, int32_t instances) {
   slimcuda_model* m = NULL;
   slimcuda_load_options o = {(int32_t)sizeof(slimcuda_load_options), type, index, instances};
   sc_result r = sc_wrap(slimcuda_model_load_with(data, n, &o, &m));
@@ -214,14 +214,13 @@ static inline sc_result sc_model_spec(void* m, int output, size_t i, slimcuda_te
   return sc_wrap(output ? slimcuda_model_output_spec((const slimcuda_model*)m, i, spec)
                         : slimcuda_model_input_spec((const slimcuda_model*)m, i, spec));
 }
-static inline sc_result sc_model_run(void* m, void** inputs, size_t n_in, void** outputs, size_t n_out,
-                                     int with_stream, void* stream) {
+static inline sc_result sc_model_run(void* m, void** inputs, size_t n_in, void** outputs, size_t n_out, int with_stream,
+                                     void* stream) {
   return sc_wrap(with_stream ? slimcuda_model_run_on((slimcuda_model*)m, (slimcuda_tensor* const*)inputs, n_in,
                                                      (slimcuda_tensor**)outputs, n_out, stream)
                              : slimcuda_model_run((slimcuda_model*)m, (slimcuda_tensor* const*)inputs, n_in,
                                                   (slimcuda_tensor**)outputs, n_out));
 }
-
 
 static inline sc_result sc_memory_stats(int32_t device, slimcuda_memory_stats* out) {
   return sc_wrap(slimcuda_memory_stats_get(device, out));
@@ -245,8 +244,7 @@ static inline sc_result sc_copy_d2h(void* dst, const void* src, size_t n, int32_
                              : slimcuda_copy_device_to_host(dst, src, n, device));
 }
 static inline sc_result sc_fill_f32(void* dst, size_t n, float v, int32_t device, int with_stream, void* stream) {
-  return sc_wrap(with_stream ? slimcuda_fill_f32_on(dst, n, v, device, stream)
-                             : slimcuda_fill_f32(dst, n, v, device));
+  return sc_wrap(with_stream ? slimcuda_fill_f32_on(dst, n, v, device, stream) : slimcuda_fill_f32(dst, n, v, device));
 }
 static inline sc_result sc_axpy_f32(void* y, const void* x, size_t n, float a, int32_t device, int with_stream,
                                     void* stream) {

@@ -25,10 +25,10 @@ int forward(const float* x, int batch, const float* w1, const float* b1, const f
             float* hidden, float* y, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   constexpr int kThreads = 128;
-  linear_kernel<<<(batch * kHidden + kThreads - 1) / kThreads, kThreads, 0, s>>>(x, w1, b1, hidden, batch, kIn,
-                                                                                kHidden, true);
+  linear_kernel<<<(batch * kHidden + kThreads - 1) / kThreads, kThreads, 0, s>>>(x, w1, b1, hidden, batch, kIn, kHidden,
+                                                                                 true);
   linear_kernel<<<(batch * kOut + kThreads - 1) / kThreads, kThreads, 0, s>>>(hidden, w2, b2, y, batch, kHidden, kOut,
-                                                                             false);
+                                                                              false);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
 

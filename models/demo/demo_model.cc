@@ -83,7 +83,8 @@ int32_t AOTInductorModelContainerCreateWithDevice(void** container_handle, size_
   for (int i = 0; i < kHidden; ++i)
     for (int j = 0; j < kOut; ++j) v2.push_back(w2(i, j));
   for (int j = 0; j < kOut; ++j) vb2.push_back(b2(j));
-  if (make_weight(*c, v1, {kIn, kHidden}, &c->weights[0]) != 0 || make_weight(*c, vb1, {kHidden}, &c->weights[1]) != 0 ||
+  if (make_weight(*c, v1, {kIn, kHidden}, &c->weights[0]) != 0 ||
+      make_weight(*c, vb1, {kHidden}, &c->weights[1]) != 0 ||
       make_weight(*c, v2, {kHidden, kOut}, &c->weights[2]) != 0 || make_weight(*c, vb2, {kOut}, &c->weights[3]) != 0) {
     delete c;
     return 1;
@@ -149,12 +150,11 @@ int32_t AOTInductorModelContainerRun(void* container_handle, AtenTensorHandle* i
   int32_t rc = SHIM(empty_strided)(2, hidden_sizes, nullptr, dtype, c->device_type, c->device_index, &hidden.h);
   if (rc == 0) rc = SHIM(empty_strided)(2, out_sizes, nullptr, dtype, c->device_type, c->device_index, &y);
   if (rc == 0) {
-    rc = slimcuda_demo::forward(static_cast<const float*>(data(x)), static_cast<int>(batch),
-                                static_cast<const float*>(data(c->weights[0])),
-                                static_cast<const float*>(data(c->weights[1])),
-                                static_cast<const float*>(data(c->weights[2])),
-                                static_cast<const float*>(data(c->weights[3])), static_cast<float*>(data(hidden.h)),
-                                static_cast<float*>(data(y)), stream);
+    rc = slimcuda_demo::forward(
+        static_cast<const float*>(data(x)), static_cast<int>(batch), static_cast<const float*>(data(c->weights[0])),
+        static_cast<const float*>(data(c->weights[1])), static_cast<const float*>(data(c->weights[2])),
+        static_cast<const float*>(data(c->weights[3])), static_cast<float*>(data(hidden.h)),
+        static_cast<float*>(data(y)), stream);
   }
   if (guard != nullptr) SHIM(delete_cuda_stream_guard)(guard);
   if (rc != 0) {

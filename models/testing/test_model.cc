@@ -104,9 +104,9 @@ __attribute__((visibility("default"))) int32_t AOTInductorModelContainerGetNumOu
 }
 
 __attribute__((visibility("default"))) int32_t AOTInductorModelContainerRun(void* container, AtenTensorHandle* in,
-                                                                           size_t num_in, AtenTensorHandle* out,
-                                                                           size_t num_out, void* stream,
-                                                                           void* proxy_executor) {
+                                                                            size_t num_in, AtenTensorHandle* out,
+                                                                            size_t num_out, void* stream,
+                                                                            void* proxy_executor) {
   (void)stream, (void)proxy_executor;
   if (container == nullptr || in == nullptr || out == nullptr || num_in != 1 || num_out != 1) return 1;
   void* x = nullptr;

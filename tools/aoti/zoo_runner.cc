@@ -50,9 +50,9 @@ struct DType {
 // The dtype names of inputs.json / expected.json (PyTorch's) -> slimcuda's codes.
 bool dtype_by_name(const std::string& name, DType* out) {
   static const std::map<std::string, DType> kDTypes = {
-      {"uint8", {SLIMCUDA_UINT8, 1}},     {"int8", {SLIMCUDA_INT8, 1}},       {"int16", {SLIMCUDA_INT16, 2}},
-      {"int32", {SLIMCUDA_INT32, 4}},     {"int64", {SLIMCUDA_INT64, 8}},     {"float16", {SLIMCUDA_FLOAT16, 2}},
-      {"float32", {SLIMCUDA_FLOAT32, 4}}, {"float64", {SLIMCUDA_FLOAT64, 8}}, {"bool", {SLIMCUDA_BOOL, 1}},
+      {"uint8", {SLIMCUDA_UINT8, 1}},      {"int8", {SLIMCUDA_INT8, 1}},       {"int16", {SLIMCUDA_INT16, 2}},
+      {"int32", {SLIMCUDA_INT32, 4}},      {"int64", {SLIMCUDA_INT64, 8}},     {"float16", {SLIMCUDA_FLOAT16, 2}},
+      {"float32", {SLIMCUDA_FLOAT32, 4}},  {"float64", {SLIMCUDA_FLOAT64, 8}}, {"bool", {SLIMCUDA_BOOL, 1}},
       {"bfloat16", {SLIMCUDA_BFLOAT16, 2}}};
   const auto it = kDTypes.find(name);
   if (it == kDTypes.end()) return false;
@@ -61,7 +61,8 @@ bool dtype_by_name(const std::string& name, DType* out) {
 }
 
 std::string dtype_name(int32_t code) {
-  for (const char* n : {"uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "bool", "bfloat16"}) {
+  for (const char* n :
+       {"uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "bool", "bfloat16"}) {
     DType d{};
     if (dtype_by_name(n, &d) && d.code == code) return n;
   }
@@ -83,9 +84,9 @@ struct Run {
   bool once() {
     for (slimcuda_tensor* t : outputs) slimcuda_tensor_delete(t);
     std::fill(outputs.begin(), outputs.end(), nullptr);
-    const int32_t rc = stream ? slimcuda_model_run_on(model, inputs.data(), inputs.size(), outputs.data(),
-                                                      outputs.size(), stream)
-                              : slimcuda_model_run(model, inputs.data(), inputs.size(), outputs.data(), outputs.size());
+    const int32_t rc =
+        stream ? slimcuda_model_run_on(model, inputs.data(), inputs.size(), outputs.data(), outputs.size(), stream)
+               : slimcuda_model_run(model, inputs.data(), inputs.size(), outputs.data(), outputs.size());
     if (rc != SLIMCUDA_OK) return fail("run");
     return stream == nullptr || slimcuda_stream_synchronize(stream) == SLIMCUDA_OK || fail("synchronize");
   }
@@ -114,8 +115,8 @@ bool load_inputs(const std::string& cd, Run* run) {
                    static_cast<long long>(numel_of(sizes)), dtype_name(dt.code).c_str());
       return false;
     }
-    if (slimcuda_tensor_empty(static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, dt.code,
-                              SLIMCUDA_DEVICE_CUDA, -1, 0, &run->inputs[i]) != SLIMCUDA_OK)
+    if (slimcuda_tensor_empty(static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, dt.code, SLIMCUDA_DEVICE_CUDA,
+                              -1, 0, &run->inputs[i]) != SLIMCUDA_OK)
       return fail("input");
     if (!data.empty() && slimcuda_tensor_copy_from_host_on(run->inputs[i], data.data(), data.size(), dt.code,
                                                            run->stream) != SLIMCUDA_OK)
@@ -174,8 +175,10 @@ int main(int argc, char** argv) {
     fail("stream");
     return 1;
   }
-  json report = {{"model", meta["name"]},   {"dtype", meta.value("dtype", "float32")},
-                 {"stream", use_stream},    {"tolerance", tol},
+  json report = {{"model", meta["name"]},
+                 {"dtype", meta.value("dtype", "float32")},
+                 {"stream", use_stream},
+                 {"tolerance", tol},
                  {"cases", json::array()}};
   bool all_ok = true;
   double median_us = 0;
@@ -215,8 +218,9 @@ int main(int argc, char** argv) {
         break;
       }
       std::vector<float> got(want.size());
-      ok = got.empty() || slimcuda_tensor_copy_to_host_on(run.outputs[o], got.data(), got.size() * 4, SLIMCUDA_FLOAT32,
-                                                          stream) == SLIMCUDA_OK ||
+      ok = got.empty() ||
+           slimcuda_tensor_copy_to_host_on(run.outputs[o], got.data(), got.size() * 4, SLIMCUDA_FLOAT32, stream) ==
+               SLIMCUDA_OK ||
            fail("output copy");
       size_t bad = 0;
       for (size_t i = 0; ok && i < want.size(); ++i) {
@@ -233,8 +237,9 @@ int main(int argc, char** argv) {
         max_abs = std::max(max_abs, d);
         max_rel = std::max(max_rel, d / std::max(std::fabs(w), 1e-6));
       }
-      if (bad) std::fprintf(stderr, "zoo_runner: %s output %zu: %zu of %zu elements out of tolerance\n", cd.c_str(),
-                            o, bad, want.size());
+      if (bad)
+        std::fprintf(stderr, "zoo_runner: %s output %zu: %zu of %zu elements out of tolerance\n", cd.c_str(), o, bad,
+                     want.size());
       ok = ok && bad == 0;
       if (save && !save_output(save_dir, o, run.outputs[o], stream, &saved)) ok = false;
     }

@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   int rc = slimcuda_tensor_empty(2, sizes, nullptr, SLIMCUDA_FLOAT32, type, index, 0, &in);
   if (rc == SLIMCUDA_OK) rc = slimcuda_tensor_copy_from_host(in, x.data(), x.size() * 4, SLIMCUDA_FLOAT32);
   void* stream = nullptr;
-  if (rc == SLIMCUDA_OK && type == SLIMCUDA_DEVICE_CUDA) rc = slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, index, &stream);
+  if (rc == SLIMCUDA_OK && type == SLIMCUDA_DEVICE_CUDA)
+    rc = slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, index, &stream);
   if (rc == SLIMCUDA_OK) {
     // Everything in this scope runs on our stream: the model, then the copy back.
     slimcuda::CallerStreamGuard guard(static_cast<cudaStream_t>(stream));

@@ -16,8 +16,8 @@ typedef struct AtenTensorOpaque* AtenTensorHandle;
 
 static AOTITorchError (*empty_strided)(int64_t, const int64_t*, const int64_t*, int32_t, int32_t, int32_t,
                                        AtenTensorHandle*);
-static AOTITorchError (*from_blob)(void*, int64_t, const int64_t*, const int64_t*, int64_t, int32_t, int32_t,
-                                   int32_t, AtenTensorHandle*);
+static AOTITorchError (*from_blob)(void*, int64_t, const int64_t*, const int64_t*, int64_t, int32_t, int32_t, int32_t,
+                                   AtenTensorHandle*);
 static AOTITorchError (*delete_tensor)(AtenTensorHandle);
 static AOTITorchError (*get_data_ptr)(AtenTensorHandle, void**);
 static AOTITorchError (*get_sizes)(AtenTensorHandle, int64_t**);
@@ -35,12 +35,12 @@ static int32_t (*dtype_float32)(void);
 static int32_t (*device_type_cpu)(void);
 
 static int failures = 0;
-#define CHECK(cond)                                                  \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      fprintf(stderr, "shim_consumer.c:%d: %s\n", __LINE__, #cond);  \
-      failures++;                                                    \
-    }                                                                \
+#define CHECK(cond)                                                 \
+  do {                                                              \
+    if (!(cond)) {                                                  \
+      fprintf(stderr, "shim_consumer.c:%d: %s\n", __LINE__, #cond); \
+      failures++;                                                   \
+    }                                                               \
   } while (0)
 
 static void* lib;
@@ -136,22 +136,22 @@ int main(int argc, char** argv) {
   int64_t neg[2] = {2, -1}, huge[2] = {4611686018427387904LL, 4}, negstride[1] = {-1}, two = 2;
   int64_t many[26];
   for (int i = 0; i < 26; ++i) many[i] = 1;
-  CHECK(empty_strided(-1, sizes, NULL, f32, cpu, 0, &x) != 0);        /* ndim < 0 */
-  CHECK(empty_strided(2, NULL, NULL, f32, cpu, 0, &x) != 0);          /* null sizes, ndim > 0 */
-  CHECK(empty_strided(2, neg, NULL, f32, cpu, 0, &x) != 0);           /* negative size */
-  CHECK(empty_strided(1, &two, negstride, f32, cpu, 0, &x) != 0);     /* negative stride */
-  CHECK(empty_strided(2, huge, NULL, f32, cpu, 0, &x) != 0);          /* size overflow */
-  CHECK(empty_strided(26, many, NULL, f32, cpu, 0, &x) != 0);         /* too many dims */
-  CHECK(empty_strided(2, sizes, NULL, 99, cpu, 0, &x) != 0);          /* unknown dtype */
-  CHECK(empty_strided(2, sizes, NULL, f32, 5, 0, &x) != 0);           /* unknown device type */
-  CHECK(empty_strided(2, sizes, NULL, f32, cpu, 3, &x) != 0);         /* device index out of range */
-  CHECK(empty_strided(2, sizes, NULL, f32, cpu, 0, NULL) != 0);       /* null out-pointer */
+  CHECK(empty_strided(-1, sizes, NULL, f32, cpu, 0, &x) != 0);    /* ndim < 0 */
+  CHECK(empty_strided(2, NULL, NULL, f32, cpu, 0, &x) != 0);      /* null sizes, ndim > 0 */
+  CHECK(empty_strided(2, neg, NULL, f32, cpu, 0, &x) != 0);       /* negative size */
+  CHECK(empty_strided(1, &two, negstride, f32, cpu, 0, &x) != 0); /* negative stride */
+  CHECK(empty_strided(2, huge, NULL, f32, cpu, 0, &x) != 0);      /* size overflow */
+  CHECK(empty_strided(26, many, NULL, f32, cpu, 0, &x) != 0);     /* too many dims */
+  CHECK(empty_strided(2, sizes, NULL, 99, cpu, 0, &x) != 0);      /* unknown dtype */
+  CHECK(empty_strided(2, sizes, NULL, f32, 5, 0, &x) != 0);       /* unknown device type */
+  CHECK(empty_strided(2, sizes, NULL, f32, cpu, 3, &x) != 0);     /* device index out of range */
+  CHECK(empty_strided(2, sizes, NULL, f32, cpu, 0, NULL) != 0);   /* null out-pointer */
   CHECK(x == NULL);
   int64_t big[2] = {3, 3};
-  CHECK(reinterpret(a, 2, big, NULL, 0, &x) != 0);                    /* beyond the storage */
-  CHECK(reinterpret(a, 2, tsizes, tstrides, -1, &x) != 0);            /* negative offset */
-  CHECK(copy_(a, t, 0) != 0);                                         /* mismatched shapes */
-  CHECK(copy_(NULL, t, 0) != 0);                                      /* null tensor */
+  CHECK(reinterpret(a, 2, big, NULL, 0, &x) != 0);         /* beyond the storage */
+  CHECK(reinterpret(a, 2, tsizes, tstrides, -1, &x) != 0); /* negative offset */
+  CHECK(copy_(a, t, 0) != 0);                              /* mismatched shapes */
+  CHECK(copy_(NULL, t, 0) != 0);                           /* null tensor */
   CHECK(delete_tensor(NULL) != 0);
 
   CHECK(delete_tensor(m) == 0 && delete_tensor(c) == 0 && delete_tensor(b) == 0);

@@ -27,10 +27,14 @@ enum { OF_MM = 0, OF_ADDMM = 1, OF_BMM = 2, OF_BADDBMM = 3, OF_ADDMM_ACTIVATION 
 
 static inline int32_t of_dtype(int which) {
   switch (which) {
-    case 0: return SLIMCUDA_SHIM(aoti_torch_dtype_float32)();
-    case 1: return SLIMCUDA_SHIM(aoti_torch_dtype_float16)();
-    case 2: return SLIMCUDA_SHIM(aoti_torch_dtype_bfloat16)();
-    default: return SLIMCUDA_SHIM(aoti_torch_dtype_float64)();
+    case 0:
+      return SLIMCUDA_SHIM(aoti_torch_dtype_float32)();
+    case 1:
+      return SLIMCUDA_SHIM(aoti_torch_dtype_float16)();
+    case 2:
+      return SLIMCUDA_SHIM(aoti_torch_dtype_bfloat16)();
+    default:
+      return SLIMCUDA_SHIM(aoti_torch_dtype_float64)();
   }
 }
 
@@ -74,7 +78,8 @@ static inline of_result of_gemm(int fn, int cuda, AtenTensorHandle out, AtenTens
   int32_t c = -1;
   switch (fn) {
     case OF_MM:
-      c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_mm_out)(out, in0, in1) : SLIMCUDA_SHIM(aoti_torch_cpu_mm_out)(out, in0, in1);
+      c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_mm_out)(out, in0, in1)
+               : SLIMCUDA_SHIM(aoti_torch_cpu_mm_out)(out, in0, in1);
       break;
     case OF_BMM:
       c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_bmm_out)(out, in0, in1)
@@ -103,8 +108,8 @@ static inline of_result of_conv(int cuda, AtenTensorHandle input, AtenTensorHand
   AtenTensorHandle* b = bias != NULL ? &bias : NULL;
   int32_t c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_convolution)(input, weight, b, lists, n, lists + n, n, lists + 2 * n,
                                                                 n, transposed, lists + 3 * n, n, groups, ret0)
-                   : SLIMCUDA_SHIM(aoti_torch_cpu_convolution)(input, weight, b, lists, n, lists + n, n, lists + 2 * n, n,
-                                                               transposed, lists + 3 * n, n, groups, ret0);
+                   : SLIMCUDA_SHIM(aoti_torch_cpu_convolution)(input, weight, b, lists, n, lists + n, n, lists + 2 * n,
+                                                               n, transposed, lists + 3 * n, n, groups, ret0);
   return of_wrap(c);
 }
 
