@@ -331,8 +331,8 @@ SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_t
  *                              CPU (AOTInductor's CPU kernels already use every core for
  *                              one run), 2 on CUDA (one instance serializes concurrent
  *                              callers; two overlap one caller's launches with another's
- *                              GPU work). The CUDA default is provisional until the
- *                              throughput benchmark on the H200 confirms it. Each instance
+ *                              GPU work; bench/serving_benchmark on the H200: 2 beat 1
+ *                              at every caller count, docs/benchmarks.md). Each instance
  *                              costs one set of the model's activations. */
 typedef struct {
   int32_t struct_size;
