@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The model part of the C ABI (slimcuda_package_*, slimcuda_model_*).
+#include <cstddef>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <vector>
@@ -20,25 +22,33 @@ Model* cast(slimcuda_model* m) { return reinterpret_cast<Model*>(m); }
 const Model* cast(const slimcuda_model* m) { return reinterpret_cast<const Model*>(m); }
 
 Error load(const uint8_t* data, size_t size, int32_t device_type, int32_t device_index, int32_t instances,
-           slimcuda_model** out, const char* function) {
+           int32_t graphs, slimcuda_model** out, const char* function) {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
   *out = nullptr;
   ModelPackage package;
   SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(data, size, &package, function));
   std::unique_ptr<Model> model;
-  SLIMCUDA_RETURN_IF_ERROR(Model::load(package, device_type, device_index, instances, &model, function));
+  SLIMCUDA_RETURN_IF_ERROR(Model::load(package, device_type, device_index, instances, &model, function,
+                                       static_cast<graph::GraphMode>(graphs)));
   *out = reinterpret_cast<slimcuda_model*>(model.release());
   return Error::Ok;
 }
 
 // Reads load options (NULL: every default).
 Error read_options(const slimcuda_load_options* opts, slimcuda_load_options* out, const char* function) {
-  *out = slimcuda_load_options{static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, 0};
+  *out = slimcuda_load_options{static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, 0, SLIMCUDA_GRAPHS_OFF};
   if (opts == nullptr) return Error::Ok;
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, opts->struct_size == static_cast<int32_t>(sizeof(slimcuda_load_options)),
-                              Error::InvalidArgument, "load options struct_size %d, want %zu", opts->struct_size,
-                              sizeof(slimcuda_load_options));
-  *out = *opts;
+  // The sizes of every released layout: a caller built against an older header sets fewer fields.
+  constexpr size_t kV020 = offsetof(slimcuda_load_options, cuda_graphs);
+  const size_t given = opts->struct_size > 0 ? static_cast<size_t>(opts->struct_size) : 0;
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, given == sizeof(slimcuda_load_options) || given == kV020,
+                              Error::InvalidArgument, "load options struct_size %d, want %zu (or %zu, version 0.2)",
+                              opts->struct_size, sizeof(slimcuda_load_options), kV020);
+  std::memcpy(static_cast<void*>(out), opts, given);
+  out->struct_size = static_cast<int32_t>(sizeof(slimcuda_load_options));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function,
+                              out->cuda_graphs >= SLIMCUDA_GRAPHS_OFF && out->cuda_graphs <= SLIMCUDA_GRAPHS_STRICT,
+                              Error::InvalidArgument, "cuda_graphs %d (want 0 off, 1 on, 2 strict)", out->cuda_graphs);
   return Error::Ok;
 }
 
@@ -84,7 +94,8 @@ int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path) {
 int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
                             slimcuda_model** out) {
   return c_entry(__func__, [&](const char* function) {
-    return load(static_cast<const uint8_t*>(data), size, device_type, device_index, 0, out, function);
+    return load(static_cast<const uint8_t*>(data), size, device_type, device_index, 0, SLIMCUDA_GRAPHS_OFF, out,
+                function);
   });
 }
 
@@ -93,7 +104,8 @@ int32_t slimcuda_model_load_with(const void* data, size_t size, const slimcuda_l
   return c_entry(__func__, [&](const char* function) {
     slimcuda_load_options o;
     SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o, function));
-    return load(static_cast<const uint8_t*>(data), size, o.device_type, o.device_index, o.instances, out, function);
+    return load(static_cast<const uint8_t*>(data), size, o.device_type, o.device_index, o.instances, o.cuda_graphs, out,
+                function);
   });
 }
 
@@ -102,7 +114,7 @@ int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t 
     std::vector<uint8_t> bytes;
     SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr, Error::InvalidArgument, "null path");
     SLIMCUDA_RETURN_IF_ERROR(read_regular_file(path, kMaxPackageFileBytes, &bytes, function));
-    return load(bytes.data(), bytes.size(), device_type, device_index, 0, out, function);
+    return load(bytes.data(), bytes.size(), device_type, device_index, 0, SLIMCUDA_GRAPHS_OFF, out, function);
   });
 }
 
@@ -113,7 +125,7 @@ int32_t slimcuda_model_load_file_with(const char* path, const slimcuda_load_opti
     std::vector<uint8_t> bytes;
     SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr, Error::InvalidArgument, "null path");
     SLIMCUDA_RETURN_IF_ERROR(read_regular_file(path, kMaxPackageFileBytes, &bytes, function));
-    return load(bytes.data(), bytes.size(), o.device_type, o.device_index, o.instances, out, function);
+    return load(bytes.data(), bytes.size(), o.device_type, o.device_index, o.instances, o.cuda_graphs, out, function);
   });
 }
 
@@ -128,6 +140,15 @@ int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type,
                                 "null argument");
     *device_type = static_cast<int32_t>(cast(model)->device().type);
     *device_index = cast(model)->device().index;
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_model_graph_stats(const slimcuda_model* model, slimcuda_graph_stats* out) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && out, Error::InvalidArgument, "null argument");
+    const graph::GraphStats s = cast(model)->graph_stats();
+    *out = slimcuda_graph_stats{s.captures, s.replays, s.fallbacks, s.graphs};
     return Error::Ok;
   });
 }

@@ -323,7 +323,8 @@ SLIMCUDA_API int32_t slimcuda_model_load(const void* data, size_t size, int32_t 
 SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index,
                                               slimcuda_model** out);
 /* Load options, for slimcuda_model_load_with and _load_file_with. Set struct_size to
- * sizeof(slimcuda_load_options) (another size: INVALID_ARGUMENT; later versions add fields
+ * sizeof(slimcuda_load_options) (or the size of an earlier version's struct: the fields it
+ * lacks take their defaults; any other size: INVALID_ARGUMENT; later versions add fields
  * at the end). NULL options: every default.
  *   device_type, device_index  as for slimcuda_model_load (-1, -1: the defaults)
  *   instances                  how many runs may be in flight at once: 0 = the default,
@@ -333,12 +334,30 @@ SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_t
  *                              callers; two overlap one caller's launches with another's
  *                              GPU work; bench/serving_benchmark on the H200: 2 beat 1
  *                              at every caller count, docs/benchmarks.md). Each instance
- *                              costs one set of the model's activations. */
+ *                              costs one set of the model's activations.
+ *   cuda_graphs                SLIMCUDA_GRAPHS_OFF (0, the default), _ON or _STRICT
+ *                              (INVALID_ARGUMENT otherwise; ignored for CPU models). On:
+ *                              a CUDA run on a non-blocking stream (a caller stream made
+ *                              with cudaStreamNonBlocking, or the model's own) is captured
+ *                              into a CUDA graph the first time an instance sees its input
+ *                              layout (dtypes, sizes, strides) and replayed after: inputs
+ *                              are copied into the graph's own buffers, the graph is
+ *                              launched, outputs are copied into new tensors, all on the
+ *                              run's stream. A layout that cannot be captured (a
+ *                              synchronizing or allocating call inside the model, a
+ *                              blocking stream) runs the normal way (ON) or fails with
+ *                              NOT_SUPPORTED and the reason (STRICT); either way the model
+ *                              stays usable. Each graph keeps one run's activations in a
+ *                              pool of its own, and the capture container a second copy of
+ *                              the weights inside the library, while the model lives.
+ *                              docs/graphs.md has the figures. */
 typedef struct {
   int32_t struct_size;
   int32_t device_type;
   int32_t device_index;
   int32_t instances;
+  /* Added in 0.3.0 (a struct_size of 16, 0.2.0's layout, still loads: graphs off). */
+  int32_t cuda_graphs;
 } slimcuda_load_options;
 SLIMCUDA_API int32_t slimcuda_model_load_with(const void* data, size_t size, const slimcuda_load_options* options,
                                               slimcuda_model** out);
@@ -346,6 +365,15 @@ SLIMCUDA_API int32_t slimcuda_model_load_file_with(const char* path, const slimc
                                                    slimcuda_model** out);
 /* Frees a model (NULL: no-op). Not while any other call on it is in flight: see above. */
 SLIMCUDA_API int32_t slimcuda_model_free(slimcuda_model* model);
+enum { SLIMCUDA_GRAPHS_OFF = 0, SLIMCUDA_GRAPHS_ON = 1, SLIMCUDA_GRAPHS_STRICT = 2 };
+/* CUDA graph counters of a model (all 0 with graphs off, and for CPU models). */
+typedef struct {
+  uint64_t captures;  /* graphs made */
+  uint64_t replays;   /* runs a graph served */
+  uint64_t fallbacks; /* runs that went the normal way because their layout could not be captured */
+  uint64_t graphs;    /* graphs alive */
+} slimcuda_graph_stats;
+SLIMCUDA_API int32_t slimcuda_model_graph_stats(const slimcuda_model* model, slimcuda_graph_stats* out);
 /* The model's number of instances, resolved at load (never 0). */
 SLIMCUDA_API int32_t slimcuda_model_instances(const slimcuda_model* model, int32_t* instances);
 SLIMCUDA_API int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type, int32_t* device_index);

@@ -86,7 +86,7 @@ Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device m
 }
 
 Error Model::load(const ModelPackage& package, int device_type, int device_index, int instances,
-                  std::unique_ptr<Model>* out, const char* function) noexcept {
+                  std::unique_ptr<Model>* out, const char* function, graph::GraphMode graphs) noexcept {
   try {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, device_type >= -1 && device_type <= 1, Error::InvalidArgument,
                                 "device type %d (want -1 auto, 0 CPU, 1 CUDA)", device_type);
@@ -158,6 +158,21 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
                                 Error::InvalidProgram,
                                 "the library has %zu inputs and %zu outputs; the manifest declares %zu and %zu", n_in,
                                 n_out, forward->inputs.size(), forward->outputs.size());
+    if (device_type == 1 && graphs != graph::GraphMode::Off) {
+      graph::ContainerAbi abi;
+      abi.create = create;
+      abi.destroy = destroy;
+      abi.run_single_threaded =
+          reinterpret_cast<graph::ContainerAbi::RunFn>(library.symbol("AOTInductorModelContainerRunSingleThreaded"));
+      abi.device_str = device_str;
+      Model* self = m.get();
+      m->graphs_ = std::make_unique<graph::GraphRunner>(
+          std::move(abi), std::shared_ptr<void>(m->loaded_->library), m->device_.index, static_cast<size_t>(instances),
+          graphs, [self](const SlimTensor& t, size_t i, const char* fn) {
+            return check_tensor_against(t, self->method_.outputs[i], self->device_, "output", i, Error::InvalidProgram,
+                                        fn);
+          });
+    }
     *out = std::move(m);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
@@ -166,6 +181,7 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
 }
 
 Model::~Model() {
+  graphs_.reset();  // waits for the graphs' last replays; its container goes before the library
   loaded_.reset();  // container and library go now, or with the last output borrowing from them
   if (own_stream_) {
     memory::retire_stream(stream_);  // cached blocks (outputs, too) must not keep its address
@@ -213,7 +229,24 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     // once the work is enqueued; AOTInductor keeps that instance pending until its GPU work is
     // done, so the (N+1)th caller may wait inside the container: to measure on the H200.
     InstanceSlot slot(*slots_);
-    rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
+    bool replayed = false;
+    if (graphs_ != nullptr) {
+      SlimTensor* made[kMaxGraphOutputs] = {};
+      const Error e = num_outputs <= kMaxGraphOutputs
+                          ? graphs_->run(slot.index(), inputs, num_inputs, made, num_outputs,
+                                         static_cast<cudaStream_t>(stream), &replayed, function)
+                          : Error::Ok;  // more outputs than a replay hands back: the normal way
+      if (e != Error::Ok) {
+        for (void* h : in) delete static_cast<SlimTensor*>(h);
+        return e;
+      }
+      for (size_t i = 0; replayed && i < num_outputs; ++i) out[i] = made[i];
+    }
+    if (replayed) {
+      for (void* h : in) delete static_cast<SlimTensor*>(h);  // the container did not take them
+    } else {
+      rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
+    }
   }
   auto drop_outputs = [&] {
     for (void* h : out) delete static_cast<SlimTensor*>(h);

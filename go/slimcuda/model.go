@@ -70,7 +70,71 @@ type Model struct {
 // LoadOption configures Load.
 type LoadOption func(*loadConfig)
 
-type loadConfig struct{ deviceType, deviceIndex, instances int }
+type loadConfig struct {
+	deviceType, deviceIndex, instances int
+	graphs                             GraphMode
+}
+
+// options is cfg as the C library takes it.
+func (cfg loadConfig) options() C.slimcuda_load_options {
+	return C.slimcuda_load_options{
+		struct_size:  C.int32_t(C.sizeof_slimcuda_load_options),
+		device_type:  C.int32_t(cfg.deviceType),
+		device_index: C.int32_t(cfg.deviceIndex),
+		instances:    C.int32_t(cfg.instances),
+		cuda_graphs:  C.int32_t(cfg.graphs),
+	}
+}
+
+// GraphMode says whether a CUDA model's runs go through CUDA graphs (WithCUDAGraphs).
+type GraphMode int
+
+const (
+	// GraphsOff runs every call the normal way (the default).
+	GraphsOff GraphMode = 0
+	// GraphsOn captures a run into a CUDA graph the first time an instance sees its input
+	// layout (dtypes, sizes, strides) on a non-blocking stream, and replays it after; a
+	// layout that cannot be captured runs the normal way (GraphStats.Fallbacks counts it).
+	GraphsOn GraphMode = 1
+	// GraphsStrict is GraphsOn, except that a run that cannot be captured fails with
+	// ErrNotSupported and the reason (the model stays usable).
+	GraphsStrict GraphMode = 2
+)
+
+// WithCUDAGraphs sets the CUDA graph mode of a CUDA model (ignored for CPU models). A
+// replay copies the inputs into the graph's own buffers, launches the graph and copies the
+// outputs into new tensors, all on the run's stream: one launch where a normal run makes
+// one per kernel. Each graph keeps one run's activations while the model lives, and the
+// capture keeps a second copy of the weights a library embeds (docs/graphs.md).
+func WithCUDAGraphs(mode GraphMode) LoadOption {
+	return func(c *loadConfig) { c.graphs = mode }
+}
+
+// GraphStats counts a model's CUDA graph work (all zero with graphs off).
+type GraphStats struct {
+	Captures  uint64 // graphs made
+	Replays   uint64 // runs a graph served
+	Fallbacks uint64 // runs that went the normal way because their layout could not be captured
+	Graphs    uint64 // graphs alive
+}
+
+// GraphStats returns the model's CUDA graph counters (ErrInvalidState after Close).
+func (m *Model) GraphStats() (GraphStats, error) {
+	if m == nil {
+		return GraphStats{}, argError("GraphStats", "nil model")
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return GraphStats{}, &Error{Op: "GraphStats", Code: ErrInvalidState, Message: "model is closed"}
+	}
+	var s C.slimcuda_graph_stats
+	if err := check("GraphStats", C.sc_model_graph_stats(m.h, &s)); err != nil {
+		return GraphStats{}, err
+	}
+	return GraphStats{Captures: uint64(s.captures), Replays: uint64(s.replays), Fallbacks: uint64(s.fallbacks),
+		Graphs: uint64(s.graphs)}, nil
+}
 
 // WithInstances loads n model instances, so n runs can be in flight at once (0: the
 // default, 1 on the CPU and 2 on CUDA — the CUDA number is provisional until the H200
@@ -106,7 +170,8 @@ func Load(path string, opts ...LoadOption) (*Model, error) {
 	}
 	cp := C.CString(path)
 	defer C.free(unsafe.Pointer(cp))
-	r := C.sc_model_load_file_with(cp, C.int32_t(cfg.deviceType), C.int32_t(cfg.deviceIndex), C.int32_t(cfg.instances))
+	o := cfg.options()
+	r := C.sc_model_load_file_with(cp, &o)
 	if err := check("Load", r); err != nil {
 		return nil, withFileCause(err)
 	}
@@ -127,6 +192,9 @@ func loadConfigOf(op string, opts []LoadOption) (loadConfig, error) {
 	if cfg.instances < 0 || cfg.instances > 64 {
 		return cfg, argError(op, "%d instances (want 0 for the default, or 1 to 64)", cfg.instances)
 	}
+	if cfg.graphs < GraphsOff || cfg.graphs > GraphsStrict {
+		return cfg, argError(op, "CUDA graph mode %d (want GraphsOff, GraphsOn or GraphsStrict)", cfg.graphs)
+	}
 	return cfg, nil
 }
 
@@ -136,8 +204,8 @@ func LoadBytes(data []byte, opts ...LoadOption) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.sc_model_load_with(slicePtr(data), C.size_t(len(data)), C.int32_t(cfg.deviceType),
-		C.int32_t(cfg.deviceIndex), C.int32_t(cfg.instances))
+	o := cfg.options()
+	r := C.sc_model_load_with(slicePtr(data), C.size_t(len(data)), &o)
 	runtime.KeepAlive(data)
 	if err := check("LoadBytes", r); err != nil {
 		return nil, err
