@@ -13,7 +13,7 @@ export SLIMCUDA_REQUIRE_GPU=1
 export SLIMCUDA_REQUIRE_GPUS="${SLIMCUDA_REQUIRE_GPUS:-1}"
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 SLIMCUDA_FIXTURES="$(printf '%s ' "$here"/testdata/*.json)"
-export SLIMCUDA_FIXTURES SLIMCUDA_DEMO_PACKAGE="$here/demo.slimcuda"
+export SLIMCUDA_FIXTURES SLIMCUDA_DEMO_PACKAGE="$here/demo.slimcuda" SLIMCUDA_DEMO_SYNC_PACKAGE="$here/demo_sync.slimcuda"
 export SLIMCUDA_DEMO_MODEL_JSON="$here/testdata/demo_model.json"
 SLIMCUDA_TEST_MODELS="$(printf '%s ' "$here"/models/*.slimcuda)"
 export SLIMCUDA_TEST_MODELS SLIMCUDA_TEST_LIBRARY="$here/models/libconstant_1.so" SLIMCUDA_TEST_MODELS_DIR="$here/models" \
