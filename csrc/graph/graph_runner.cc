@@ -241,6 +241,7 @@ Error GraphRunner::capture(std::vector<int64_t> key, SlimTensor* const* inputs, 
     SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g->inputs, &in, function));
     outs.assign(num_outputs, nullptr);
     g->pool->set_capturing(true);
+    const cuda::CapturingStream capturing(stream, device_);
     if (const cudaError_t err = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal); err != cudaSuccess) {
       (void)cudaGetLastError();
       g->pool->set_capturing(false);
