@@ -22,13 +22,21 @@ AttnType attn_type(ScalarType t) noexcept {
 }  // namespace
 
 Error attention_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
-  // CUDNN CALL SITE (for the coordinator to wire once csrc/ops/attention_cudnn.h lands):
-  //   if (p.dtype == ScalarType::Half || p.dtype == ScalarType::BFloat16) {
+  // CUDNN CALL SITE, for the coordinator to wire when csrc/ops/attention_cudnn.{h,cc} (the
+  // cuDNN fused-SDPA path, written in another clone) is merged; add ":attention_cudnn" deps
+  // as that clone's BUILD does. Its contract (attention_cudnn.h there): NotSupported,
+  // leaving the last-error message untouched, for every case cuDNN cannot serve (float32
+  // included); any other non-Ok code is a real failure; SLIMCUDA_ATTENTION=kernel|cudnn|auto
+  // (attention_path_override()) forces one path:
+  //   const AttentionPath path = attention_path_override();
+  //   if (path != AttentionPath::Kernel) {
   //     const Error e = attention_cudnn(p, ctx, function);
   //     if (e != Error::NotSupported) return e;  // served, or a real failure
+  //     if (path == AttentionPath::Cudnn)
+  //       return set_last_error(Error::NotSupported, function, "cuDNN cannot serve this attention: %s",
+  //                             attention_cudnn_unsupported_reason());
   //   }
-  // attention_cudnn returns NotSupported, recording nothing, for the cases cuDNN cannot
-  // serve; they and float32 (cuDNN's fused SDPA has no float32) fall through to our kernel.
+  // Everything that falls through runs on slimcuda's kernel below.
   AttentionKernelArgs a;
   a.batch = p.batch, a.heads_q = p.heads_q, a.heads_kv = p.heads_kv;
   a.seq_q = p.seq_q, a.seq_kv = p.seq_kv, a.head_dim = p.head_dim, a.head_dim_v = p.head_dim_v;
