@@ -3,9 +3,10 @@
 // CUDA cores. It serves float32 (cuDNN's fused SDPA has no float32) and every case cuDNN
 // declines. One block of four warps per (tile of 16 query rows, head, batch); each warp
 // owns 4 rows. K/V tiles of 32 keys go through shared memory (converted to float once);
-// scores are computed with one key per lane, the softmax is online (running max and sum
-// per row, base-2 exponentials), and the P·V products accumulate in registers with each
-// lane owning head-dim columns lane, lane + 32, ...
+// scores are computed with one key per lane (float4 reads where the head dim allows), the
+// softmax is online (running max and sum per row, base-2 exponentials), and the P·V
+// products accumulate in registers, each lane owning head-dim columns lane, lane + 32, ...,
+// the weights of one key for the warp's 4 rows read as one broadcast float4.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -82,15 +83,43 @@ __device__ __forceinline__ float warp_sum(float x) {
   return x;
 }
 
-// Shared-memory row stride of the K tile: odd, so the 32 lanes reading one column each
-// (key = lane) hit 32 different banks.
-__host__ __device__ __forceinline__ int k_row_stride(int head_dim) { return head_dim | 1; }
+// Shared-memory row stride of the K tile, chosen so the 32 lanes reading one row each
+// (key = lane) hit different banks: head dims that are multiples of 4 are read as float4
+// (stride D + 4: an odd number of float4s, so each 8-lane phase covers all 32 banks), others
+// as floats (an odd stride).
+__host__ __device__ __forceinline__ bool vector_rows(int head_dim) { return head_dim % 4 == 0; }
+__host__ __device__ __forceinline__ int k_row_stride(int head_dim) {
+  return vector_rows(head_dim) ? head_dim + 4 : (head_dim | 1);
+}
+
+// Calls f(row, col) for this thread's elements of a rows x cols tile, the block's threads
+// walking it in row-major order (consecutive threads, consecutive columns: coalesced reads
+// of a row-contiguous operand), with one division per thread rather than one per element.
+template <typename F>
+__device__ __forceinline__ void for_tile(int rows, int cols, F f) {
+  if (cols == 0) return;
+  int r = threadIdx.x / cols, c = threadIdx.x % cols;
+  const int rs = kThreads / cols, cs = kThreads % cols;
+  while (r < rows) {
+    f(r, c);
+    r += rs;
+    c += cs;
+    if (c >= cols) {
+      c -= cols;
+      ++r;
+    }
+  }
+}
 
 // NC: head-dim columns per lane (ceil(head_dim_v / 32)), so the accumulators stay in registers.
 template <typename T, int NC>
 __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs a) {
-  extern __shared__ float smem[];
+  static_assert(kRowsPerWarp == 4, "a warp's softmax weights for one key are one float4");
+  extern __shared__ float4 smem_raw[];    // float4: 16-byte aligned for the vector reads
+  __shared__ float4 ps[kWarps][kBlockK];  // softmax weights of each warp's 4 rows, per key
+  float* smem = reinterpret_cast<float*>(smem_raw);
   const int D = static_cast<int>(a.head_dim), Dv = static_cast<int>(a.head_dim_v);
+  const bool vec = vector_rows(D);
   const int ks_stride = k_row_stride(D);
   float* qs = smem;                      // [kBlockQ][D], pre-scaled by scale * log2(e)
   float* ks = qs + kBlockQ * D;          // [kBlockK][ks_stride]
@@ -103,11 +132,10 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
   const float qscale = a.scale * kLog2e;
-  for (int idx = threadIdx.x; idx < kBlockQ * D; idx += kThreads) {
-    const int r = idx / D, d = idx % D;
+  for_tile(kBlockQ, D, [&](int r, int d) {
     const int64_t i = q0 + r;
-    qs[idx] = i < a.seq_q ? to_float(q[i * a.q_strides[2] + d * a.q_strides[3]]) * qscale : 0.0f;
-  }
+    qs[r * D + d] = i < a.seq_q ? to_float(q[i * a.q_strides[2] + d * a.q_strides[3]]) * qscale : 0.0f;
+  });
 
   float m[kRowsPerWarp], l[kRowsPerWarp], acc[kRowsPerWarp][NC];
 #pragma unroll
@@ -125,28 +153,40 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
 
   for (int64_t j0 = 0; j0 < kv_end; j0 += kBlockK) {
     __syncthreads();  // the previous tile is consumed (and, the first time, Q is stored)
-    for (int idx = threadIdx.x; idx < kBlockK * D; idx += kThreads) {
-      const int j = idx / D, d = idx % D;
+    for_tile(kBlockK, D, [&](int j, int d) {
       const int64_t key = j0 + j;
       ks[j * ks_stride + d] = key < a.seq_kv ? to_float(k[key * a.k_strides[2] + d * a.k_strides[3]]) : 0.0f;
-    }
-    for (int idx = threadIdx.x; idx < kBlockK * Dv; idx += kThreads) {
-      const int j = idx / Dv, d = idx % Dv;
+    });
+    for_tile(kBlockK, Dv, [&](int j, int d) {
       const int64_t key = j0 + j;
-      vs[idx] = key < a.seq_kv ? to_float(v[key * a.v_strides[2] + d * a.v_strides[3]]) : 0.0f;
-    }
+      vs[j * Dv + d] = key < a.seq_kv ? to_float(v[key * a.v_strides[2] + d * a.v_strides[3]]) : 0.0f;
+    });
     __syncthreads();
 
-    // Scores of this warp's rows against key j0 + lane.
+    // Scores of this warp's rows against key j0 + lane (Q reads are broadcasts).
     float s[kRowsPerWarp];
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) s[r] = 0.0f;
     const float* krow = ks + lane * ks_stride;
     const float* qrow = qs + warp * kRowsPerWarp * D;
-    for (int d = 0; d < D; ++d) {
-      const float kd = krow[d];
+    if (vec) {
+      for (int d = 0; d < D; d += 4) {
+        const float4 kd = *reinterpret_cast<const float4*>(krow + d);
 #pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) s[r] = fmaf(qrow[r * D + d], kd, s[r]);
+        for (int r = 0; r < kRowsPerWarp; ++r) {
+          const float4 qd = *reinterpret_cast<const float4*>(qrow + r * D + d);
+          s[r] = fmaf(qd.x, kd.x, s[r]);
+          s[r] = fmaf(qd.y, kd.y, s[r]);
+          s[r] = fmaf(qd.z, kd.z, s[r]);
+          s[r] = fmaf(qd.w, kd.w, s[r]);
+        }
+      }
+    } else {
+      for (int d = 0; d < D; ++d) {
+        const float kd = krow[d];
+#pragma unroll
+        for (int r = 0; r < kRowsPerWarp; ++r) s[r] = fmaf(qrow[r * D + d], kd, s[r]);
+      }
     }
     const int64_t j = j0 + lane;
 #pragma unroll
@@ -172,13 +212,15 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
       m[r] = m_new;
       s[r] = pr;
     }
+    ps[warp][lane] = make_float4(s[0], s[1], s[2], s[3]);
+    __syncwarp();
 
-    // P·V: key jj's weight broadcast from its lane; each lane owns columns lane + 32c.
+    // P·V: key jj's weights for the warp's rows are one broadcast float4; each lane owns
+    // columns lane + 32c.
     const int nk = a.seq_kv - j0 < kBlockK ? static_cast<int>(a.seq_kv - j0) : kBlockK;
     for (int jj = 0; jj < nk; ++jj) {
-      float pj[kRowsPerWarp];
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) pj[r] = __shfl_sync(kFull, s[r], jj);
+      const float4 p4 = ps[warp][jj];
+      const float pj[kRowsPerWarp] = {p4.x, p4.y, p4.z, p4.w};
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
         const int d = lane + 32 * c;
@@ -187,6 +229,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
         for (int r = 0; r < kRowsPerWarp; ++r) acc[r][c] = fmaf(pj[r], vv, acc[r][c]);
       }
     }
+    __syncwarp();  // ps is rewritten by the next tile
   }
 
   T* out = static_cast<T*>(a.out) + b * a.out_strides[0] + h * a.out_strides[1];
@@ -211,8 +254,9 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
 template <typename T, int NC>
 Error launch_typed(const AttentionKernelArgs& a, dim3 grid, size_t smem, cudaStream_t stream, const char* function) {
   auto* kernel = &attention_kernel<T, NC>;
-  // Above 48 KiB a kernel must opt in to more dynamic shared memory (head dims > ~128).
-  if (smem > 48 * 1024) {
+  // Above 48 KiB (with the static 2 KiB) a kernel must opt in to more dynamic shared memory
+  // (head dims above about 128).
+  if (smem + sizeof(float) * 4 * kWarps * kBlockK > 48 * 1024) {
     const cudaError_t err =
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (err != cudaSuccess) {
