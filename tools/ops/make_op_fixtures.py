@@ -355,7 +355,7 @@ def build_attention():
         attn(f"sdpa_{dt}_bool_mask", dt, T([2, 1, 4, 8]), T([2, 1, 6, 8]), T([2, 1, 6, 8]),
              bias=T([2, 1, 4, 6], dtype="bool"), fns=ALL, seed=104)
     f = "float32"
-    for d in [32, 40, 64, 80, 96, 128, 256]:
+    for d in [32, 40, 64, 80, 96, 128, 160, 192, 224, 256]:
         attn(f"sdpa_float32_head_dim_{d}", f, T([1, 1, 2, d]), T([1, 1, 5, d]), T([1, 1, 5, d]), seed=110 + d)
     attn("sdpa_float16_head_dim_40_causal", "float16", T([1, 1, 17, 40]), T([1, 1, 17, 40]), T([1, 1, 17, 40]),
          is_causal=True, seed=120)
