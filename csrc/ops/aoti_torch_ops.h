@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* aoti_torch_ops.h — the ATen fallback ops of libslimcuda.so that AOTInductor exports call
- * (GEMMs and convolution), with exactly the signatures of PyTorch 2.11's generated
+ * (GEMMs, convolution, attention), with exactly the signatures of PyTorch 2.11's generated
  * torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and c_shim_cpu.h.
  *
  * aoti_torch_cuda_*: on the current stream (the caller stream, or a model's stream guard),
@@ -77,6 +77,41 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_convolution)(
     AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
     const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
     const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0);
+
+/* Scaled-dot-product attention (inference): query [B,Hq,Sq,D], key [B,Hkv,Skv,D], value
+ * [B,Hkv,Skv,Dv] (Hq a multiple of Hkv: grouped-query), any strides; attn_bias/attn_mask NULL,
+ * a pointer to NULL, or a pointer to an additive bias (the query's dtype or float32) or a bool
+ * mask (true = attend) broadcastable to [B,Hq,Sq,Skv]; is_causal masks keys j > i (upper-left);
+ * scale NULL = 1/sqrt(D). Outputs (new references) with the sizes and strides of PyTorch's
+ * meta functions: ret0 the attention [B,Hq,Sq,Dv], ret1 the float32 logsumexp (natural log).
+ * Any output pointer but ret0 may be NULL (not returned). dropout_p > 0 and return_debug_mask
+ * are NotSupported. See docs/fallback-ops.md.
+ * efficient: ret0 laid out [B,Sq,Hq,Dv]; ret1 [B,Hq,ceil(Sq/32)*32] (only the first Sq of each
+ * row written), or [B,Hq,0] when compute_log_sumexp is 0; ret2/ret3 (philox seed, offset) CPU
+ * int64 scalars 0. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_efficient_attention)(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
+    int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, double* scale, AtenTensorHandle* ret0,
+    AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3);
+/* flash: ret0 laid out as torch.empty_like(query); ret1 [B,Hq,Sq]; ret2/ret3 (cum_seq_q/k)
+ * NULL (PyTorch's are undefined); ret4/ret5 Sq and Skv; ret6 ([2]) / ret7 ([]) CPU int64 zeros
+ * (the philox state); ret8 an empty [0] tensor of the query's dtype and device. Dv == D. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_flash_attention)(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
+    int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7,
+    AtenTensorHandle* ret8);
+/* cudnn: ret0 laid out as the query (matching layout); ret1 [B,Hq,Sq,1] (always computed);
+ * ret2/ret3 NULL; ret4/ret5 Sq and Skv; ret6/ret7 CPU int64 scalars 0; ret8 NULL. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_cudnn_attention)(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
+    int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
+    AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
+    int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8);
+/* CPU: ret0 laid out as torch.empty_like(query); ret1 [B,Hq,Sq] laid out [B,Sq,Hq]. Dv == D. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu)(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
+    AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -40,6 +40,7 @@ int32_t dtype_code(const std::string& name) {
   if (name == "float16") return SLIMCUDA_SHIM(aoti_torch_dtype_float16)();
   if (name == "bfloat16") return SLIMCUDA_SHIM(aoti_torch_dtype_bfloat16)();
   if (name == "float64") return SLIMCUDA_SHIM(aoti_torch_dtype_float64)();
+  if (name == "bool") return SLIMCUDA_SHIM(aoti_torch_dtype_bool)();
   ADD_FAILURE() << "unknown dtype " << name;
   return -1;
 }
@@ -52,6 +53,8 @@ void store(char* p, int32_t dtype, double v) {
     std::memcpy(p, &f, 4);
   } else if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_float64)()) {
     std::memcpy(p, &v, 8);
+  } else if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_bool)()) {
+    *p = v != 0.0 ? 1 : 0;
   } else {
     const uint16_t h =
         dtype == SLIMCUDA_SHIM(aoti_torch_dtype_float16)() ? convert::float_to_half(f) : convert::float_to_bfloat16(f);
@@ -70,6 +73,7 @@ double load(const char* p, int32_t dtype) {
     std::memcpy(&d, p, 8);
     return d;
   }
+  if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_bool)()) return *p != 0 ? 1.0 : 0.0;
   uint16_t h;
   std::memcpy(&h, p, 2);
   return dtype == SLIMCUDA_SHIM(aoti_torch_dtype_float16)() ? convert::half_to_float(h) : convert::bfloat16_to_float(h);
@@ -325,6 +329,239 @@ TEST(OpsFixtures, BadInput) {
     }
     if (ret0 != nullptr) (void)SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(ret0);
     expect_code(c, code);
+  }
+}
+
+// --- attention ---------------------------------------------------------------------------
+
+struct Meta {
+  std::vector<int64_t> sizes, strides;
+  int32_t dtype = -1, device_type = -1;
+};
+
+Meta meta_of(AtenTensorHandle t) {
+  Meta m;
+  int64_t nd = 0;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_dim)(t, &nd), 0);
+  int64_t *sz = nullptr, *st = nullptr;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_sizes)(t, &sz), 0);
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_strides)(t, &st), 0);
+  m.sizes.assign(sz, sz + nd);
+  m.strides.assign(st, st + nd);
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_dtype)(t, &m.dtype), 0);
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_device_type)(t, &m.device_type), 0);
+  return m;
+}
+
+// The operands of an attention case, as tools/ops/make_op_fixtures.py describes them.
+std::vector<Tensor> attention_inputs(const Case& c, int32_t dtype, const std::string& device) {
+  std::vector<Tensor> out;
+  const int64_t seed = c.data["seed"].get<int64_t>();
+  int64_t t = 0;
+  for (const auto& spec : c.data["inputs"]) {
+    const std::vector<int64_t> sizes = ints(spec, "sizes");
+    const std::vector<int64_t> strides = spec.contains("strides") ? ints(spec, "strides") : contiguous(sizes);
+    const std::string kind = spec.value("dtype", "");
+    const bool is_bool = kind == "bool";
+    const std::vector<int64_t> masked = ints(spec, "masked_rows");
+    const int64_t rows = sizes[sizes.size() - 2], cols = sizes.back();
+    const int64_t index = t++;
+    out.push_back(make(sizes, strides, kind.empty() ? dtype : dtype_code(kind), device, [&](int64_t j) {
+      for (int64_t r : masked) {
+        if ((j / cols) % rows == r) return is_bool ? 0.0 : -INFINITY;
+      }
+      const double v = input_value(seed, index, j);
+      return is_bool ? (v >= -0.5 ? 1.0 : 0.0) : v;
+    }));
+  }
+  return out;
+}
+
+struct AttentionCall {
+  std::string fn;
+  bool cuda = false;
+  AtenTensorHandle q = nullptr, k = nullptr, v = nullptr, bias = nullptr;
+  int32_t compute_log_sumexp = 1, is_causal = 0, return_debug_mask = 0;
+  double dropout_p = 0.0;
+  bool has_scale = false;
+  double scale = 0.0;
+  bool null_ret0 = false;
+};
+
+struct AttentionOut {
+  Tensor out, lse, cum_q, cum_k, seed, offset, debug;
+  int64_t max_q = -1, max_k = -1;
+  bool cum_null = true, debug_null = true;
+};
+
+int32_t call_attention(const AttentionCall& a, AttentionOut* r) {
+  AtenTensorHandle h[9] = {};
+  // Outputs PyTorch's meta functions return as None: Inductor passes NULL for them.
+  AtenTensorHandle* ret0 = a.null_ret0 ? nullptr : &h[0];
+  double scale = a.scale;
+  double* sp = a.has_scale ? &scale : nullptr;
+  AtenTensorHandle bias = a.bias;
+  AtenTensorHandle* bp = bias != nullptr ? &bias : nullptr;
+  int32_t code = -1;
+  if (a.fn == "flash_for_cpu") {
+    code = SLIMCUDA_SHIM(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu)(a.q, a.k, a.v, a.dropout_p,
+                                                                                     a.is_causal, bp, sp, ret0, &h[1]);
+  } else if (!a.cuda) {
+    ADD_FAILURE() << "no CPU attention op " << a.fn;
+  } else if (a.fn == "efficient") {
+    code = SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_efficient_attention)(
+        a.q, a.k, a.v, bp, a.compute_log_sumexp, a.dropout_p, a.is_causal, sp, ret0, &h[1], &h[6], &h[7]);
+  } else if (a.fn == "flash") {
+    code = SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_flash_attention)(
+        a.q, a.k, a.v, a.dropout_p, a.is_causal, a.return_debug_mask, sp, ret0, &h[1], &h[2], &h[3], &r->max_q,
+        &r->max_k, &h[6], &h[7], &h[8]);
+  } else if (a.fn == "cudnn") {
+    h[8] = reinterpret_cast<AtenTensorHandle>(&scale);  // must come back NULL, not left alone
+    code = SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_cudnn_attention)(
+        a.q, a.k, a.v, bp, a.compute_log_sumexp, a.dropout_p, a.is_causal, a.return_debug_mask, sp, ret0, &h[1], &h[2],
+        &h[3], &r->max_q, &r->max_k, &h[6], &h[7], &h[8]);
+  } else {
+    ADD_FAILURE() << "unknown attention fn " << a.fn;
+  }
+  if (code != 0) {
+    for (AtenTensorHandle x : h) EXPECT_TRUE(x == nullptr || x == reinterpret_cast<AtenTensorHandle>(&scale));
+    return code;
+  }
+  r->out.reset(h[0]), r->lse.reset(h[1]), r->seed.reset(h[6]), r->offset.reset(h[7]);
+  r->cum_null = h[2] == nullptr && h[3] == nullptr;
+  r->debug_null = h[8] == nullptr;
+  if (a.fn == "flash") r->debug.reset(h[8]);
+  return code;
+}
+
+// Cases of the same scenario share one case's values (expected_from).
+const nlohmann::json& attention_values(const Case& c, const std::vector<Case>& all) {
+  if (!c.data.contains("expected_from")) return c.data;
+  const std::string from = c.data["expected_from"];
+  for (const Case& o : all) {
+    if (o.name == from) return o.data;
+  }
+  ADD_FAILURE() << c.name << ": expected_from " << from << " is not a case";
+  return c.data;
+}
+
+// The philox placeholders: CPU int64 zeros of the op's shape.
+void expect_rng_placeholder(AtenTensorHandle t, const std::vector<int64_t>& sizes, const std::string& what) {
+  ASSERT_NE(t, nullptr) << what;
+  const Meta m = meta_of(t);
+  EXPECT_EQ(m.sizes, sizes) << what;
+  EXPECT_EQ(m.dtype, SLIMCUDA_SHIM(aoti_torch_dtype_int64)()) << what;
+  EXPECT_EQ(m.device_type, SLIMCUDA_SHIM(aoti_torch_device_type_cpu)()) << what;
+  void* data = nullptr;
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(t, &data), 0);
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(static_cast<const int64_t*>(data)[i], 0) << what;
+}
+
+TEST(OpsFixtures, Attention) {
+  const std::vector<Case> all = cases("ops.json", "attention");
+  for (const Case& c : all) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::string device = c.data["device"];
+    const int32_t dtype = dtype_code(c.data["dtype"]);
+    std::vector<Tensor> in = attention_inputs(c, dtype, device);
+    AttentionCall a;
+    a.fn = c.data["fn"];
+    a.cuda = device == "cuda";
+    a.q = in[0].get(), a.k = in[1].get(), a.v = in[2].get();
+    a.bias = in.size() > 3 ? in[3].get() : nullptr;
+    a.is_causal = c.data.value("is_causal", false) ? 1 : 0;
+    a.compute_log_sumexp = c.data.value("compute_log_sumexp", true) ? 1 : 0;
+    a.has_scale = c.data.contains("scale");
+    if (a.has_scale) a.scale = c.data["scale"].get<double>();
+    AttentionOut r;
+    ASSERT_EQ(call_attention(a, &r), 0) << slimcuda_last_error_message();
+    const nlohmann::json& want = attention_values(c, all);
+
+    const Meta om = meta_of(r.out.get());
+    EXPECT_EQ(om.strides, ints(c.data, "expect_strides")) << "output strides";
+    EXPECT_EQ(om.device_type,
+              a.cuda ? SLIMCUDA_SHIM(aoti_torch_device_type_cuda)() : SLIMCUDA_SHIM(aoti_torch_device_type_cpu)());
+    std::vector<int64_t> got_sizes;
+    const std::vector<double> got = read(r.out.get(), dtype, &got_sizes);
+    Case values = c;
+    values.data["expected"] = want["expected"];
+    expect_values(values, got, got_sizes);
+
+    ASSERT_NE(r.lse.get(), nullptr);
+    const Meta lm = meta_of(r.lse.get());
+    EXPECT_EQ(lm.sizes, ints(c.data, "lse_sizes"));
+    EXPECT_EQ(lm.strides, ints(c.data, "lse_strides"));
+    EXPECT_EQ(lm.dtype, SLIMCUDA_SHIM(aoti_torch_dtype_float32)());
+    if (c.data.value("compute_log_sumexp", true)) {
+      // [B, H, >= Sq(, 1)]: the first Sq entries of each row.
+      std::vector<int64_t> lse_sizes;
+      const std::vector<double> lse = read(r.lse.get(), SLIMCUDA_SHIM(aoti_torch_dtype_float32)(), &lse_sizes);
+      const std::vector<double> lse_want = want["lse_expected"].get<std::vector<double>>();
+      const int64_t sq = om.sizes[2], row = lse_sizes[2];
+      const double atol = c.data["atol"].get<double>(), rtol = c.data["rtol"].get<double>();
+      ASSERT_EQ(static_cast<int64_t>(lse_want.size()), om.sizes[0] * om.sizes[1] * sq);
+      int bad = 0;
+      for (size_t i = 0; i < lse_want.size() && bad < 5; ++i) {
+        const double g = lse[(i / sq) * row + i % sq];
+        if (!(std::fabs(g - lse_want[i]) <= atol + rtol * std::fabs(lse_want[i]))) {
+          ADD_FAILURE() << c.name << ": logsumexp " << i << " = " << g << ", want " << lse_want[i];
+          ++bad;
+        }
+      }
+    }
+
+    // The extra outputs, as PyTorch returns them for inference.
+    if (a.fn == "efficient" || a.fn == "cudnn") {
+      expect_rng_placeholder(r.seed.get(), {}, "philox seed");
+      expect_rng_placeholder(r.offset.get(), {}, "philox offset");
+    }
+    if (a.fn == "flash" || a.fn == "cudnn") {
+      EXPECT_TRUE(r.cum_null) << "cum_seq_q/k are undefined for dense inputs";
+      EXPECT_EQ(r.max_q, om.sizes[2]);
+      EXPECT_EQ(r.max_k, meta_of(a.k).sizes[2]);
+    }
+    if (a.fn == "flash") {
+      expect_rng_placeholder(r.seed.get(), {2}, "rng_state");
+      expect_rng_placeholder(r.offset.get(), {}, "unused");
+      ASSERT_NE(r.debug.get(), nullptr);
+      const Meta dm = meta_of(r.debug.get());
+      EXPECT_EQ(dm.sizes, std::vector<int64_t>{0});
+      EXPECT_EQ(dm.dtype, dtype);
+    }
+    if (a.fn == "cudnn") {
+      EXPECT_TRUE(r.debug_null) << "cudnn's debug mask is None";
+    }
+  }
+}
+
+TEST(OpsFixtures, AttentionBadInput) {
+  for (const Case& c : cases("ops.json", "attention_error")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::string device = c.data["device"];
+    const std::string on = c.data.value("tensors_on", device);
+    const auto dtypes = c.data["dtypes"].get<std::vector<std::string>>();
+    const auto sizes = c.data["sizes"].get<std::vector<std::vector<int64_t>>>();
+    std::vector<Tensor> ts;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      ts.push_back(make(sizes[i], contiguous(sizes[i]), dtype_code(dtypes[i]), on, [](int64_t) { return 0.5; }));
+    }
+    const std::string null = c.data.value("null", "");
+    AttentionCall a;
+    a.fn = c.data["fn"];
+    a.cuda = device == "cuda";
+    a.q = null == "query" ? nullptr : ts[0].get();
+    a.k = null == "key" ? nullptr : ts[1].get();
+    a.v = null == "value" ? nullptr : ts[2].get();
+    a.bias = ts.size() > 3 ? ts[3].get() : nullptr;
+    a.null_ret0 = null == "ret0";
+    a.dropout_p = c.data.value("dropout_p", 0.0);
+    a.return_debug_mask = c.data.value("return_debug_mask", 0);
+    AttentionOut r;
+    expect_code(c, call_attention(a, &r));
   }
 }
 

@@ -3,6 +3,8 @@
 #include <memory>
 
 #include "csrc/entry/c_entry.h"
+#include "csrc/ops/attention_args.h"
+#include "csrc/ops/attention_cpu.h"
 #include "csrc/ops/convolution_cpu.h"
 #include "csrc/ops/gemm_cpu.h"
 #include "csrc/ops/op_args.h"
@@ -103,6 +105,30 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_convolution)(
     SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(function, p.dtype, p.out_sizes, p.out_strides, &out));
     SLIMCUDA_OP_TRY(ops::convolution_cpu(p, *out, function));
     *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu)(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
+    AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
+  return c_entry(__func__, [&](const char* function) {
+    ops::AttentionOptions o;
+    o.bias = attn_mask, o.dropout_p = dropout_p, o.is_causal = is_causal != 0, o.scale = scale;
+    ops::AttentionProblem p;
+    ops::AttentionLayout layout;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_attention(function, DeviceType::CPU, ops::AttentionOp::FlashForCpu, query, key,
+                                                  value, o, ret0, &p, &layout));
+    std::unique_ptr<SlimTensor> out, lse;
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(function, p.dtype, layout.out_sizes, layout.out_strides, &out));
+    if (ret1 != nullptr) {
+      SLIMCUDA_RETURN_IF_ERROR(
+          ops::new_cpu(function, slimcuda::ScalarType::Float, layout.lse_sizes, layout.lse_strides, &lse));
+    }
+    ops::set_attention_outputs(out.get(), lse.get(), &p);
+    SLIMCUDA_OP_TRY(ops::attention_cpu(p, function));
+    *ret0 = ops::handle_of(out.release());
+    if (ret1 != nullptr) *ret1 = ops::handle_of(lse.release());
     return Error::Ok;
   });
 }

@@ -7,6 +7,8 @@
 #include "csrc/cuda/device.h"
 #include "csrc/entry/c_entry.h"
 #include "csrc/entry/caller_context.h"
+#include "csrc/ops/attention_args.h"
+#include "csrc/ops/attention_cuda.h"
 #include "csrc/ops/convolution_cuda.h"
 #include "csrc/ops/gemm_cuda.h"
 #include "csrc/ops/op_args.h"
@@ -46,6 +48,59 @@ Error gemm_out(const char* function, bool batched, AtenTensorHandle out, AtenTen
 Error new_cuda(const char* function, ScalarType dtype, const StreamContext& ctx, const std::vector<int64_t>& sizes,
                const std::vector<int64_t>& strides, std::unique_ptr<SlimTensor>* owner) {
   return new_tensor(function, dtype, DeviceType::CUDA, ctx.device(), sizes, strides, ctx, owner);
+}
+
+// Where an attention shim's outputs go (null: not wanted), in PyTorch's return order.
+struct AttentionRets {
+  AtenTensorHandle* out = nullptr;
+  AtenTensorHandle* lse = nullptr;
+  AtenTensorHandle* cum_seq_q = nullptr;
+  AtenTensorHandle* cum_seq_k = nullptr;
+  int64_t* max_q = nullptr;
+  int64_t* max_k = nullptr;
+  AtenTensorHandle* seed = nullptr;
+  AtenTensorHandle* offset = nullptr;
+  AtenTensorHandle* debug_mask = nullptr;
+};
+
+// The three CUDA attention shims: checks, outputs allocated on the stream with the op's
+// layouts, the attention enqueued, then every output handed out (nothing is handed out on
+// failure, and what was allocated is freed).
+Error attention(const char* function, AttentionOp op, AtenTensorHandle query, AtenTensorHandle key,
+                AtenTensorHandle value, const AttentionOptions& options, const AttentionRets& r) {
+  AttentionProblem p;
+  AttentionLayout layout;
+  SLIMCUDA_RETURN_IF_ERROR(
+      check_attention(function, DeviceType::CUDA, op, query, key, value, options, r.out, &p, &layout));
+  CudaScope scope(p.device, function);
+  SLIMCUDA_OP_TRY(scope.error());
+  std::unique_ptr<SlimTensor> out, lse, seed, offset, debug_mask;
+  SLIMCUDA_RETURN_IF_ERROR(new_cuda(function, p.dtype, scope.ctx(), layout.out_sizes, layout.out_strides, &out));
+  if (r.lse != nullptr) {
+    SLIMCUDA_RETURN_IF_ERROR(
+        new_cuda(function, ScalarType::Float, scope.ctx(), layout.lse_sizes, layout.lse_strides, &lse));
+  }
+  // Philox state placeholders (no dropout): flash's rng_state is [2], the others' seeds scalars.
+  if (r.seed != nullptr) {
+    SLIMCUDA_RETURN_IF_ERROR(new_rng_placeholder(
+        function, op == AttentionOp::Flash ? std::vector<int64_t>{2} : std::vector<int64_t>{}, &seed));
+  }
+  if (r.offset != nullptr) SLIMCUDA_RETURN_IF_ERROR(new_rng_placeholder(function, {}, &offset));
+  if (r.debug_mask != nullptr && op == AttentionOp::Flash) {
+    SLIMCUDA_RETURN_IF_ERROR(new_cuda(function, p.dtype, scope.ctx(), {0}, {1}, &debug_mask));
+  }
+  set_attention_outputs(out.get(), lse.get(), &p);
+  SLIMCUDA_OP_TRY(attention_cuda(p, scope.ctx(), function));
+  *r.out = handle_of(out.release());
+  if (r.lse != nullptr) *r.lse = handle_of(lse.release());
+  if (r.cum_seq_q != nullptr) *r.cum_seq_q = nullptr;
+  if (r.cum_seq_k != nullptr) *r.cum_seq_k = nullptr;
+  if (r.max_q != nullptr) *r.max_q = p.seq_q;
+  if (r.max_k != nullptr) *r.max_k = p.seq_kv;
+  if (r.seed != nullptr) *r.seed = handle_of(seed.release());
+  if (r.offset != nullptr) *r.offset = handle_of(offset.release());
+  if (r.debug_mask != nullptr) *r.debug_mask = handle_of(debug_mask.release());
+  return Error::Ok;
 }
 
 }  // namespace
@@ -128,6 +183,52 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_convolution)(
     SLIMCUDA_OP_TRY(ops::convolution_cuda(p, *out, scope.ctx(), function));
     *ret0 = ops::handle_of(out.release());
     return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_efficient_attention)(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
+    int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, double* scale, AtenTensorHandle* ret0,
+    AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3) {
+  return c_entry(__func__, [&](const char* function) {
+    ops::AttentionOptions o;
+    o.bias = attn_bias, o.compute_log_sumexp = compute_log_sumexp != 0, o.dropout_p = dropout_p;
+    o.is_causal = is_causal != 0, o.scale = scale;
+    ops::AttentionRets r;
+    r.out = ret0, r.lse = ret1, r.seed = ret2, r.offset = ret3;
+    return ops::attention(function, ops::AttentionOp::Efficient, query, key, value, o, r);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_flash_attention)(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
+    int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7,
+    AtenTensorHandle* ret8) {
+  return c_entry(__func__, [&](const char* function) {
+    ops::AttentionOptions o;
+    o.dropout_p = dropout_p, o.is_causal = is_causal != 0, o.return_debug_mask = return_debug_mask != 0;
+    o.scale = scale;
+    ops::AttentionRets r;
+    r.out = ret0, r.lse = ret1, r.cum_seq_q = ret2, r.cum_seq_k = ret3, r.max_q = ret4, r.max_k = ret5;
+    r.seed = ret6, r.offset = ret7, r.debug_mask = ret8;
+    return ops::attention(function, ops::AttentionOp::Flash, query, key, value, o, r);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_cudnn_attention)(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
+    int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
+    AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
+    int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8) {
+  return c_entry(__func__, [&](const char* function) {
+    ops::AttentionOptions o;
+    o.bias = attn_bias, o.compute_log_sumexp = compute_log_sumexp != 0, o.dropout_p = dropout_p;
+    o.is_causal = is_causal != 0, o.return_debug_mask = return_debug_mask != 0, o.scale = scale;
+    ops::AttentionRets r;
+    r.out = ret0, r.lse = ret1, r.cum_seq_q = ret2, r.cum_seq_k = ret3, r.max_q = ret4, r.max_k = ret5;
+    r.seed = ret6, r.offset = ret7, r.debug_mask = ret8;
+    return ops::attention(function, ops::AttentionOp::Cudnn, query, key, value, o, r);
   });
 }
 

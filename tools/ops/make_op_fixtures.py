@@ -15,6 +15,7 @@ the same way in C++ (csrc/ops/ops_fixtures_test.cc) and Go (go/internal/opsfixtu
 Usage: python3 tools/ops/make_op_fixtures.py > testdata/ops.json
 """
 import json
+import math
 import sys
 
 import torch
@@ -243,6 +244,299 @@ def bad_cases():
     return out
 
 
+# --- scaled-dot-product attention -----------------------------------------------------
+
+# The CUDA attention ops (aoti_torch_cuda__scaled_dot_product_<fn>) and the CPU one
+# (aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu, fn flash_for_cpu).
+ATTN_TOL = {"float32": (2e-5, 2e-5), "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 2e-2)}
+META_OP = {
+    "efficient": lambda q, k, v, b, c: torch.ops.aten._scaled_dot_product_efficient_attention(
+        q, k, v, b, c["compute_log_sumexp"], 0.0, c["is_causal"], scale=c.get("scale")),
+    "flash": lambda q, k, v, b, c: torch.ops.aten._scaled_dot_product_flash_attention(
+        q, k, v, 0.0, c["is_causal"], False, scale=c.get("scale")),
+    "cudnn": lambda q, k, v, b, c: torch.ops.aten._scaled_dot_product_cudnn_attention(
+        q, k, v, b, c["compute_log_sumexp"], 0.0, c["is_causal"], False, scale=c.get("scale")),
+    "flash_for_cpu": lambda q, k, v, b, c: torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        q, k, v, 0.0, c["is_causal"], attn_mask=b, scale=c.get("scale")),
+}
+
+
+def contiguous_strides(sizes):
+    st, acc = [], 1
+    for s in reversed(sizes):
+        st.insert(0, acc)
+        acc *= max(s, 1)
+    return st
+
+
+def stored_operand(seed, t, spec):
+    """The logical tensor (float64) an operand spec holds once written element by element in
+    row-major order through its strides (later writes win where a stride of 0 aliases), a bool
+    spec as 1.0/0.0; masked_rows (of dimension -2) are -inf, or false for a bool mask."""
+    sizes = spec["sizes"]
+    strides = spec.get("strides") or contiguous_strides(sizes)
+    n = numel(sizes)
+    vals = values(seed, t, n)
+    if spec.get("dtype") == "bool":
+        vals = [1.0 if x >= -0.5 else 0.0 for x in vals]
+    masked = set(spec.get("masked_rows", []))
+    if masked:
+        rows, cols = sizes[-2], sizes[-1]
+        fill = 0.0 if spec.get("dtype") == "bool" else float("-inf")
+        vals = [fill if (j // cols) % rows in masked else x for j, x in enumerate(vals)]
+    storage = {}
+    offs = []
+    for j in range(n):
+        rest, off = j, 0
+        for d in reversed(range(len(sizes))):
+            off += (rest % sizes[d]) * strides[d]
+            rest //= sizes[d]
+        storage[off] = vals[j]
+        offs.append(off)
+    return torch.tensor([storage[o] for o in offs], dtype=torch.float64).reshape(sizes)
+
+
+def short(x):
+    return [float("%.8g" % v) for v in x.reshape(-1).tolist()]
+
+
+def attention_reference(q, k, v, bias, is_causal, scale):
+    """The definition in float64: softmax(scale q k^T + bias) v, causal upper-left, rows with
+    every key masked out 0 (and their logsumexp 0, as PyTorch's CPU kernel)."""
+    hq, hk = q.shape[1], k.shape[1]
+    if hk != hq:
+        k = k.repeat_interleave(hq // hk, dim=1)
+        v = v.repeat_interleave(hq // hk, dim=1)
+    s = (q @ k.transpose(-1, -2)) * scale
+    if bias is not None:
+        s = s + bias
+    if is_causal:
+        sq, skv = s.shape[-2], s.shape[-1]
+        keep = torch.ones(sq, skv, dtype=torch.bool).tril()
+        s = s.masked_fill(~keep, float("-inf"))
+    m = s.amax(dim=-1, keepdim=True)
+    dead = torch.isneginf(m)
+    m = torch.where(dead, torch.zeros_like(m), m)
+    e = torch.exp(s - m)
+    total = e.sum(dim=-1, keepdim=True)
+    out = torch.where(total > 0, (e / torch.where(total > 0, total, torch.ones_like(total))) @ v,
+                      torch.zeros(1, dtype=torch.float64))
+    lse = torch.where(total > 0, m + torch.log(torch.where(total > 0, total, torch.ones_like(total))),
+                      torch.zeros(1, dtype=torch.float64))
+    return out, lse.squeeze(-1)
+
+
+ATTN = []
+
+
+ALL = ["efficient", "flash", "cudnn"]
+
+
+def attn(name, dtype, q, k, v, bias=None, is_causal=False, scale=None, fns=("efficient",), seed=1):
+    """One attention scenario, run by the CPU op (value's head dim equal to the query's) and
+    by the CUDA ops in fns that take it (flash: no bias, equal head dims). All three CUDA ops
+    run one kernel; they differ in layouts, so the layout-relevant scenarios run all three."""
+    ATTN.append(dict(name=name, dtype=dtype, q=q, k=k, v=v, bias=bias, is_causal=is_causal, scale=scale, fns=fns,
+                     seed=seed))
+
+
+def bshd(b, h, s, d):
+    """sizes [B,H,S,D] of a [B,S,H,D]-contiguous tensor transposed (what models pass)."""
+    return dict(sizes=[b, h, s, d], strides=[s * h * d, d, h * d, 1])
+
+
+def build_attention():
+    for dt in ["float32", "float16", "bfloat16"]:
+        attn(f"sdpa_{dt}_plain", dt, T([2, 2, 5, 16]), T([2, 2, 7, 16]), T([2, 2, 7, 16]), fns=ALL, seed=101)
+        attn(f"sdpa_{dt}_causal", dt, T([1, 2, 9, 16]), T([1, 2, 9, 16]), T([1, 2, 9, 16]), is_causal=True,
+             fns=ALL, seed=102)
+        attn(f"sdpa_{dt}_bias_broadcast", dt, T([2, 2, 4, 8]), T([2, 2, 6, 8]), T([2, 2, 6, 8]),
+             bias=T([1, 2, 4, 6]), fns=ALL, seed=103)
+        attn(f"sdpa_{dt}_bool_mask", dt, T([2, 1, 4, 8]), T([2, 1, 6, 8]), T([2, 1, 6, 8]),
+             bias=T([2, 1, 4, 6], dtype="bool"), fns=ALL, seed=104)
+    f = "float32"
+    for d in [32, 40, 64, 80, 96, 128, 160, 192, 224, 256]:
+        attn(f"sdpa_float32_head_dim_{d}", f, T([1, 1, 2, d]), T([1, 1, 5, d]), T([1, 1, 5, d]), seed=110 + d)
+    attn("sdpa_float16_head_dim_40_causal", "float16", T([1, 1, 17, 40]), T([1, 1, 17, 40]), T([1, 1, 17, 40]),
+         is_causal=True, seed=120)
+    attn("sdpa_bfloat16_head_dim_128", "bfloat16", T([1, 1, 2, 128]), T([1, 1, 6, 128]), T([1, 1, 6, 128]), seed=121)
+    attn("sdpa_float32_head_dim_3", f, T([1, 1, 4, 3]), T([1, 1, 5, 3]), T([1, 1, 5, 3]), seed=122)
+    attn("sdpa_float32_custom_scale", f, T([1, 2, 4, 16]), T([1, 2, 6, 16]), T([1, 2, 6, 16]), scale=0.3, fns=ALL,
+         seed=130)
+    attn("sdpa_float32_causal_sq_lt_skv", f, T([1, 1, 3, 8]), T([1, 1, 7, 8]), T([1, 1, 7, 8]), is_causal=True,
+         seed=131)
+    attn("sdpa_float32_causal_sq_gt_skv", f, T([1, 1, 7, 8]), T([1, 1, 3, 8]), T([1, 1, 3, 8]), is_causal=True,
+         seed=132)
+    attn("sdpa_float32_causal_long", f, T([1, 1, 70, 4]), T([1, 1, 70, 4]), T([1, 1, 70, 4]), is_causal=True,
+         seed=133)
+    attn("sdpa_float32_causal_and_bias", f, T([1, 2, 6, 8]), T([1, 2, 6, 8]), T([1, 2, 6, 8]), bias=T([6, 6]),
+         is_causal=True, seed=134)
+    attn("sdpa_float32_long_kv", f, T([1, 1, 3, 16]), T([1, 1, 100, 16]), T([1, 1, 100, 16]), seed=135)
+    attn("sdpa_float32_bshd_views", f, bshd(2, 3, 5, 8), bshd(2, 3, 6, 8), bshd(2, 3, 6, 8), fns=ALL, seed=136)
+    attn("sdpa_bfloat16_bshd_views_causal", "bfloat16", bshd(1, 2, 17, 8), bshd(1, 2, 17, 8), bshd(1, 2, 17, 8),
+         is_causal=True, fns=ALL, seed=137)
+    # q, k, v slices of one packed [B, S, 3, H, D] projection.
+    B, S, H, D = 1, 5, 2, 8
+    packed = [S * 3 * H * D, D, 3 * H * D, 1]
+    attn("sdpa_float32_packed_qkv_slices", f, dict(sizes=[B, H, S, D], strides=packed),
+         dict(sizes=[B, H, S, D], strides=packed), dict(sizes=[B, H, S, D], strides=packed), fns=ALL,
+         seed=138)
+    attn("sdpa_float32_value_head_dim_differs", f, T([1, 2, 4, 8]), T([1, 2, 5, 8]), T([1, 2, 5, 12]),
+         fns=["efficient", "cudnn"], seed=139)
+    attn("sdpa_float32_value_head_dim_differs_bshd", f, bshd(1, 2, 4, 8), bshd(1, 2, 5, 8), bshd(1, 2, 5, 12),
+         fns=["efficient", "cudnn"], seed=149)
+    attn("sdpa_float32_grouped_query", f, T([1, 4, 3, 8]), T([1, 2, 5, 8]), T([1, 2, 5, 8]), fns=ALL, seed=140)
+    attn("sdpa_float32_batch1_heads1", f, T([1, 1, 1, 8]), T([1, 1, 1, 8]), T([1, 1, 1, 8]), seed=141)
+    attn("sdpa_float32_padding_mask_row", f, T([2, 2, 3, 8]), T([2, 2, 5, 8]), T([2, 2, 5, 8]),
+         bias=T([2, 1, 1, 5]), seed=142)
+    attn("sdpa_float32_bias_expanded_stride0", f, T([2, 2, 3, 8]), T([2, 2, 5, 8]), T([2, 2, 5, 8]),
+         bias=dict(sizes=[2, 2, 3, 5], strides=[5, 0, 0, 1]), seed=143)
+    attn("sdpa_float32_bias_strided_view", f, T([1, 2, 3, 8]), T([1, 2, 5, 8]), T([1, 2, 5, 8]),
+         bias=dict(sizes=[1, 2, 3, 5], strides=[48, 24, 8, 1]), seed=144)
+    attn("sdpa_float32_bias_float_fully_masked_rows", f, T([1, 2, 4, 8]), T([1, 2, 5, 8]), T([1, 2, 5, 8]),
+         bias=dict(sizes=[1, 2, 4, 5], masked_rows=[1, 3]), seed=145)
+    attn("sdpa_float32_bool_mask_fully_masked_row", f, T([1, 1, 4, 8]), T([1, 1, 5, 8]), T([1, 1, 5, 8]),
+         bias=dict(sizes=[1, 1, 4, 5], dtype="bool", masked_rows=[2]), seed=146)
+    attn("sdpa_float16_bias_float32", "float16", T([1, 2, 4, 8]), T([1, 2, 5, 8]), T([1, 2, 5, 8]),
+         bias=dict(sizes=[1, 1, 4, 5], dtype="float32"), seed=147)
+    attn("sdpa_float32_many_query_tiles", f, T([2, 1, 37, 4]), T([2, 1, 45, 4]), T([2, 1, 45, 4]),
+         bias=T([2, 1, 1, 45]), seed=148)
+
+
+def meta_layouts(c, fn, specs, dtype):
+    """Sizes and strides of the op's outputs, from PyTorch's meta function."""
+    def meta(spec, dt):
+        strides = spec.get("strides") or contiguous_strides(spec["sizes"])
+        return torch.empty_strided(spec["sizes"], strides, dtype=dt, device="meta")
+    dt = DTYPES[dtype]
+    q, k, v = (meta(s, dt) for s in specs[:3])
+    b = None
+    if len(specs) > 3:
+        bdt = specs[3].get("dtype")
+        b = meta(specs[3], torch.bool if bdt == "bool" else DTYPES[bdt] if bdt else dt)
+    r = META_OP[fn](q, k, v, b, c)
+    return r
+
+
+def attention_cases():
+    out = []
+    for a in ATTN:
+        specs = [a["q"], a["k"], a["v"]] + ([a["bias"]] if a["bias"] else [])
+        dt = a["dtype"]
+        ts = [stored_operand(a["seed"], t, s) for t, s in enumerate(specs)]
+        # The inputs as the op sees them: rounded to their dtype (the generated values are
+        # exact in all of them; only the -inf of masked rows and bools are special).
+        bias = None
+        if a["bias"]:
+            bdt = a["bias"].get("dtype")
+            if bdt == "bool":
+                bias = torch.where(ts[3] != 0, torch.zeros(1, dtype=torch.float64),
+                                   torch.full((1,), float("-inf"), dtype=torch.float64))
+            else:
+                bias = rounded(ts[3], bdt or dt)
+        q, k, v = (rounded(t, dt) for t in ts[:3])
+        scale = a["scale"] if a["scale"] is not None else 1.0 / math.sqrt(q.shape[-1])
+        ref, lse = attention_reference(q, k, v, bias, a["is_causal"], scale)
+        # The reference is PyTorch's op: check it against the CPU kernel (float64 inputs;
+        # a bool mask as PyTorch's SDPA hands it on, additive).
+        if q.shape[-1] == v.shape[-1]:
+            got, got_lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                q, k, v, 0.0, a["is_causal"], attn_mask=bias, scale=a["scale"])
+            assert torch.allclose(got, ref, atol=1e-9, rtol=1e-9), a["name"]
+            assert torch.allclose(got_lse, lse, atol=1e-9, rtol=1e-9), a["name"]
+        if dt != "float32":
+            ref = rounded(ref, dt)
+        fns = [fn for fn in a["fns"] if fn != "flash" or (not a["bias"] and q.shape[-1] == v.shape[-1])]
+        runs = [("flash_for_cpu", "cpu")] if q.shape[-1] == v.shape[-1] else []
+        runs += [(fn, "cuda") for fn in fns]
+        first = None
+        for fn, dev in runs:
+            c = dict(name=f"{a['name']}_{fn}_{dev}", op="attention", fn=fn, device=dev,
+                     requires="none" if dev == "cpu" else "gpu", dtype=dt, seed=a["seed"], inputs=specs,
+                     is_causal=a["is_causal"], compute_log_sumexp=True)
+            if a["scale"] is not None:
+                c["scale"] = a["scale"]
+            r = meta_layouts(c, fn, specs, dt)
+            c["expect"] = "Ok"
+            c["expect_sizes"], c["expect_strides"] = list(r[0].shape), list(r[0].stride())
+            c["lse_sizes"], c["lse_strides"] = list(r[1].shape), list(r[1].stride())
+            # Values to 8 significant digits (far below every tolerance), once per scenario: the
+            # other runs name the case that holds them (expected_from), keeping the file small.
+            if first is None:
+                first = c["name"]
+                c["expected"] = short(ref)
+                c["lse_expected"] = short(lse)
+            else:
+                c["expected_from"] = first
+            c["atol"], c["rtol"] = ATTN_TOL[dt]
+            out.append(c)
+    # efficient without the logsumexp: [B, H, 0]
+    for base in out:
+        if base["fn"] == "efficient" and base["dtype"] == "float32":
+            c = dict(base, name="sdpa_float32_efficient_no_logsumexp_cuda", compute_log_sumexp=False)
+            r = meta_layouts(c, "efficient", c["inputs"], "float32")
+            c["lse_sizes"], c["lse_strides"] = list(r[1].shape), list(r[1].stride())
+            c["lse_expected"] = []
+            c["expected"] = next(x for x in out if x["name"] == c.get("expected_from", c["name"]))["expected"]
+            c.pop("expected_from", None)
+            out.append(c)
+            break
+    return out
+
+
+def attention_bad_cases():
+    """Bad attention input (op attention_error): tensors [query, key, value, (bias)]; fn the op
+    (the CPU op on the CPU, each CUDA op on CUDA); null names the handle passed as NULL."""
+    f = "float32"
+    out = []
+    q, kv = [1, 2, 3, 8], [1, 2, 5, 8]
+    ok = dict(sizes=[q, kv, kv], dtypes=[f, f, f])
+    common = [
+        ("null_query", dict(ok, null="query"), "InvalidArgument", "null query"),
+        ("null_key", dict(ok, null="key"), "InvalidArgument", "null key"),
+        ("null_value", dict(ok, null="value"), "InvalidArgument", "null value"),
+        ("null_ret0", dict(ok, null="ret0"), "InvalidArgument", "null ret0"),
+        ("dropout", dict(ok, dropout_p=0.1), "NotSupported", "dropout"),
+        ("dropout_negative", dict(ok, dropout_p=-0.5), "InvalidArgument", "dropout_p"),
+        ("float64", dict(ok, dtypes=["float64"] * 3), "NotSupported", "float64"),
+        ("dtype_mismatch", dict(ok, dtypes=[f, "float16", f]), "InvalidArgument", "dtype"),
+        ("query_3d", dict(ok, sizes=[[2, 3, 8], kv, kv]), "InvalidArgument", "4-D"),
+        ("batch_mismatch", dict(ok, sizes=[[2, 2, 3, 8], kv, kv]), "InvalidArgument", "batch sizes differ"),
+        ("heads_not_multiple", dict(ok, sizes=[[1, 3, 3, 8], kv, kv]), "InvalidArgument", "multiple"),
+        ("kv_seq_mismatch", dict(ok, sizes=[q, kv, [1, 2, 4, 8]]), "InvalidArgument", "sequence length"),
+        ("head_dim_mismatch", dict(ok, sizes=[[1, 2, 3, 16], kv, kv]), "InvalidArgument", "head dim"),
+    ]
+    with_bias = [
+        ("bias_not_broadcastable", dict(sizes=[q, kv, kv, [1, 2, 3, 4]], dtypes=[f] * 4), "InvalidArgument",
+         "broadcast"),
+        ("bias_5d", dict(sizes=[q, kv, kv, [1, 1, 2, 3, 5]], dtypes=[f] * 4), "InvalidArgument", "dimensions"),
+        ("bias_dtype", dict(sizes=[q, kv, kv, [1, 2, 3, 5]], dtypes=[f, f, f, "float16"]), "InvalidArgument",
+         "dtype"),
+    ]
+    for dev, fns in [("cpu", ["flash_for_cpu"]), ("cuda", ["efficient", "flash", "cudnn"])]:
+        for fn in fns:
+            cases = list(common)
+            if fn != "flash":
+                cases += with_bias
+            if fn in ("flash", "flash_for_cpu"):
+                cases.append(("value_head_dim_differs", dict(ok, sizes=[q, kv, [1, 2, 5, 4]]), "InvalidArgument",
+                              "value's head dim"))
+            if fn in ("flash", "cudnn"):
+                cases.append(("return_debug_mask", dict(ok, return_debug_mask=1), "NotSupported",
+                              "return_debug_mask"))
+            if fn == "efficient":
+                cases.append(("head_dim_512", dict(ok, sizes=[[1, 1, 2, 512], [1, 1, 2, 512], [1, 1, 2, 512]]),
+                              "NotSupported", "at most 256"))
+            for name, d, code, msg in cases:
+                out.append(dict(name=f"sdpa_{fn}_{name}_{dev}", op="attention_error", fn=fn, device=dev,
+                                requires="none" if dev == "cpu" else "gpu", expect=code, message=msg, **d))
+            if dev == "cuda":
+                out.append(dict(name=f"sdpa_{fn}_cuda_given_cpu_tensors", op="attention_error", fn=fn, device=dev,
+                                tensors_on="cpu", requires="none", expect="InvalidArgument", message="CPU tensor",
+                                **ok))
+    return out
+
+
 def main():
     build()
     cases = []
@@ -265,6 +559,9 @@ def main():
                 d["atol"] = 1e-4  # cuBLASLt's tanh GELU in float vs the float64 tanh reference
             cases.append(d)
     cases += bad_cases()
+    build_attention()
+    cases += attention_cases()
+    cases += attention_bad_cases()
     doc = {
         "description": (
             "The ATen fallback ops (testdata/ops.json, written by tools/ops/make_op_fixtures.py with PyTorch "
@@ -281,6 +578,17 @@ def main():
             "kernels; the CUDA cases carry the tanh values. op gemm_error: bad input (sizes/dtypes per tensor, "
             "first the out or the convolution input; null names the handle passed as NULL; tensors_on cpu: "
             "CPU tensors into a CUDA op) -> expect (error name), message (a substring of the last error). "
+            "op attention: fn efficient|flash|cudnn (aoti_torch_cuda__scaled_dot_product_<fn>_attention) or "
+            "flash_for_cpu (aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu); inputs query key value "
+            "[bias] (the CPU op's attn_mask; dtype: bool or float32 when not the case's; a bool element is true "
+            "where the generated value is >= -0.5; masked_rows: rows of dimension -2 set to -inf / false), "
+            "written element by element in row-major order through their strides (a stride 0 aliases: the last "
+            "write wins); is_causal, scale (absent: NULL), compute_log_sumexp. expect_sizes/expect_strides: the "
+            "attention output's (PyTorch's meta function), lse_sizes/lse_strides the logsumexp's; expected the "
+            "output in row-major order, lse_expected the logsumexp [B, H, Sq] row-major (of a longer last "
+            "dimension only the first Sq are compared); expected_from: the case whose expected/lse_expected "
+            "apply (same scenario, another op). op attention_error: bad attention input (sizes/dtypes of query, "
+            "key, value[, bias]; null: query|key|value|ret0; dropout_p, return_debug_mask) -> expect, message. "
             "Read by csrc/ops/ops_fixtures_test.cc (C++) and go/internal/opsfixture/ops_test.go (Go)."),
         "cases": cases,
     }

@@ -81,6 +81,13 @@ func store(p []byte, dtype string, v float64) {
 		binary.LittleEndian.PutUint32(p, math.Float32bits(float32(v)))
 	case "float64":
 		binary.LittleEndian.PutUint64(p, math.Float64bits(v))
+	case "int64":
+		binary.LittleEndian.PutUint64(p, uint64(int64(v)))
+	case "bool":
+		p[0] = 0
+		if v != 0 {
+			p[0] = 1
+		}
 	case "float16":
 		binary.LittleEndian.PutUint16(p, floatToHalf(float32(v)))
 	default:
@@ -94,6 +101,13 @@ func load(p []byte, dtype string) float64 {
 		return float64(math.Float32frombits(binary.LittleEndian.Uint32(p)))
 	case "float64":
 		return math.Float64frombits(binary.LittleEndian.Uint64(p))
+	case "int64":
+		return float64(int64(binary.LittleEndian.Uint64(p)))
+	case "bool":
+		if p[0] != 0 {
+			return 1
+		}
+		return 0
 	case "float16":
 		return float64(halfToFloat(binary.LittleEndian.Uint16(p)))
 	}

@@ -33,6 +33,10 @@ static inline int32_t of_dtype(int which) {
       return SLIMCUDA_SHIM(aoti_torch_dtype_float16)();
     case 2:
       return SLIMCUDA_SHIM(aoti_torch_dtype_bfloat16)();
+    case 4:
+      return SLIMCUDA_SHIM(aoti_torch_dtype_bool)();
+    case 5:
+      return SLIMCUDA_SHIM(aoti_torch_dtype_int64)();
     default:
       return SLIMCUDA_SHIM(aoti_torch_dtype_float64)();
   }
@@ -110,6 +114,49 @@ static inline of_result of_conv(int cuda, AtenTensorHandle input, AtenTensorHand
                                                                 n, transposed, lists + 3 * n, n, groups, ret0)
                    : SLIMCUDA_SHIM(aoti_torch_cpu_convolution)(input, weight, b, lists, n, lists + n, n, lists + 2 * n,
                                                                n, transposed, lists + 3 * n, n, groups, ret0);
+  return of_wrap(c);
+}
+
+enum { OF_SDPA_EFFICIENT = 0, OF_SDPA_FLASH = 1, OF_SDPA_CUDNN = 2, OF_SDPA_FLASH_FOR_CPU = 3 };
+
+/* One attention call's options and what came back (h: ret0..ret8 in PyTorch's order, the
+ * int outputs in max_q/max_k). */
+typedef struct {
+  int32_t compute_log_sumexp, is_causal, return_debug_mask, has_scale, null_ret0;
+  double dropout_p, scale;
+  AtenTensorHandle h[9];
+  int64_t max_q, max_k;
+} of_sdpa;
+
+/* bias may be NULL (no attn_bias / attn_mask). Outputs PyTorch's meta functions return as None
+ * are passed as NULL, as Inductor's generated code does; cudnn's ret8 comes back NULL. */
+static inline of_result of_attention(int fn, AtenTensorHandle q, AtenTensorHandle k, AtenTensorHandle v,
+                                     AtenTensorHandle bias, of_sdpa* a) {
+  AtenTensorHandle* bp = bias != NULL ? &bias : NULL;
+  double* sp = a->has_scale ? &a->scale : NULL;
+  AtenTensorHandle* ret0 = a->null_ret0 ? NULL : &a->h[0];
+  AtenTensorHandle* h = a->h;
+  int32_t c = -1;
+  switch (fn) {
+    case OF_SDPA_EFFICIENT:
+      c = SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_efficient_attention)(
+          q, k, v, bp, a->compute_log_sumexp, a->dropout_p, a->is_causal, sp, ret0, &h[1], &h[6], &h[7]);
+      break;
+    case OF_SDPA_FLASH:
+      c = SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_flash_attention)(
+          q, k, v, a->dropout_p, a->is_causal, a->return_debug_mask, sp, ret0, &h[1], &h[2], &h[3], &a->max_q,
+          &a->max_k, &h[6], &h[7], &h[8]);
+      break;
+    case OF_SDPA_CUDNN:
+      c = SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_cudnn_attention)(
+          q, k, v, bp, a->compute_log_sumexp, a->dropout_p, a->is_causal, a->return_debug_mask, sp, ret0, &h[1], &h[2],
+          &h[3], &a->max_q, &a->max_k, &h[6], &h[7], &h[8]);
+      break;
+    case OF_SDPA_FLASH_FOR_CPU:
+      c = SLIMCUDA_SHIM(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu)(q, k, v, a->dropout_p, a->is_causal,
+                                                                                    bp, sp, ret0, &h[1]);
+      break;
+  }
   return of_wrap(c);
 }
 

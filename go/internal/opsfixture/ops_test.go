@@ -260,3 +260,238 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+type attentionSpec struct {
+	Sizes      []int64 `json:"sizes"`
+	Strides    []int64 `json:"strides"`
+	Dtype      string  `json:"dtype"`
+	MaskedRows []int64 `json:"masked_rows"`
+}
+
+// attentionInputs makes a case's query, key, value (and bias) as make_op_fixtures.py says.
+func attentionInputs(t *testing.T, c fixture.Case, dtype string, cuda bool) []*Tensor {
+	var seed int64
+	var specs []attentionSpec
+	c.Get(t, "seed", &seed)
+	c.Get(t, "inputs", &specs)
+	var out []*Tensor
+	for i, s := range specs {
+		strides := s.Strides
+		if strides == nil {
+			strides = Contiguous(s.Sizes)
+		}
+		dt := dtype
+		if s.Dtype != "" {
+			dt = s.Dtype
+		}
+		isBool := s.Dtype == "bool"
+		rows, cols := s.Sizes[len(s.Sizes)-2], s.Sizes[len(s.Sizes)-1]
+		idx := int64(i)
+		masked := s.MaskedRows
+		tensor, err := NewTensor(s.Sizes, strides, dt, cuda, func(j int) float64 {
+			for _, r := range masked {
+				if (int64(j)/cols)%rows == r {
+					if isBool {
+						return 0
+					}
+					return math.Inf(-1)
+				}
+			}
+			v := inputValue(seed, idx, j)
+			if isBool {
+				if v >= -0.5 {
+					return 1
+				}
+				return 0
+			}
+			return v
+		})
+		require.NoError(t, err)
+		t.Cleanup(tensor.Close)
+		out = append(out, tensor)
+	}
+	return out
+}
+
+// requireRngPlaceholder: PyTorch's philox seed/offset for inference, CPU int64 zeros.
+func requireRngPlaceholder(t *testing.T, x *Tensor, sizes []int64, what string) {
+	require.NotNil(t, x, what)
+	got, _, dt, cuda, err := x.Meta()
+	require.NoError(t, err)
+	require.Equal(t, sizes, got, what)
+	require.Equal(t, DtypeCode("int64"), dt, what)
+	require.False(t, cuda, what)
+	vals, _, _, err := x.Values("int64")
+	require.NoError(t, err)
+	for _, v := range vals {
+		require.Zero(t, v, what)
+	}
+}
+
+func TestAttention(t *testing.T) {
+	all := fx.Cases(t, "ops.json", "attention")
+	byName := map[string]fixture.Case{}
+	for _, c := range all {
+		byName[c.Name] = c
+	}
+	for _, c := range all {
+		t.Run(c.Name, func(t *testing.T) {
+			if !fx.Begin(t, c) {
+				t.Skip("needs a GPU")
+			}
+			dtype, cuda := valueCase(t, c)
+			in := attentionInputs(t, c, dtype, cuda)
+			var fn string
+			c.Get(t, "fn", &fn)
+			o := AttentionOptions{ComputeLogSumExp: true}
+			c.GetOr(t, "is_causal", &o.IsCausal)
+			c.GetOr(t, "compute_log_sumexp", &o.ComputeLogSumExp)
+			if c.Has("scale") {
+				var s float64
+				c.Get(t, "scale", &s)
+				o.Scale = &s
+			}
+			var bias *Tensor
+			if len(in) > 3 {
+				bias = in[3]
+			}
+			r, err := Attention(fn, in[0], in[1], in[2], bias, o)
+			require.NoError(t, err)
+			defer r.Close()
+			values := c
+			var from string
+			if c.GetOr(t, "expected_from", &from) {
+				var ok bool
+				values, ok = byName[from]
+				require.True(t, ok, "expected_from %q is not a case", from)
+			}
+			out := r.Outputs[0]
+			require.NotNil(t, out)
+			sizes, strides, _, onCuda, err := out.Meta()
+			require.NoError(t, err)
+			var wantStrides []int64
+			c.Get(t, "expect_strides", &wantStrides)
+			require.Equal(t, wantStrides, strides, "output strides")
+			require.Equal(t, cuda, onCuda)
+			// Values of the scenario's case, sizes and tolerances of this one.
+			var want []float64
+			values.Get(t, "expected", &want)
+			var wantSizes []int64
+			var atol, rtol float64
+			c.Get(t, "expect_sizes", &wantSizes)
+			c.Get(t, "atol", &atol)
+			c.Get(t, "rtol", &rtol)
+			require.Equal(t, wantSizes, sizes)
+			vals, _, _, err := out.Values(dtype)
+			require.NoError(t, err)
+			require.Len(t, vals, len(want))
+			for i := range want {
+				if !(math.Abs(vals[i]-want[i]) <= atol+rtol*math.Abs(want[i])) {
+					t.Fatalf("element %d = %v, want %v", i, vals[i], want[i])
+				}
+			}
+
+			lse := r.Outputs[1]
+			require.NotNil(t, lse)
+			lseSizes, lseStrides, lseType, _, err := lse.Meta()
+			require.NoError(t, err)
+			var wantLseSizes, wantLseStrides []int64
+			c.Get(t, "lse_sizes", &wantLseSizes)
+			c.Get(t, "lse_strides", &wantLseStrides)
+			require.Equal(t, wantLseSizes, lseSizes)
+			require.Equal(t, wantLseStrides, lseStrides)
+			require.Equal(t, DtypeCode("float32"), lseType)
+			if o.ComputeLogSumExp {
+				var wantLse []float64
+				values.Get(t, "lse_expected", &wantLse)
+				got, _, _, err := lse.Values("float32")
+				require.NoError(t, err)
+				sq, row := sizes[2], lseSizes[2]
+				require.Equal(t, int(sizes[0]*sizes[1]*sq), len(wantLse))
+				for i, w := range wantLse {
+					g := got[int64(i)/sq*row+int64(i)%sq]
+					if !(math.Abs(g-w) <= atol+rtol*math.Abs(w)) {
+						t.Fatalf("logsumexp %d = %v, want %v", i, g, w)
+					}
+				}
+			}
+
+			kSizes, _, _, _, err := in[1].Meta()
+			require.NoError(t, err)
+			switch fn {
+			case "efficient", "cudnn":
+				requireRngPlaceholder(t, r.Outputs[6], []int64{}, "philox seed")
+				requireRngPlaceholder(t, r.Outputs[7], []int64{}, "philox offset")
+			case "flash":
+				requireRngPlaceholder(t, r.Outputs[6], []int64{2}, "rng_state")
+				requireRngPlaceholder(t, r.Outputs[7], []int64{}, "unused")
+				require.NotNil(t, r.Outputs[8], "debug mask")
+				dm, _, dt, _, err := r.Outputs[8].Meta()
+				require.NoError(t, err)
+				require.Equal(t, []int64{0}, dm)
+				require.Equal(t, DtypeCode(dtype), dt)
+			}
+			if fn == "flash" || fn == "cudnn" {
+				require.Nil(t, r.Outputs[2], "cum_seq_q")
+				require.Nil(t, r.Outputs[3], "cum_seq_k")
+				require.Equal(t, sizes[2], r.MaxQ)
+				require.Equal(t, kSizes[2], r.MaxK)
+			}
+			if fn == "cudnn" {
+				require.Nil(t, r.Outputs[8], "cudnn's debug mask is None")
+			}
+		})
+	}
+}
+
+func TestAttentionBadInput(t *testing.T) {
+	for _, c := range fx.Cases(t, "ops.json", "attention_error") {
+		t.Run(c.Name, func(t *testing.T) {
+			if !fx.Begin(t, c) {
+				t.Skip("needs a GPU")
+			}
+			var device, fn, null, expect, message string
+			c.Get(t, "device", &device)
+			c.Get(t, "fn", &fn)
+			c.GetOr(t, "null", &null)
+			c.Get(t, "expect", &expect)
+			c.GetOr(t, "message", &message)
+			on := device
+			c.GetOr(t, "tensors_on", &on)
+			var dtypes []string
+			var sizes [][]int64
+			c.Get(t, "dtypes", &dtypes)
+			c.Get(t, "sizes", &sizes)
+			var ts []*Tensor
+			for i := range sizes {
+				tensor, err := NewTensor(sizes[i], Contiguous(sizes[i]), dtypes[i], on == "cuda",
+					func(int) float64 { return 0.5 })
+				require.NoError(t, err)
+				defer tensor.Close()
+				ts = append(ts, tensor)
+			}
+			for i, n := range []string{"query", "key", "value"} {
+				if n == null {
+					ts[i] = nil
+				}
+			}
+			var bias *Tensor
+			if len(ts) > 3 {
+				bias = ts[3]
+			}
+			o := AttentionOptions{ComputeLogSumExp: true, NullRet0: null == "ret0"}
+			c.GetOr(t, "dropout_p", &o.DropoutP)
+			var debug int32
+			c.GetOr(t, "return_debug_mask", &debug)
+			o.ReturnDebugMask = debug != 0
+			r, err := Attention(fn, ts[0], ts[1], ts[2], bias, o)
+			r.Close()
+			want, ok := codes[expect]
+			require.True(t, ok, "unknown error name %q", expect)
+			var e *Error
+			require.True(t, errors.As(err, &e), "want %s, got %v", expect, err)
+			require.Equal(t, want, e.Code, "%v", err)
+			require.True(t, strings.Contains(e.Message, message), "%q does not mention %q", e.Message, message)
+		})
+	}
+}

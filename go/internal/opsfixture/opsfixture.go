@@ -34,7 +34,7 @@ func check(r C.of_result) error {
 }
 
 // Dtypes by fixture name.
-var dtypes = map[string]C.int{"float32": 0, "float16": 1, "bfloat16": 2, "float64": 3}
+var dtypes = map[string]C.int{"float32": 0, "float16": 1, "bfloat16": 2, "float64": 3, "bool": 4, "int64": 5}
 
 // Tensor owns one AtenTensorHandle.
 type Tensor struct{ h C.AtenTensorHandle }
@@ -58,8 +58,10 @@ func elementSize(dtype string) int {
 	switch dtype {
 	case "float32":
 		return 4
-	case "float64":
+	case "float64", "int64":
 		return 8
+	case "bool":
+		return 1
 	}
 	return 2
 }
@@ -247,4 +249,93 @@ func DeviceCount() int {
 		return 0
 	}
 	return int(n)
+}
+
+var sdpaFns = map[string]C.int{"efficient": C.OF_SDPA_EFFICIENT, "flash": C.OF_SDPA_FLASH, "cudnn": C.OF_SDPA_CUDNN,
+	"flash_for_cpu": C.OF_SDPA_FLASH_FOR_CPU}
+
+// AttentionOptions are an attention shim's scalar arguments; Scale nil passes NULL (1/sqrt(D)).
+type AttentionOptions struct {
+	ComputeLogSumExp, IsCausal, ReturnDebugMask bool
+	DropoutP                                    float64
+	Scale                                       *float64
+	NullRet0                                    bool // pass NULL for the output (bad input)
+}
+
+// AttentionResult is what an attention shim returned: Outputs[i] is ret<i> (nil where the
+// shim gave NULL; ret4/ret5 are MaxQ/MaxK). Close frees every tensor.
+type AttentionResult struct {
+	Outputs    [9]*Tensor
+	MaxQ, MaxK int64
+}
+
+// Close deletes every returned tensor; idempotent.
+func (r *AttentionResult) Close() {
+	if r == nil {
+		return
+	}
+	for _, t := range r.Outputs {
+		t.Close()
+	}
+}
+
+// Attention calls aoti_torch_cuda__scaled_dot_product_<fn>_attention (fn efficient, flash or
+// cudnn) or aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu (fn flash_for_cpu);
+// bias may be nil, q/k/v nil pass NULL.
+func Attention(fn string, q, k, v, bias *Tensor, o AttentionOptions) (*AttentionResult, error) {
+	f, ok := sdpaFns[fn]
+	if !ok {
+		return nil, fmt.Errorf("unknown attention fn %q", fn)
+	}
+	var a C.of_sdpa
+	a.compute_log_sumexp = C.int32_t(b2i(o.ComputeLogSumExp))
+	a.is_causal = C.int32_t(b2i(o.IsCausal))
+	a.return_debug_mask = C.int32_t(b2i(o.ReturnDebugMask))
+	a.null_ret0 = C.int32_t(b2i(o.NullRet0))
+	a.dropout_p = C.double(o.DropoutP)
+	a.max_q, a.max_k = -1, -1
+	if o.Scale != nil {
+		a.has_scale = 1
+		a.scale = C.double(*o.Scale)
+	}
+	if err := check(C.of_attention(f, q.handle(), k.handle(), v.handle(), bias.handle(), &a)); err != nil {
+		for _, h := range a.h {
+			if h != nil {
+				C.of_delete(h)
+			}
+		}
+		return nil, err
+	}
+	r := &AttentionResult{MaxQ: int64(a.max_q), MaxK: int64(a.max_k)}
+	for i, h := range a.h {
+		if h != nil {
+			r.Outputs[i] = &Tensor{h}
+		}
+	}
+	return r, nil
+}
+
+// Meta returns a tensor's sizes, strides, dtype code and whether it is on CUDA.
+func (t *Tensor) Meta() (sizes, strides []int64, dtype int32, cuda bool, err error) {
+	var nd C.int64_t
+	var sz, st *C.int64_t
+	var dt, devType C.int32_t
+	if err := check(C.of_meta(t.h, &nd, &sz, &st, &dt, &devType)); err != nil {
+		return nil, nil, 0, false, err
+	}
+	sizes, strides = []int64{}, []int64{}
+	for i := 0; i < int(nd); i++ {
+		sizes = append(sizes, int64(*(*C.int64_t)(unsafe.Add(unsafe.Pointer(sz), i*8))))
+		strides = append(strides, int64(*(*C.int64_t)(unsafe.Add(unsafe.Pointer(st), i*8))))
+	}
+	return sizes, strides, int32(dt), devType == C.of_is_cuda(), nil
+}
+
+// DtypeCode is the shim dtype code of a fixture dtype name (-1 if unknown).
+func DtypeCode(dtype string) int32 {
+	code, ok := dtypes[dtype]
+	if !ok {
+		return -1
+	}
+	return int32(C.of_dtype(code))
 }

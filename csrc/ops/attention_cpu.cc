@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "csrc/ops/attention_cpu.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "csrc/ops/cpu_elements.h"
+
+namespace slimcuda::ops {
+namespace {
+
+// The bias at one score, as an additive term: a bool mask's false is -inf.
+double bias_at(const AttentionProblem& p, const char* base, int64_t b, int64_t h, int64_t i, int64_t j) noexcept {
+  const int64_t off = b * p.bias_strides[0] + h * p.bias_strides[1] + i * p.bias_strides[2] + j * p.bias_strides[3];
+  if (p.bias_dtype == ScalarType::Bool) {
+    return base[off] != 0 ? 0.0 : -std::numeric_limits<double>::infinity();
+  }
+  return load_element(base, p.bias_dtype, off);
+}
+
+}  // namespace
+
+Error attention_cpu(const AttentionProblem& p, const char* function) noexcept {
+  (void)function;
+  const ScalarType t = p.dtype;
+  const char* q = static_cast<const char*>(p.q->data_ptr());
+  const char* k = static_cast<const char*>(p.k->data_ptr());
+  const char* v = static_cast<const char*>(p.v->data_ptr());
+  const char* bias = p.bias != nullptr ? static_cast<const char*>(p.bias->data_ptr()) : nullptr;
+  char* out = static_cast<char*>(p.out->data_ptr());
+  char* lse = p.logsumexp != nullptr ? static_cast<char*>(p.logsumexp->data_ptr()) : nullptr;
+  const int64_t group = p.heads_kv > 0 ? p.heads_q / p.heads_kv : 1;
+  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+  std::vector<double> score(static_cast<size_t>(p.seq_kv)), acc(static_cast<size_t>(p.head_dim_v));
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t h = 0; h < p.heads_q; ++h) {
+      const int64_t hk = h / group;
+      for (int64_t i = 0; i < p.seq_q; ++i) {
+        double max = kNegInf;
+        for (int64_t j = 0; j < p.seq_kv; ++j) {
+          double s = kNegInf;
+          if (!p.causal || j <= i) {
+            double dot = 0.0;
+            for (int64_t d = 0; d < p.head_dim; ++d) {
+              dot += load_element(q, t,
+                                  b * p.q_strides[0] + h * p.q_strides[1] + i * p.q_strides[2] + d * p.q_strides[3]) *
+                     load_element(k, t,
+                                  b * p.k_strides[0] + hk * p.k_strides[1] + j * p.k_strides[2] + d * p.k_strides[3]);
+            }
+            s = dot * p.scale;
+            if (bias != nullptr) s += bias_at(p, bias, b, h, i, j);
+          }
+          score[j] = s;
+          if (s > max) max = s;
+        }
+        double sum = 0.0;
+        for (double& s : score) {
+          s = max == kNegInf ? 0.0 : std::exp(s - max);
+          sum += s;
+        }
+        for (double& a : acc) a = 0.0;
+        if (sum > 0.0) {
+          for (int64_t j = 0; j < p.seq_kv; ++j) {
+            const double w = score[j] / sum;
+            if (w == 0.0) continue;
+            for (int64_t d = 0; d < p.head_dim_v; ++d) {
+              acc[d] +=
+                  w * load_element(v, t,
+                                   b * p.v_strides[0] + hk * p.v_strides[1] + j * p.v_strides[2] + d * p.v_strides[3]);
+            }
+          }
+        }
+        for (int64_t d = 0; d < p.head_dim_v; ++d) {
+          store_element(out, t,
+                        b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2] + d * p.out_strides[3],
+                        acc[d]);
+        }
+        if (lse != nullptr) {
+          const float l = sum > 0.0 ? static_cast<float>(max + std::log(sum)) : 0.0f;
+          std::memcpy(lse + (b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]) * 4, &l, 4);
+        }
+      }
+    }
+  }
+  return Error::Ok;
+}
+
+}  // namespace slimcuda::ops
