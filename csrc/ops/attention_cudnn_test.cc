@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "csrc/cuda/stream_context.h"
@@ -336,6 +337,37 @@ TEST_F(AttentionCudnnTest, SecondCallReusesTheGraph) {
   pr.p.scale = 0.5;
   run(pr.p);
   EXPECT_EQ(ops::attention_cudnn_stats().graphs_built, second.graphs_built + 1);
+}
+
+TEST_F(AttentionCudnnTest, EachThreadBuildsItsOwnGraph) {
+  Case c{"threads", ScalarType::BFloat16, 1, 2, 2, 64, 80, 64, Layout::BSHD, false, 0, Mask::None, true};
+  Problem pr;
+  make_problem(c, ctx(), &pr);
+  ASSERT_FALSE(HasFailure());
+  run(pr.p);
+  std::vector<uint16_t> here(span({c.b, c.hq, c.sq, c.d}, pr.p.out->strides()));
+  ASSERT_EQ(cudaMemcpy(here.data(), pr.p.out->data_ptr(), here.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemset(pr.p.out->data_ptr(), 0, here.size() * 2), cudaSuccess);
+
+  // Another thread, its own stream: a cache (and cuDNN handle) of its own, the same result.
+  Error e = Error::Internal;
+  ops::AttentionCudnnStats other;
+  std::thread t([&] {
+    cudaSetDevice(0);
+    cudaStream_t s = nullptr;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return;
+    e = ops::attention_cudnn(pr.p, StreamContext::selected(s, 0), kFn);
+    cudaStreamSynchronize(s);
+    other = ops::attention_cudnn_stats();
+    cudaStreamDestroy(s);
+  });
+  t.join();
+  ASSERT_EQ(e, Error::Ok);
+  EXPECT_EQ(other.graphs_built, 1u);
+  EXPECT_EQ(other.executions, 1u);
+  std::vector<uint16_t> there(here.size());
+  ASSERT_EQ(cudaMemcpy(there.data(), pr.p.out->data_ptr(), there.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(std::memcmp(here.data(), there.data(), here.size() * 2), 0);
 }
 
 TEST_F(AttentionCudnnTest, RejectedShapeIsNotSupportedQuietlyAndRemembered) {
