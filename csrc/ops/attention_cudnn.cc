@@ -10,6 +10,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -199,10 +200,11 @@ Key make_key(const AttentionProblem& p, const BiasLayout& b) {
 
 std::vector<int64_t> vec4(const int64_t* s) { return {s[0], s[1], s[2], s[3]}; }
 
-// Builds the graph for p into *g; false (with *reason) when cuDNN cannot serve it. Any
-// exception the frontend throws is caught here: none crosses into the C ABI.
+// Builds the graph for p into *out; false (with *reason) when cuDNN cannot serve it. An
+// exception the frontend throws is caught here and is a reason too (std::bad_alloc while
+// recording it goes to attention_cudnn's own catch).
 bool build_graph(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_t handle, int sm_version,
-                 CachedGraph* out, std::string* reason) noexcept {
+                 CachedGraph* out, std::string* reason) {
   try {
     auto g = std::make_shared<fe::graph::Graph>();
     const fe::DataType_t io = p.dtype == ScalarType::Half ? fe::DataType_t::HALF : fe::DataType_t::BFLOAT16;
@@ -368,7 +370,9 @@ AttentionCudnnStats attention_cudnn_stats() noexcept {
   return s;
 }
 
-Error attention_cudnn(const AttentionProblem& p, const StreamContext& ctx, const char* function) noexcept {
+namespace {
+
+Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
   ThreadState& ts = state();
   ts.unsupported_reason.clear();
   const LastErrorSnapshot snapshot;
@@ -379,13 +383,14 @@ Error attention_cudnn(const AttentionProblem& p, const StreamContext& ctx, const
   if (p.q == nullptr || p.k == nullptr || p.v == nullptr || p.out == nullptr) {
     return set_last_error(Error::InvalidArgument, function, "attention problem without q, k, v or out");
   }
-  if (p.batch * p.heads_q * p.seq_q * p.head_dim_v == 0) return Error::Ok;  // nothing to write
-  if (p.seq_kv == 0 || p.head_dim == 0) {
-    return unsupported(snapshot, "an empty key sequence or head dimension (cuDNN needs seq_kv, head_dim > 0)");
+  if (p.batch * p.heads_q * p.seq_q == 0) return Error::Ok;  // nothing to write
+  if (p.seq_kv == 0 || p.head_dim == 0 || p.head_dim_v == 0) {
+    return unsupported(snapshot, "an empty key sequence or head dimension (cuDNN needs seq_kv, head dims > 0)");
   }
-  const bool pointers_aligned =
-      aligned(p.q->data_ptr()) && aligned(p.k->data_ptr()) && aligned(p.v->data_ptr()) && aligned(p.out->data_ptr());
-  if (!pointers_aligned) return unsupported(snapshot, "q, k, v or out is not 16-byte aligned");
+  const bool pointers_aligned = aligned(p.q->data_ptr()) && aligned(p.k->data_ptr()) && aligned(p.v->data_ptr()) &&
+                                aligned(p.out->data_ptr()) &&
+                                (p.logsumexp == nullptr || aligned(p.logsumexp->data_ptr()));
+  if (!pointers_aligned) return unsupported(snapshot, "q, k, v, out or logsumexp is not 16-byte aligned");
 
   auto api = vendor::cudnn(function);
   if (!api.ok()) return unsupported(snapshot, last_error_message());
@@ -455,6 +460,18 @@ Error attention_cudnn(const AttentionProblem& p, const StreamContext& ctx, const
   // The workspace and temporary go back to the caching allocator here: its reuse is
   // ordered on this stream, after the attention (see gemm_cuda.cc).
   return Error::Ok;
+}
+
+}  // namespace
+
+Error attention_cudnn(const AttentionProblem& p, const StreamContext& ctx, const char* function) noexcept {
+  try {
+    return attention_cudnn_impl(p, ctx, function);
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory in cuDNN attention");
+  } catch (...) {
+    return set_last_error(Error::Internal, function, "unexpected exception in cuDNN attention");
+  }
 }
 
 }  // namespace slimcuda::ops
