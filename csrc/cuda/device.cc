@@ -133,6 +133,15 @@ Error stream_device(cudaStream_t stream, int* device) noexcept {
       }
     }
   }
+  // A stream the caller is capturing into a graph of their own: asking its device would
+  // break the capture, so it is taken to be the current device's (capturing is done with
+  // the stream's device current, as CUDA's own graph APIs expect).
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  SLIMCUDA_CUDA_TRY(cudaStreamIsCapturing(stream, &status));
+  if (status != cudaStreamCaptureStatusNone) {
+    SLIMCUDA_CUDA_TRY(cudaGetDevice(device));
+    return Error::Ok;
+  }
   SLIMCUDA_CUDA_TRY(cudaStreamGetDevice(stream, device));
   return Error::Ok;
 }

@@ -17,7 +17,9 @@ namespace slimcuda::cuda {
 /// InvalidArgument.
 [[nodiscard]] Error resolve_device(int index, int* resolved) noexcept;
 
-/// The device `stream` belongs to (the current device for the legacy default stream).
+/// The device `stream` belongs to (the current device for the legacy default stream, and
+/// for a stream being captured into a graph by someone other than slimcuda: CUDA refuses to
+/// say while capturing, see CapturingStream).
 [[nodiscard]] Error stream_device(cudaStream_t stream, int* device) noexcept;
 
 /// While a stream is being captured into a CUDA graph, CUDA will not say which device it
