@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
   // The single-threaded reference outputs, from a one-instance model.
   std::vector<std::vector<float>> reference;
   {
-    slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, 1};
+    slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, 1, nullptr};
     slimcuda_model* model = nullptr;
     CHECK(slimcuda_model_load_file_with(argv[1], &o, &model));
     size_t num_in = 0, num_out = 0;
@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
               "mismatch");
   int failures = 0;
   for (int instances : {1, 2, 4, 8}) {
-    slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, instances};
+    slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, instances, nullptr};
     slimcuda_model* model = nullptr;
     CHECK(slimcuda_model_load_file_with(argv[1], &o, &model));
     double one = 0;
