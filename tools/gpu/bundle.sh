@@ -6,8 +6,9 @@
 #
 # DIR/bin/      test binaries (C++ gtest and Go test, named <package>__<target>)
 # DIR/bench/    benchmark binaries (their Go benchmarks live in the Go test binaries)
-# DIR/lib/      libslimcuda.so.<major>, libcudart.so.<major>, and libslimcuda_testing.so (the Go
-#               tests' stream-spinning kernel)
+# DIR/lib/      libslimcuda.so.<major>, libcudart.so.<major>, libzip.so.4 (Debian's, which
+#               libslimcuda.so needs), and libslimcuda_testing.so (the Go tests' stream-spinning
+#               kernel)
 # DIR/testdata/ the shared fixtures
 # DIR/slimcuda  the CLI (LD_LIBRARY_PATH=DIR/lib DIR/slimcuda info)
 # DIR/demo.slimcuda  the demo model package
@@ -49,7 +50,9 @@ cp -L "$(bin_of //go/cmd/slimcuda:slimcuda)" "$out/slimcuda"
 cp -L bazel-bin/tools/aoti/zoo_runner bazel-bin/csrc/package/pack "$out/"
 cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/null ||
   cp -L "$(bazel info output_base 2>/dev/null)"/external/local_cuda/lib/libcudart.so.[0-9]* "$out/lib/"
-cp -r testdata/*.json testdata/packages "$out/testdata/"
+# libzip (the .pt2 reader) is Debian's shared library; the GPU machine may lack it.
+cp -L "$(ldd bazel-bin/csrc/libslimcuda.so.0 | awk '$1 == "libzip.so.4" {print $3}')" "$out/lib/"
+cp -r testdata/*.json testdata/packages testdata/pt2 "$out/testdata/"
 cp -L bazel-bin/models/demo/demo.slimcuda "$out/"
 mkdir -p "$out/models"
 cp -L bazel-bin/models/testing/*.slimcuda bazel-bin/models/testing/libconstant_1.so \
