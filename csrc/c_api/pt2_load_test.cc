@@ -264,5 +264,108 @@ TEST(Pt2, EveryTruncationIsHandled) {
   EXPECT_EQ(ok, 0) << "a zip without its central directory's end never loads";
 }
 
+// The demo model's reference (testdata/demo_model.json, case run_cpu_batch_4: the same
+// numbers on either device).
+struct Reference {
+  std::vector<float> x, y;
+};
+Reference demo_reference() {
+  std::ifstream in(fixture_relative("pt2.json", "demo_model.json"));
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  for (const nlohmann::json& c : doc.at("cases")) {
+    if (c.at("name") == "run_cpu_batch_4") {
+      return {c.at("input").get<std::vector<float>>(), c.at("expect_output").get<std::vector<float>>()};
+    }
+  }
+  ADD_FAILURE() << "no case run_cpu_batch_4 in demo_model.json";
+  return {};
+}
+
+// The demo's library in a .pt2 for `device` (//models/demo:demo_pt2), loaded from the file:
+// the device comes from the archive's metadata, x's bounds from its wrapper source; a batch
+// of 4 matches the reference, a batch above the bound is refused before the library runs.
+void run_demo_pt2(const char* env, int32_t device_type, bool caller_stream) {
+  const char* path = std::getenv(env);
+  ASSERT_NE(path, nullptr) << env;
+  Model model;
+  ASSERT_EQ(slimcuda_model_load_file(runfile(path).c_str(), -1, -1, &model.m), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  int32_t type = -1, index = -9;
+  ASSERT_EQ(slimcuda_model_device(model.m, &type, &index), SLIMCUDA_OK);
+  EXPECT_EQ(type, device_type) << "the device of AOTI_DEVICE_KEY";
+  slimcuda_tensor_spec spec{};
+  ASSERT_EQ(slimcuda_model_input_spec(model.m, 0, &spec), SLIMCUDA_OK);
+  EXPECT_EQ(spec.dynamism, SLIMCUDA_DYNAMIC_BOUNDED);
+  ASSERT_EQ(spec.ndim, 2);
+  EXPECT_EQ(spec.sizes[0], 64) << "the upper bound";
+  EXPECT_EQ(spec.sizes[1], 16);
+  EXPECT_EQ(spec.device_type, device_type);
+
+  const Reference ref = demo_reference();
+  ASSERT_EQ(ref.x.size(), 64u);
+  const int64_t sizes[2] = {4, 16};
+  Tensor x, y;
+  ASSERT_EQ(slimcuda_tensor_empty(2, sizes, nullptr, SLIMCUDA_FLOAT32, device_type, 0, 0, &x.t), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_tensor_copy_from_host(x.t, ref.x.data(), ref.x.size() * 4, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+  void* stream = nullptr;
+  if (caller_stream) {
+    ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+  }
+  const int32_t rc = caller_stream ? slimcuda_model_run_on(model.m, &x.t, 1, &y.t, 1, stream)
+                                   : slimcuda_model_run(model.m, &x.t, 1, &y.t, 1);
+  ASSERT_EQ(rc, SLIMCUDA_OK) << slimcuda_last_error_message();
+  std::vector<float> got(ref.y.size(), -1);
+  ASSERT_EQ(caller_stream ? slimcuda_tensor_copy_to_host_on(y.t, got.data(), got.size() * 4, SLIMCUDA_FLOAT32, stream)
+                          : slimcuda_tensor_copy_to_host(y.t, got.data(), got.size() * 4, SLIMCUDA_FLOAT32),
+            SLIMCUDA_OK);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], ref.y[i], 1e-6) << "output " << i;
+  if (stream != nullptr) {
+    EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
+  }
+
+  const int64_t too_many[2] = {65, 16};
+  Tensor big;
+  ASSERT_EQ(slimcuda_tensor_empty(2, too_many, nullptr, SLIMCUDA_FLOAT32, device_type, 0, 0, &big.t), SLIMCUDA_OK);
+  slimcuda_tensor* out = nullptr;
+  EXPECT_EQ(slimcuda_model_run(model.m, &big.t, 1, &out, 1), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(
+      std::string(slimcuda_last_error_message()).find("shape [65, 16], want at most [64, 16] and at least [1, 16]"),
+      std::string::npos)
+      << slimcuda_last_error_message();
+  if (device_type == SLIMCUDA_DEVICE_CUDA) {
+    // A CUDA model takes device memory only: a host tensor is refused too.
+    Tensor host;
+    ASSERT_EQ(slimcuda_tensor_empty(2, sizes, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, 0, 0, &host.t),
+              SLIMCUDA_OK);
+    EXPECT_EQ(slimcuda_model_run(model.m, &host.t, 1, &out, 1), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  }
+}
+
+TEST(Pt2Demo, CpuArchiveRuns) { run_demo_pt2("SLIMCUDA_DEMO_CPU_PT2", SLIMCUDA_DEVICE_CPU, false); }
+
+TEST(Pt2Demo, CudaArchiveRunsOnItsStream) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  run_demo_pt2("SLIMCUDA_DEMO_CUDA_PT2", SLIMCUDA_DEVICE_CUDA, false);
+}
+
+TEST(Pt2Demo, CudaArchiveRunsOnTheCallerStream) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  run_demo_pt2("SLIMCUDA_DEMO_CUDA_PT2", SLIMCUDA_DEVICE_CUDA, true);
+}
+
+// Without a GPU a CUDA archive is refused with the CUDA layer's code, never a crash.
+TEST(Pt2Demo, CudaArchiveWithoutGpuFailsCleanly) {
+  if (has_gpu()) {
+    GTEST_SKIP() << "a GPU is there";
+  }
+  const char* path = std::getenv("SLIMCUDA_DEMO_CUDA_PT2");
+  ASSERT_NE(path, nullptr);
+  Model model;
+  const int32_t rc = slimcuda_model_load_file(runfile(path).c_str(), -1, -1, &model.m);
+  EXPECT_NE(rc, SLIMCUDA_OK);
+  EXPECT_EQ(model.m, nullptr);
+  EXPECT_STRNE(slimcuda_last_error_message(), "");
+}
+
 }  // namespace
 }  // namespace slimcuda::testing

@@ -5,6 +5,9 @@
                                                   test model library (models/testing:
                                                   libconstant_1.so, y = x + 1)
   make_pt2_fixtures.py --export OUT_DIR           also a real CPU export (needs PyTorch 2.11)
+  make_pt2_fixtures.py --demo DEVICE LIBRARY OUT  the demo model's library (models/demo) as a .pt2
+                                                  for DEVICE (cpu, cuda), input x: float32
+                                                  [1..64, 16] (Bazel: //models/demo:demo_pt2)
 
 The synthetic archives follow what PyTorch 2.11's aoti_compile_and_package writes (checked
 against real exports): a top folder named after the package, STORED entries,
@@ -65,6 +68,40 @@ AOTI_NOINLINE static void check_input_0(
 """
 
 
+# The demo's input x: float32 [s0, 16] with 1 <= s0 <= 64, rows of 16 (as AOTInductor writes
+# a dynamic dimension's bounds).
+DEMO_WRAPPER = """AOTI_NOINLINE static void check_input_0(
+    AtenTensorHandle* input_handles
+) {
+    ConstantHandle arg0_1 = ConstantHandle(input_handles[0]);
+    int32_t arg0_1_expected_dtype = aoti_torch_dtype_float32();
+    auto arg0_1_size = arg0_1.sizes();
+
+    if (arg0_1_size[0] < 1) {
+        throw std::runtime_error("input_handles[0]: dim value is too small at 0");
+    }
+
+    if (arg0_1_size[0] > 64) {
+        throw std::runtime_error("input_handles[0]: dim value is too large at 0");
+    }
+
+    if (16 != arg0_1_size[1]) {
+        throw std::runtime_error("input_handles[0]: unmatched dim value at 1");
+    }
+    auto arg0_1_stride = arg0_1.strides();
+
+    if (16 != arg0_1_stride[0]) {
+        throw std::runtime_error("input_handles[0]: unmatched stride value at 0");
+    }
+
+    if (1 != arg0_1_stride[1]) {
+        throw std::runtime_error("input_handles[0]: unmatched stride value at 1");
+    }
+    int32_t arg0_1_expected_device_type = %d;
+}
+"""
+
+
 def entries(lib, folder=FOLDER, meta=None, source=True, stem=STEM):
     out = [(ROOT + "archive_format", b"pt2"), (ROOT + "archive_version", b"0"), (ROOT + "byteorder", b"little")]
     out.append((folder + stem + ".so", lib))
@@ -116,6 +153,12 @@ def set_sizes(data, name, compressed=None, uncompressed=None):
 
 
 def main(argv):
+    if argv and argv[0] == "--demo":
+        device, lib, path = argv[1:4]
+        items = entries(pathlib.Path(lib).read_bytes(), meta=dict(META, AOTI_DEVICE_KEY=device), source=False)
+        items.append((FOLDER + STEM + ".cpp", (DEMO_WRAPPER % (1 if device == "cuda" else 0)).encode()))
+        pathlib.Path(path).write_bytes(bytes(write(items)))
+        return
     export = "--export" in argv
     args = [a for a in argv if a != "--export"]
     out = pathlib.Path(args[-1])

@@ -22,7 +22,7 @@ tests=$(bazel query 'kind("(cc|go)_test", //...)' 2>/dev/null | sort)
 benches=$(bazel query 'attr(name, "_benchmark$", kind("cc_binary", //...))' 2>/dev/null | sort)
 echo "bundle: building $(echo "$tests" | wc -l) tests and $(echo "$benches" | wc -l) benchmarks"
 # shellcheck disable=SC2086
-bazel build $tests $benches //csrc:libslimcuda.so //csrc/testing:libslimcuda_testing.so //go/cmd/slimcuda //models/demo:demo_package //models/demo:libdemo_cpu.so //models/testing:all \
+bazel build $tests $benches //csrc:libslimcuda.so //csrc/testing:libslimcuda_testing.so //go/cmd/slimcuda //models/demo:demo_package //models/demo:libdemo_cpu.so //models/demo:demo_pt2 //models/testing:all \
   //tools/aoti:zoo_runner //csrc/package:pack >/dev/null
 
 rm -rf "$out"
@@ -56,7 +56,8 @@ cp -r testdata/*.json testdata/packages testdata/pt2 "$out/testdata/"
 cp -L bazel-bin/models/demo/demo.slimcuda "$out/"
 mkdir -p "$out/models"
 cp -L bazel-bin/models/testing/*.slimcuda bazel-bin/models/testing/libconstant_1.so \
-  bazel-bin/models/demo/libdemo_cpu.so "$out/models/"
+  bazel-bin/models/demo/libdemo_cpu.so bazel-bin/models/demo/demo_cpu.pt2 bazel-bin/models/demo/demo_cuda.pt2 \
+  "$out/models/"
 cp tools/gpu/run.sh "$out/run.sh"
 cp tools/gpu/perf.sh "$out/perf.sh"
 chmod -R u+w "$out"
