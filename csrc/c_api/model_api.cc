@@ -45,6 +45,19 @@ Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcu
                               "model '%s' is compiled for %s (AOTI_DEVICE_KEY); a .pt2 model runs on that device "
                               "only",
                               pm.name.c_str(), device_name);
+  // AOTInductor's GPU kernels are either inside the .so (aot_inductor.embed_kernel_binary)
+  // or beside it, loaded at run time from a folder on disk: that needs extraction, which we
+  // never do.
+  for (const ArchiveEntry* f : pm.files) {
+    for (const char* ext : {".cubin", ".fatbin", ".hsaco", ".spv"}) {
+      const size_t n = std::strlen(ext);
+      SLIMCUDA_CHECK_OR_RETURN_AT(
+          function, f->name.size() < n || f->name.compare(f->name.size() - n, n, ext) != 0, Error::NotSupported,
+          "model '%s' keeps its GPU kernels beside its library (%s), loaded from a folder on disk at run time; "
+          "export with inductor_configs={\"aot_inductor.embed_kernel_binary\": True} to embed them",
+          pm.name.c_str(), f->name.c_str());
+    }
+  }
   const ArchiveEntry& lib = *pm.library;
   ArchiveSpan so;
   std::vector<uint8_t> inflated;

@@ -220,3 +220,76 @@ func TestPt2FuzzSeeds(t *testing.T) {
 		}
 	}
 }
+
+// The demo model's libraries as .pt2 archives (//models/demo:demo_pt2): the device comes
+// from the archive's metadata, the input's bounds from its wrapper source, the output
+// matches the demo's reference (testdata/demo_model.json, run_cpu_batch_4). CUDA: on the
+// model's own stream and on a caller stream.
+func TestPt2DemoArchives(t *testing.T) {
+	raw, err := os.ReadFile(fx.Path(t, "pt2.json", "demo_model.json"))
+	require.NoError(t, err)
+	var doc struct {
+		Cases []struct {
+			Name   string    `json:"name"`
+			Input  []float32 `json:"input"`
+			Expect []float32 `json:"expect_output"`
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	var x, want []float32
+	for _, c := range doc.Cases {
+		if c.Name == "run_cpu_batch_4" {
+			x, want = c.Input, c.Expect
+		}
+	}
+	require.Len(t, x, 64)
+	for _, tc := range []struct {
+		description, env, file string
+		cuda, callerStream     bool
+	}{
+		{"cpu", "SLIMCUDA_DEMO_CPU_PT2", "models/demo/demo_cpu.pt2", false, false},
+		{"cuda", "SLIMCUDA_DEMO_CUDA_PT2", "models/demo/demo_cuda.pt2", true, false},
+		{"cuda on a caller stream", "SLIMCUDA_DEMO_CUDA_PT2", "models/demo/demo_cuda.pt2", true, true},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			if tc.cuda {
+				requireGPU(t)
+			}
+			m, err := Load(fixture.Runfile(t, tc.env, tc.file))
+			require.NoError(t, err)
+			defer m.Close()
+			device := CPUDevice
+			if tc.cuda {
+				device = CUDADevice(0)
+			}
+			require.Equal(t, device.Type, m.Device().Type, "the archive's AOTI_DEVICE_KEY")
+			in := m.Inputs()[0]
+			require.Equal(t, DynamicBounded, in.Dynamism)
+			require.Equal(t, []int64{64, 16}, in.Sizes)
+			xt, err := NewTensor([]int64{4, 16}, Float32, m.Device())
+			require.NoError(t, err)
+			defer xt.Close()
+			require.NoError(t, CopyFromHost(xt, x))
+			var opts []CallOption
+			if tc.callerStream {
+				s, err := NewStream(NonBlocking(), StreamOnDevice(m.Device()))
+				require.NoError(t, err)
+				defer s.Close()
+				opts = append(opts, OnStream(s))
+			}
+			out, err := m.Run([]*Tensor{xt}, opts...)
+			require.NoError(t, err)
+			defer out[0].Close()
+			got := make([]float32, len(want))
+			require.NoError(t, CopyToHost(out[0], got, opts...))
+			require.InDeltaSlice(t, want, got, 1e-6)
+
+			big, err := NewTensor([]int64{65, 16}, Float32, m.Device())
+			require.NoError(t, err)
+			defer big.Close()
+			_, err = m.Run([]*Tensor{big})
+			require.ErrorIs(t, err, ErrInvalidArgument)
+			require.Contains(t, err.Error(), "want at most [64, 16]")
+		})
+	}
+}

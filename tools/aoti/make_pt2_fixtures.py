@@ -203,6 +203,7 @@ def main(argv):
     _, central = headers(bad_offset, so)
     struct.pack_into("<I", bad_offset, central + 42, 0xFFFFFFF0)  # local header offset
     files["header_offset_out_of_range"] = bad_offset
+    files["separate_kernel_binaries"] = write(entries(lib) + [(FOLDER + "triton_poi_fused_0.cubin", b"\x7fELF cubin")])
     files["only_end_record"] = bytearray(b"PK\x05\x06" + b"\0" * 8)
     for name, data in files.items():
         (out / (name + ".pt2")).write_bytes(bytes(data))
