@@ -360,7 +360,7 @@ SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_t
  *                              GPU work; bench/serving_benchmark on the H200: 2 beat 1
  *                              at every caller count, docs/benchmarks.md). Each instance
  *                              costs one set of the model's activations.
- *   model_name                 (added in 0.3; a struct_size without it is still read, as
+ *   model_name                 (added after 0.2.0; a struct_size without it is read as
  *                              NULL) which model of a .pt2 to load: NULL = the only one,
  *                              else the one called "model"; several and none of that name,
  *                              or no model of that name -> INVALID_ARGUMENT listing the
@@ -386,9 +386,11 @@ SLIMCUDA_API int32_t slimcuda_model_device(const slimcuda_model* model, int32_t*
 SLIMCUDA_API int32_t slimcuda_model_num_io(const slimcuda_model* model, size_t* num_inputs, size_t* num_outputs);
 SLIMCUDA_API int32_t slimcuda_model_input_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
 SLIMCUDA_API int32_t slimcuda_model_output_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
-/* Runs the model. Inputs are checked against the manifest (INVALID_ARGUMENT: dtype, shape
- * within bounds, device, CUDA data that is not device memory); outputs[i] receive new
- * tensors (free with slimcuda_tensor_delete). CUDA models run on the caller stream when
+/* Runs the model. Inputs are checked against the package's manifest, or a .pt2's input
+ * specs (INVALID_ARGUMENT: dtype, shape within bounds, layout, device, CUDA data that is not
+ * device memory; an input whose spec is SLIMCUDA_SPEC_UNKNOWN: its device only), before the
+ * library runs; outputs[i] receive new tensors (free with slimcuda_tensor_delete), checked
+ * against a package's manifest (INVALID_PROGRAM). CUDA models run on the caller stream when
  * one is selected (returning once enqueued), else on the model's own stream, waiting for
  * it. */
 SLIMCUDA_API int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
