@@ -237,48 +237,48 @@ Error Pt2Archive::check_entries(const char* function) {
     e.size = st.size;
     e.compressed_size = st.comp_size;
     e.crc32 = (st.valid & ZIP_STAT_CRC) ? st.crc : 0;
-    const char* n_ = e.name.c_str();
+    const char* nm = e.name.c_str();
     if (const char* why = bad_name(e.name)) {
-      return set_last_error(Error::InvalidProgram, function, "entry '%s': %s", n_, why);
+      return set_last_error(Error::InvalidProgram, function, "entry '%s': %s", nm, why);
     }
     SLIMCUDA_CHECK_OR_RETURN_AT(function, seen.insert(e.name).second, Error::InvalidProgram,
-                                "two entries of one name: '%s'", n_);
+                                "two entries of one name: '%s'", nm);
     SLIMCUDA_CHECK_OR_RETURN_AT(function,
                                 !(st.valid & ZIP_STAT_ENCRYPTION_METHOD) || st.encryption_method == ZIP_EM_NONE,
-                                Error::InvalidProgram, "entry '%s' is encrypted", n_);
+                                Error::InvalidProgram, "entry '%s' is encrypted", nm);
     SLIMCUDA_CHECK_OR_RETURN_AT(function, st.comp_method == ZIP_CM_STORE || st.comp_method == ZIP_CM_DEFLATE,
-                                Error::InvalidProgram, "entry '%s': compression method %u (only stored or deflate)", n_,
+                                Error::InvalidProgram, "entry '%s': compression method %u (only stored or deflate)", nm,
                                 static_cast<unsigned>(st.comp_method));
     SLIMCUDA_CHECK_OR_RETURN_AT(function, e.compressed_size <= size_, Error::InvalidProgram,
-                                "entry '%s' declares %llu compressed bytes in a %zu-byte archive", n_,
+                                "entry '%s' declares %llu compressed bytes in a %zu-byte archive", nm,
                                 static_cast<unsigned long long>(e.compressed_size), size_);
     e.stored = st.comp_method == ZIP_CM_STORE;
     if (!e.stored) {
       SLIMCUDA_CHECK_OR_RETURN_AT(
           function, e.size <= e.compressed_size * kMaxDeflateRatio + kDeflateSlack, Error::InvalidProgram,
-          "entry '%s' declares %llu bytes from %llu compressed: more than deflate can expand (a zip bomb)", n_,
+          "entry '%s' declares %llu bytes from %llu compressed: more than deflate can expand (a zip bomb)", nm,
           static_cast<unsigned long long>(e.size), static_cast<unsigned long long>(e.compressed_size));
     } else {
       SLIMCUDA_CHECK_OR_RETURN_AT(function, e.size == e.compressed_size, Error::InvalidProgram,
-                                  "stored entry '%s' declares %llu bytes but holds %llu", n_,
+                                  "stored entry '%s' declares %llu bytes but holds %llu", nm,
                                   static_cast<unsigned long long>(e.size),
                                   static_cast<unsigned long long>(e.compressed_size));
       if (e.size > 0) {
         // Find where libzip reads the entry's first byte (see Source).
         zip_file_t* f = zip_fopen_index(z, e.index, 0);
-        SLIMCUDA_CHECK_OR_RETURN_AT(function, f != nullptr, Error::InvalidProgram, "entry '%s': libzip: %s", n_,
+        SLIMCUDA_CHECK_OR_RETURN_AT(function, f != nullptr, Error::InvalidProgram, "entry '%s': libzip: %s", nm,
                                     zip_strerror(z));
         ZipFile file(f);
         source_->marking = true;
         uint8_t first = 0;
         const zip_int64_t got = zip_fread(f, &first, 1);
         source_->marking = false;
-        SLIMCUDA_CHECK_OR_RETURN_AT(function, got == 1, Error::InvalidProgram, "entry '%s': cannot be read: %s", n_,
+        SLIMCUDA_CHECK_OR_RETURN_AT(function, got == 1, Error::InvalidProgram, "entry '%s': cannot be read: %s", nm,
                                     zip_file_strerror(f));
         e.data_offset = source_->marked;
         SLIMCUDA_CHECK_OR_RETURN_AT(
             function, e.data_offset < size_ && e.size <= size_ - e.data_offset && data_[e.data_offset] == first,
-            Error::InvalidProgram, "stored entry '%s': its %llu bytes do not lie inside the archive", n_,
+            Error::InvalidProgram, "stored entry '%s': its %llu bytes do not lie inside the archive", nm,
             static_cast<unsigned long long>(e.size));
       }
     }
