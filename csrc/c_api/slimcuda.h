@@ -265,8 +265,12 @@ SLIMCUDA_API int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src,
  * encrypted entry or another method than stored/deflate, sizes that disagree or lie
  * outside the file, a deflate entry declaring more than deflate can expand (a zip bomb), a
  * model folder without exactly one .so or without its metadata, a library whose CRC does
- * not match or that is not an x86-64 ELF shared object. A compressed .so is inflated,
- * bounded by its checked declared size, into memory before the memfd (PyTorch stores it).
+ * not match or that is not an x86-64 ELF shared object; the wrapper source's input checks
+ * disagreeing with the library's input count. A compressed .so is inflated, bounded by its
+ * checked declared size, into memory before the memfd (PyTorch stores it); over 4 GiB
+ * inflated: NOT_SUPPORTED. A model whose GPU kernels are files beside its library (*.cubin:
+ * exported without aot_inductor.embed_kernel_binary) is NOT_SUPPORTED: they would have to be
+ * extracted to disk. Several models and no usable name: INVALID_ARGUMENT (see model_name).
  *
  * What "untrusted input" means here. Checked before anything is loaded (INVALID_PROGRAM,
  * with the reason): the package structure (FlatBuffers verifier), every metadata field

@@ -130,7 +130,8 @@ func LoadOnDevice(device Device) LoadOption {
 // (AOTI_DEVICE_KEY; LoadOnDevice with another device type is ErrNotSupported). Its input
 // specs come from the archive (docs/pt2.md); a malformed archive (truncated, a zip bomb, a
 // path-traversal or duplicate entry name, a library that is not an x86-64 ELF or whose CRC
-// does not match) is ErrInvalidProgram with the reason.
+// does not match) is ErrInvalidProgram with the reason; a model whose GPU kernels are files
+// beside its library (exported without aot_inductor.embed_kernel_binary) is ErrNotSupported.
 //
 // A package loads by default its CUDA library when a GPU is there, else its CPU library.
 // Package bytes are checked as untrusted input (ErrInvalidProgram for malformed packages).
