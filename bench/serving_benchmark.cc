@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
   // The single-threaded reference outputs, from a one-instance model.
   std::vector<std::vector<float>> reference;
   {
-    slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, 1, SLIMCUDA_GRAPHS_OFF};
+    slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, 1, nullptr, SLIMCUDA_GRAPHS_OFF};
     slimcuda_model* model = nullptr;
     CHECK(slimcuda_model_load_file_with(argv[1], &o, &model));
     size_t num_in = 0, num_out = 0;
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
   int failures = 0;
   for (int32_t graphs : {SLIMCUDA_GRAPHS_OFF, SLIMCUDA_GRAPHS_STRICT}) {
     for (int instances : {1, 2, 4, 8}) {
-      slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, instances, graphs};
+      slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, instances, nullptr, graphs};
       slimcuda_model* model = nullptr;
       CHECK(slimcuda_model_load_file_with(argv[1], &o, &model));
       double one = 0;

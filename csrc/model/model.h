@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -61,6 +63,22 @@ class Model {
   [[nodiscard]] static Error load(const ModelPackage& package, int device_type, int device_index, int instances,
                                   std::unique_ptr<Model>* out, const char* function,
                                   graph::GraphMode graphs = graph::GraphMode::Off) noexcept;
+
+  /// What describes a library's inputs when no manifest does (a .pt2): called once the
+  /// container exists, with its input count; fills one spec per input, or returns NotFound
+  /// to leave them unknown (TensorSpec::known false); any other error fails the load.
+  using DescribeInputs = std::function<Error(size_t num_inputs, std::vector<TensorSpec>* out)>;
+
+  /// Loads one library of `type` from `size` bytes (the bytes are copied into the memfd;
+  /// they may go once this returns). `declared`: the manifest's method, whose input and
+  /// output counts must match the container's (InvalidProgram otherwise); nullptr: the
+  /// method is the container's own (names from ...GetInputName/GetOutputName where the
+  /// library has them), its inputs described by `describe` (may be empty). device_index,
+  /// instances and the errors: as for load.
+  [[nodiscard]] static Error load_library(const uint8_t* so, size_t size, DeviceType type, int device_index,
+                                          int instances, const MethodSpec* declared, const DescribeInputs& describe,
+                                          std::unique_ptr<Model>* out, const char* function,
+                                          graph::GraphMode graphs = graph::GraphMode::Off) noexcept;
   ~Model();
   // One container and one dlopen handle each; copies would free them twice.
   Model(const Model&) = delete;
@@ -93,6 +111,10 @@ class Model {
 
  private:
   Model() = default;
+  // The method of a library without a manifest: the container's counts and names, the
+  // inputs as `describe` says (unknown where it cannot), the outputs unknown.
+  [[nodiscard]] Error describe_from_container(size_t n_in, size_t n_out, const DescribeInputs& describe,
+                                              const char* function);
 
   using CreateFn = int32_t (*)(void**, size_t, const char*, const char*);
   using DeleteFn = int32_t (*)(void*);

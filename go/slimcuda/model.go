@@ -23,7 +23,15 @@ const (
 	Static           Dynamism = 0 // sizes are exact
 	DynamicBounded   Dynamism = 1 // sizes are upper bounds
 	DynamicUnbounded Dynamism = 2 // only the rank is fixed (CPU only)
+	// UnknownSpec: the model file states nothing about this input or output but its
+	// position and name (a .pt2's outputs; a .pt2's inputs when it lacks its wrapper
+	// source). DType is then UnknownDType and Sizes empty; a run checks such an input's
+	// device only.
+	UnknownSpec Dynamism = -1
 )
+
+// UnknownDType is a TensorSpec's DType when the model file does not state it.
+const UnknownDType DType = -1
 
 func (d Dynamism) String() string {
 	switch d {
@@ -33,6 +41,8 @@ func (d Dynamism) String() string {
 		return "dynamic-bounded"
 	case DynamicUnbounded:
 		return "dynamic-unbounded"
+	case UnknownSpec:
+		return "unknown"
 	}
 	return fmt.Sprintf("Dynamism(%d)", int32(d))
 }
@@ -72,18 +82,33 @@ type LoadOption func(*loadConfig)
 
 type loadConfig struct {
 	deviceType, deviceIndex, instances int
+	modelName                          *string
 	graphs                             GraphMode
 }
 
-// options is cfg as the C library takes it.
-func (cfg loadConfig) options() C.slimcuda_load_options {
-	return C.slimcuda_load_options{
+// WithModelName loads the model called name from a .pt2 holding several (its
+// data/aotinductor/<name>/ folders). Without it a .pt2's only model loads, or else the one
+// called "model"; several models and none of that name, or no model called name, is
+// ErrInvalidArgument with the names in the message. Ignored for a slimcuda package.
+func WithModelName(name string) LoadOption {
+	return func(c *loadConfig) { c.modelName = &name }
+}
+
+// options is cfg as the C library takes it, and a function freeing what it holds (the
+// model name, in C memory: a Go pointer may not be stored in memory C reads).
+func (cfg loadConfig) options() (C.slimcuda_load_options, func()) {
+	o := C.slimcuda_load_options{
 		struct_size:  C.int32_t(C.sizeof_slimcuda_load_options),
 		device_type:  C.int32_t(cfg.deviceType),
 		device_index: C.int32_t(cfg.deviceIndex),
 		instances:    C.int32_t(cfg.instances),
 		cuda_graphs:  C.int32_t(cfg.graphs),
 	}
+	if cfg.modelName == nil {
+		return o, func() {}
+	}
+	o.model_name = C.CString(*cfg.modelName)
+	return o, func() { C.free(unsafe.Pointer(o.model_name)) }
 }
 
 // GraphMode says whether a CUDA model's runs go through CUDA graphs (WithCUDAGraphs).
@@ -151,17 +176,28 @@ func LoadOnDevice(device Device) LoadOption {
 	return func(c *loadConfig) { c.deviceType, c.deviceIndex = int(device.Type), device.Index }
 }
 
-// Load reads a model package file and loads it: by default its CUDA library when a GPU is
-// there, else its CPU library. Package bytes are checked as untrusted input
-// (ErrInvalidProgram for malformed packages). The file is read by the C library
+// Load loads a model file: PyTorch's .pt2 (what torch._inductor.aoti_compile_and_package
+// writes; recognised by its zip signature, not its name), or a slimcuda package.
+//
+// A .pt2 is mapped read-only and read in place, nothing extracted to disk: its only model
+// (or the one called "model", or WithModelName's) loads on the device its metadata names
+// (AOTI_DEVICE_KEY; LoadOnDevice with another device type is ErrNotSupported). Its input
+// specs come from the archive (docs/pt2.md); a malformed archive (truncated, a zip bomb, a
+// path-traversal or duplicate entry name, a library that is not an x86-64 ELF or whose CRC
+// does not match) is ErrInvalidProgram with the reason; a model whose GPU kernels are files
+// beside its library (exported without aot_inductor.embed_kernel_binary) is ErrNotSupported.
+//
+// A package loads by default its CUDA library when a GPU is there, else its CPU library.
+// Package bytes are checked as untrusted input (ErrInvalidProgram for malformed packages).
+// Opening either kind is done by the C library
 // (slimcuda_model_load_file_with), so Go and C report the same codes and messages:
 //   - ErrNotFound: the file does not exist ("No such file or directory"); the error also
 //     satisfies errors.Is(err, fs.ErrNotExist);
 //   - ErrAccessFailed: permission denied (also errors.Is(err, fs.ErrPermission)), or another
 //     open or read failure (the system's text);
 //   - ErrInvalidArgument: not a regular file ("... is not a regular file (directory)",
-//     "(fifo)", "(device)"), or larger than the package cap (2 GiB - 2 bytes: the message
-//     names the size and the cap);
+//     "(fifo)", "(device)"), or a package larger than the package cap (2 GiB - 2 bytes: the
+//     message names the size and the cap; a .pt2 has no cap);
 //   - ErrOutOfResources: no file descriptor left (EMFILE, ENFILE).
 func Load(path string, opts ...LoadOption) (*Model, error) {
 	cfg, err := loadConfigOf("Load", opts)
@@ -170,7 +206,8 @@ func Load(path string, opts ...LoadOption) (*Model, error) {
 	}
 	cp := C.CString(path)
 	defer C.free(unsafe.Pointer(cp))
-	o := cfg.options()
+	o, free := cfg.options()
+	defer free()
 	r := C.sc_model_load_file_with(cp, &o)
 	if err := check("Load", r); err != nil {
 		return nil, withFileCause(err)
@@ -198,13 +235,15 @@ func loadConfigOf(op string, opts []LoadOption) (loadConfig, error) {
 	return cfg, nil
 }
 
-// LoadBytes loads a model package held in memory (see Load). Nil options are skipped.
+// LoadBytes loads a .pt2 or a model package held in memory (see Load). Nil options are
+// skipped.
 func LoadBytes(data []byte, opts ...LoadOption) (*Model, error) {
 	cfg, err := loadConfigOf("LoadBytes", opts)
 	if err != nil {
 		return nil, err
 	}
-	o := cfg.options()
+	o, free := cfg.options()
+	defer free()
 	r := C.sc_model_load_with(slicePtr(data), C.size_t(len(data)), &o)
 	runtime.KeepAlive(data)
 	if err := check("LoadBytes", r); err != nil {

@@ -167,7 +167,11 @@ int main(int argc, char** argv) {
   slimcuda_model* model = nullptr;
   // --graphs: CUDA graphs on (a layout that cannot be captured runs the normal way; the
   // report says how many runs a graph served).
-  const slimcuda_load_options options{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, -1, 0,
+  const slimcuda_load_options options{sizeof(slimcuda_load_options),
+                                      SLIMCUDA_DEVICE_CUDA,
+                                      -1,
+                                      0,
+                                      nullptr,
                                       graphs ? SLIMCUDA_GRAPHS_ON : SLIMCUDA_GRAPHS_OFF};
   if (slimcuda_model_load_file_with((dir + "/model.slimcuda").c_str(), &options, &model) != SLIMCUDA_OK) {
     fail("load");
