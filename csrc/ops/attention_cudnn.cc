@@ -203,8 +203,8 @@ std::vector<int64_t> vec4(const int64_t* s) { return {s[0], s[1], s[2], s[3]}; }
 // Builds the graph for p into *out; false (with *reason) when cuDNN cannot serve it. An
 // exception the frontend throws is caught here and is a reason too (std::bad_alloc while
 // recording it goes to attention_cudnn's own catch).
-bool build_graph(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_t handle, int sm_version,
-                 CachedGraph* out, std::string* reason) {
+bool build_graph_with(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_t handle, int sm_version,
+                      fe::AttentionImplementation_t implementation, CachedGraph* out, std::string* reason) {
   try {
     auto g = std::make_shared<fe::graph::Graph>();
     const fe::DataType_t io = p.dtype == ScalarType::Half ? fe::DataType_t::HALF : fe::DataType_t::BFLOAT16;
@@ -224,7 +224,10 @@ bool build_graph(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_
     auto k = tensor("K", kK, {p.batch, p.heads_kv, p.seq_kv, p.head_dim}, vec4(p.k_strides));
     auto v = tensor("V", kV, {p.batch, p.heads_kv, p.seq_kv, p.head_dim_v}, vec4(p.v_strides));
     fe::graph::SDPA_attributes options;
-    options.set_name("sdpa").set_generate_stats(p.logsumexp != nullptr).set_attn_scale(static_cast<float>(p.scale));
+    options.set_name("sdpa")
+        .set_generate_stats(p.logsumexp != nullptr)
+        .set_attn_scale(static_cast<float>(p.scale))
+        .set_implementation(implementation);
     // PyTorch's is_causal is the upper-left diagonal: key j is masked when j > i.
     if (p.causal) options.set_causal_mask(true);
     if (bias.mode != BiasMode::None) {
@@ -276,6 +279,20 @@ bool build_graph(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_
   } catch (...) {
     *reason = "the cuDNN frontend threw a non-standard exception";
   }
+  return false;
+}
+
+// The frontend picks its newer single-node ("unified") SDPA where its checks allow, else
+// the composite graph; when the unified one then fails to build, the composite one may
+// still serve the problem, so it gets its own try before the key is given up.
+bool build_graph(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_t handle, int sm_version,
+                 CachedGraph* out, std::string* reason) {
+  if (build_graph_with(p, bias, handle, sm_version, fe::AttentionImplementation_t::AUTO, out, reason)) return true;
+  std::string composite;
+  if (build_graph_with(p, bias, handle, sm_version, fe::AttentionImplementation_t::COMPOSITE, out, &composite)) {
+    return true;
+  }
+  if (composite != *reason) *reason += "; composite: " + composite;
   return false;
 }
 
