@@ -140,9 +140,10 @@ Error unsupported(const LastErrorSnapshot& snapshot, std::string reason) noexcep
   return Error::NotSupported;
 }
 
-// How the bias reaches cuDNN for this call. cuDNN reads the bias as [b|1, h|1, seq_q,
-// seq_kv] rows; broadcasting along the query or key dimension, a non-unit inner stride or a
-// misaligned row needs a packed copy, and a boolean mask always becomes 0 / -inf.
+// How the bias (of the I/O dtype, or a boolean mask) reaches cuDNN for this call. cuDNN
+// reads it as [b|1, h|1, seq_q, seq_kv] rows; broadcasting along the query or key dimension,
+// a non-unit inner stride or a misaligned row needs a packed copy, and a boolean mask always
+// becomes 0 / -inf.
 BiasLayout bias_layout(const AttentionProblem& p) {
   BiasLayout b;
   if (p.bias == nullptr) return b;
@@ -151,7 +152,7 @@ BiasLayout bias_layout(const AttentionProblem& p) {
   b.dims[1] = s[1] == 0 ? 1 : p.heads_q;
   b.dims[2] = p.seq_q;
   b.dims[3] = p.seq_kv;
-  const int64_t es = 2;  // float16 / bfloat16
+  const int64_t es = 2;  // float16 / bfloat16 (what a Direct bias must be)
   const bool rows_ok = (s[3] == 1 || p.seq_kv == 1) && (s[2] != 0 || p.seq_q == 1) && (s[2] * es) % kAlignment == 0 &&
                        (s[1] * es) % kAlignment == 0 && (s[0] * es) % kAlignment == 0 && aligned(p.bias->data_ptr());
   if (p.bias_dtype == ScalarType::Bool) {
@@ -409,6 +410,14 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
                                 (p.logsumexp == nullptr || aligned(p.logsumexp->data_ptr()));
   if (!pointers_aligned) return unsupported(snapshot, "q, k, v, out or logsumexp is not 16-byte aligned");
 
+  if (p.bias != nullptr && p.bias_dtype != p.dtype && p.bias_dtype != ScalarType::Bool) {
+    // PyTorch adds a float32 bias to 16-bit attention in float32; cuDNN would take it
+    // rounded to the I/O dtype (a large bias, ALiBi's say, would lose its low bits).
+    return unsupported(snapshot, "a " + std::string(scalar_type_name(p.bias_dtype)) + " bias with " +
+                                     scalar_type_name(p.dtype) +
+                                     " attention (cuDNN takes the bias in the I/O dtype; slimcuda's kernel adds it "
+                                     "in float32, as PyTorch does)");
+  }
   auto api = vendor::cudnn(function);
   if (!api.ok()) return unsupported(snapshot, last_error_message());
 
