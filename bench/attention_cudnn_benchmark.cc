@@ -4,7 +4,9 @@
 //   - GPU time per call (CUDA events around 20 back-to-back calls, median of 15 rounds) and
 //     the achieved TFLOP/s (4·B·H·Sq·Skv·D, halved when causal);
 //   - host time per call with the graph cached (the enqueue cost, median of 9 rounds);
-//   - the first call, which builds the graph (ms).
+//   - the first call, which builds the graph (ms);
+//   - one BERT-style row with an additive [B,1,1,S] key-padding mask, which cuDNN reads as full
+//     [S,S] rows: slimcuda expands it into a temporary on every call (included in the time).
 // Usage: attention_cudnn_benchmark   (needs a GPU and libcudnn.so.9; exits 2 without a GPU)
 #include <cuda_runtime_api.h>
 
@@ -63,6 +65,7 @@ struct Shape {
   ScalarType dtype;
   int64_t b, h, s, d;
   bool causal;
+  bool key_padding = false;  ///< an additive [B,1,1,S] mask (BERT's), expanded into a temporary per call
 };
 
 }  // namespace
@@ -82,12 +85,15 @@ int main() {
   cudaEventCreate(&stop);
 
   const Shape shapes[] = {
-      {"bf16", ScalarType::BFloat16, 8, 12, 128, 64, false}, {"bf16", ScalarType::BFloat16, 8, 12, 512, 64, false},
-      {"bf16", ScalarType::BFloat16, 8, 12, 512, 64, true},  {"fp16", ScalarType::Half, 8, 12, 1024, 128, false},
+      {"bf16", ScalarType::BFloat16, 8, 12, 128, 64, false},
+      {"bf16", ScalarType::BFloat16, 8, 12, 512, 64, false},
+      {"bf16", ScalarType::BFloat16, 8, 12, 512, 64, true},
+      {"fp16", ScalarType::Half, 8, 12, 1024, 128, false},
       {"fp16", ScalarType::Half, 8, 12, 1024, 128, true},
+      {"bf16", ScalarType::BFloat16, 8, 12, 512, 64, false, true},
   };
-  std::printf("| dtype | B | H | S | D | causal | GPU µs/call | TFLOP/s | host µs/call | first call ms |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| dtype | B | H | S | D | causal | mask | GPU µs/call | TFLOP/s | host µs/call | first call ms |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Shape& sh : shapes) {
     auto q = bshd(sh.b, sh.h, sh.s, sh.d, sh.dtype, ctx);
     auto k = bshd(sh.b, sh.h, sh.s, sh.d, sh.dtype, ctx);
@@ -102,6 +108,13 @@ int main() {
     p.q = q.get(), p.k = k.get(), p.v = v.get(), p.out = o.get();
     for (int i = 0; i < 4; ++i) {
       p.q_strides[i] = p.k_strides[i] = p.v_strides[i] = p.out_strides[i] = q->strides()[i];
+    }
+    std::unique_ptr<SlimTensor> mask;
+    if (sh.key_padding) {
+      mask = bshd(sh.b, 1, 1, sh.s, sh.dtype, ctx);  // [B,1,1,S]; the values do not matter here
+      p.bias = mask.get();
+      p.bias_dtype = sh.dtype;
+      p.bias_strides[0] = sh.s, p.bias_strides[1] = 0, p.bias_strides[2] = 0, p.bias_strides[3] = 1;
     }
 
     cudaStreamSynchronize(stream);
@@ -131,10 +144,10 @@ int main() {
     cudaStreamSynchronize(stream);
     const double gpu_us = median(gpu);
     const double flops = 4.0 * sh.b * sh.h * sh.s * sh.s * sh.d * (sh.causal ? 0.5 : 1.0);
-    std::printf("| %s | %lld | %lld | %lld | %lld | %s | %.1f | %.1f | %.2f | %.1f |\n", sh.dtype_name,
+    std::printf("| %s | %lld | %lld | %lld | %lld | %s | %s | %.1f | %.1f | %.2f | %.1f |\n", sh.dtype_name,
                 static_cast<long long>(sh.b), static_cast<long long>(sh.h), static_cast<long long>(sh.s),
-                static_cast<long long>(sh.d), sh.causal ? "yes" : "no", gpu_us, flops / (gpu_us * 1e-6) / 1e12,
-                median(host), first_ms);
+                static_cast<long long>(sh.d), sh.causal ? "yes" : "no", sh.key_padding ? "[B,1,1,S]" : "none", gpu_us,
+                flops / (gpu_us * 1e-6) / 1e12, median(host), first_ms);
   }
   const slimcuda::ops::AttentionCudnnStats st = slimcuda::ops::attention_cudnn_stats();
   std::printf("graphs built: %llu, executions: %llu\n", static_cast<unsigned long long>(st.graphs_built),

@@ -140,9 +140,10 @@ Error unsupported(const LastErrorSnapshot& snapshot, std::string reason) noexcep
   return Error::NotSupported;
 }
 
-// How the bias reaches cuDNN for this call. cuDNN reads the bias as [b|1, h|1, seq_q,
-// seq_kv] rows; broadcasting along the query or key dimension, a non-unit inner stride or a
-// misaligned row needs a packed copy, and a boolean mask always becomes 0 / -inf.
+// How the bias (of the I/O dtype, or a boolean mask) reaches cuDNN for this call. cuDNN
+// reads it as [b|1, h|1, seq_q, seq_kv] rows; broadcasting along the query or key dimension,
+// a non-unit inner stride or a misaligned row needs a packed copy, and a boolean mask always
+// becomes 0 / -inf.
 BiasLayout bias_layout(const AttentionProblem& p) {
   BiasLayout b;
   if (p.bias == nullptr) return b;
@@ -151,7 +152,7 @@ BiasLayout bias_layout(const AttentionProblem& p) {
   b.dims[1] = s[1] == 0 ? 1 : p.heads_q;
   b.dims[2] = p.seq_q;
   b.dims[3] = p.seq_kv;
-  const int64_t es = 2;  // float16 / bfloat16
+  const int64_t es = 2;  // float16 / bfloat16 (what a Direct bias must be)
   const bool rows_ok = (s[3] == 1 || p.seq_kv == 1) && (s[2] != 0 || p.seq_q == 1) && (s[2] * es) % kAlignment == 0 &&
                        (s[1] * es) % kAlignment == 0 && (s[0] * es) % kAlignment == 0 && aligned(p.bias->data_ptr());
   if (p.bias_dtype == ScalarType::Bool) {
@@ -203,8 +204,8 @@ std::vector<int64_t> vec4(const int64_t* s) { return {s[0], s[1], s[2], s[3]}; }
 // Builds the graph for p into *out; false (with *reason) when cuDNN cannot serve it. An
 // exception the frontend throws is caught here and is a reason too (std::bad_alloc while
 // recording it goes to attention_cudnn's own catch).
-bool build_graph(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_t handle, int sm_version,
-                 CachedGraph* out, std::string* reason) {
+bool build_graph_with(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_t handle, int sm_version,
+                      fe::AttentionImplementation_t implementation, CachedGraph* out, std::string* reason) {
   try {
     auto g = std::make_shared<fe::graph::Graph>();
     const fe::DataType_t io = p.dtype == ScalarType::Half ? fe::DataType_t::HALF : fe::DataType_t::BFLOAT16;
@@ -224,7 +225,10 @@ bool build_graph(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_
     auto k = tensor("K", kK, {p.batch, p.heads_kv, p.seq_kv, p.head_dim}, vec4(p.k_strides));
     auto v = tensor("V", kV, {p.batch, p.heads_kv, p.seq_kv, p.head_dim_v}, vec4(p.v_strides));
     fe::graph::SDPA_attributes options;
-    options.set_name("sdpa").set_generate_stats(p.logsumexp != nullptr).set_attn_scale(static_cast<float>(p.scale));
+    options.set_name("sdpa")
+        .set_generate_stats(p.logsumexp != nullptr)
+        .set_attn_scale(static_cast<float>(p.scale))
+        .set_implementation(implementation);
     // PyTorch's is_causal is the upper-left diagonal: key j is masked when j > i.
     if (p.causal) options.set_causal_mask(true);
     if (bias.mode != BiasMode::None) {
@@ -276,6 +280,20 @@ bool build_graph(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_
   } catch (...) {
     *reason = "the cuDNN frontend threw a non-standard exception";
   }
+  return false;
+}
+
+// The frontend picks its newer single-node ("unified") SDPA where its checks allow, else
+// the composite graph; when the unified one then fails to build, the composite one may
+// still serve the problem, so it gets its own try before the key is given up.
+bool build_graph(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_t handle, int sm_version,
+                 CachedGraph* out, std::string* reason) {
+  if (build_graph_with(p, bias, handle, sm_version, fe::AttentionImplementation_t::AUTO, out, reason)) return true;
+  std::string composite;
+  if (build_graph_with(p, bias, handle, sm_version, fe::AttentionImplementation_t::COMPOSITE, out, &composite)) {
+    return true;
+  }
+  if (composite != *reason) *reason += "; composite: " + composite;
   return false;
 }
 
@@ -392,6 +410,14 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
                                 (p.logsumexp == nullptr || aligned(p.logsumexp->data_ptr()));
   if (!pointers_aligned) return unsupported(snapshot, "q, k, v, out or logsumexp is not 16-byte aligned");
 
+  if (p.bias != nullptr && p.bias_dtype != p.dtype && p.bias_dtype != ScalarType::Bool) {
+    // PyTorch adds a float32 bias to 16-bit attention in float32; cuDNN would take it
+    // rounded to the I/O dtype (a large bias, ALiBi's say, would lose its low bits).
+    return unsupported(snapshot, "a " + std::string(scalar_type_name(p.bias_dtype)) + " bias with " +
+                                     scalar_type_name(p.dtype) +
+                                     " attention (cuDNN takes the bias in the I/O dtype; slimcuda's kernel adds it "
+                                     "in float32, as PyTorch does)");
+  }
   auto api = vendor::cudnn(function);
   if (!api.ok()) return unsupported(snapshot, last_error_message());
 

@@ -32,7 +32,7 @@ using ops::AttentionProblem;
 constexpr const char* kFn = "attention_cudnn_test";
 
 enum class Layout { BHSD, BSHD };  // storage order; the 4-D view is always [B,H,S,D]
-enum class Mask { None, Full, KeyPadding, Bool };
+enum class Mask { None, Full, KeyPadding, Bool, Float32 };
 
 struct Case {
   const char* name;
@@ -170,6 +170,18 @@ void make_problem(const Case& c, const StreamContext& ctx, Problem* pr) {
     pr->bias = device_tensor(sizes, strides, c.dtype, storage.data(), ctx);
     std::copy(strides.begin(), strides.end(), p.bias_strides);
     p.bias_dtype = c.dtype;
+  } else if (c.mask == Mask::Float32) {
+    // A float32 [1, 1, Sq, Skv] bias with float16/bfloat16 q (PyTorch allows it).
+    std::vector<float> storage(c.sq * c.skv);
+    pr->hbias.resize(storage.size());
+    for (size_t i = 0; i < storage.size(); ++i) {
+      storage[i] = static_cast<float>(rng.next() * 2.0);
+      pr->hbias[i] = storage[i];
+    }
+    pr->bias = device_tensor({1, 1, c.sq, c.skv}, {c.sq * c.skv, c.sq * c.skv, c.skv, 1}, ScalarType::Float,
+                             storage.data(), ctx);
+    p.bias_strides[0] = 0, p.bias_strides[1] = 0, p.bias_strides[2] = c.skv, p.bias_strides[3] = 1;
+    p.bias_dtype = ScalarType::Float;
   } else if (c.mask == Mask::KeyPadding) {
     // [B, 1, 1, Skv]: the last quarter of each batch's keys padded out with a large negative.
     std::vector<uint16_t> storage(c.b * c.skv);
@@ -214,6 +226,7 @@ void reference(const Case& c, const Problem& pr, std::vector<double>* out, std::
           s *= p.scale;
           if (c.mask == Mask::Full) s += pr.hbias[((b * c.hq + h) * c.sq + i) * c.skv + j];
           if (c.mask == Mask::KeyPadding) s += pr.hbias[b * c.skv + j];
+          if (c.mask == Mask::Float32) s += pr.hbias[i * c.skv + j];
           if (c.mask == Mask::Bool && !pr.hmask[i * c.skv + j]) s = -std::numeric_limits<double>::infinity();
           if (c.causal && j > i) s = -std::numeric_limits<double>::infinity();
           score[j] = s;
@@ -388,6 +401,18 @@ TEST_F(AttentionCudnnTest, RejectedShapeIsNotSupportedQuietlyAndRemembered) {
   clear_last_error();
   EXPECT_EQ(ops::attention_cudnn(pr.p, ctx(), kFn), Error::NotSupported);
   EXPECT_STREQ(last_error_message(), "");
+}
+
+TEST_F(AttentionCudnnTest, Float32BiasWith16BitAttentionIsLeftToTheKernel) {
+  Case c{"f32_bias", ScalarType::BFloat16, 1, 2, 2, 32, 48, 64, Layout::BSHD, false, 0, Mask::Float32, false};
+  Problem pr;
+  make_problem(c, ctx(), &pr);
+  ASSERT_FALSE(HasFailure());
+  (void)set_last_error(Error::InvalidArgument, "earlier_call", "sentinel");
+  EXPECT_EQ(ops::attention_cudnn(pr.p, ctx(), kFn), Error::NotSupported);
+  EXPECT_STREQ(last_error_message(), "earlier_call: sentinel");
+  EXPECT_NE(std::string(ops::attention_cudnn_unsupported_reason()).find("float32 bias"), std::string::npos)
+      << ops::attention_cudnn_unsupported_reason();
 }
 
 TEST_F(AttentionCudnnTest, MisalignedOperandIsNotSupported) {
