@@ -205,34 +205,38 @@ Error check_attention(const char* function, DeviceType device_type, AttentionOp 
     p->bias_dtype = bd;
   }
 
-  // Output layouts, as the meta functions.
+  // Output layouts, as the meta functions (torch.empty strides: a size-0 dimension counts
+  // as 1 in the strides outside it).
   const int64_t B = p->batch, H = p->heads_q, Sq = p->seq_q, Dv = p->head_dim_v;
   layout->out_sizes = {B, H, Sq, Dv};
   switch (op) {
     case AttentionOp::Efficient: {
-      // [B, Sq, H, Dv] contiguous, seen as [B, H, Sq, Dv]; logsumexp padded to 32 rows.
-      layout->out_strides = {Sq * H * Dv, Dv, H * Dv, 1};
+      // [B, Sq, H, Dv] contiguous, transposed to [B, H, Sq, Dv]; logsumexp padded to 32 rows.
+      const std::vector<int64_t> bshd = contiguous_strides({B, Sq, H, Dv});
+      layout->out_strides = {bshd[0], bshd[2], bshd[1], bshd[3]};
       const int64_t padded = o.compute_log_sumexp ? (Sq + 31) / 32 * 32 : 0;
       layout->lse_sizes = {B, H, padded};
-      layout->lse_strides = {H * padded, padded, 1};
+      layout->lse_strides = contiguous_strides(layout->lse_sizes);
       break;
     }
     case AttentionOp::Flash:
       layout->out_strides = empty_like_strides(q->sizes(), q->strides());
       layout->lse_sizes = {B, H, Sq};
-      layout->lse_strides = {H * Sq, Sq, 1};
+      layout->lse_strides = contiguous_strides(layout->lse_sizes);
       break;
     case AttentionOp::Cudnn:
       layout->out_strides = matching_layout_strides(*q, layout->out_sizes);
       layout->lse_sizes = {B, H, Sq, 1};
-      layout->lse_strides = {H * Sq, Sq, 1, 1};
+      layout->lse_strides = contiguous_strides(layout->lse_sizes);
       break;
-    case AttentionOp::FlashForCpu:
+    case AttentionOp::FlashForCpu: {
       layout->out_strides = empty_like_strides(q->sizes(), q->strides());
       // [B, Sq, H] contiguous, transposed to [B, H, Sq].
+      const std::vector<int64_t> bsh = contiguous_strides({B, Sq, H});
       layout->lse_sizes = {B, H, Sq};
-      layout->lse_strides = {Sq * H, 1, H};
+      layout->lse_strides = {bsh[0], bsh[2], bsh[1]};
       break;
+    }
   }
   p->out = nullptr;
   p->logsumexp = nullptr;
