@@ -81,5 +81,47 @@ TEST(AttentionArgs, LayoutsAreTheMetaFunctions) {
   EXPECT_GT(checked, 100);
 }
 
+// The CUDA ops' bad-input cases through the same checks on CPU tensors (on a GPU they run
+// in ops_fixtures_test): every rejection but the kernel's own (head dims above 256, which
+// the checks pass on to it) comes from check_attention, so codes and messages show here.
+TEST(AttentionArgs, CudaBadInputIsRejectedByTheSharedChecks) {
+  int checked = 0;
+  for (const Case& c : cases("ops.json", "attention_error")) {
+    if (c.data["device"] != "cuda" || c.data.contains("tensors_on")) continue;
+    SCOPED_TRACE(c.name);
+    const auto dtypes = c.data["dtypes"].get<std::vector<std::string>>();
+    const auto sizes = c.data["sizes"].get<std::vector<std::vector<int64_t>>>();
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      AtenTensorHandle h = nullptr;
+      const int32_t dt = dtypes[i] == "float64" ? SLIMCUDA_SHIM(aoti_torch_dtype_float64)() : dtype_code(dtypes[i]);
+      ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(static_cast<int64_t>(sizes[i].size()), sizes[i].data(), nullptr,
+                                                        dt, SLIMCUDA_SHIM(aoti_torch_device_type_cpu)(), 0, &h),
+                0);
+      in.emplace_back(h);
+    }
+    const std::string null = c.data.value("null", "");
+    AtenTensorHandle bias = in.size() > 3 ? in[3].get() : nullptr;
+    ops::AttentionOptions o;
+    o.bias = bias != nullptr ? &bias : nullptr;
+    o.dropout_p = c.data.value("dropout_p", 0.0);
+    o.return_debug_mask = c.data.value("return_debug_mask", 0) != 0;
+    AtenTensorHandle ret0 = nullptr;
+    ops::AttentionProblem p;
+    ops::AttentionLayout layout;
+    const Error got =
+        ops::check_attention("test", DeviceType::CPU, op_of(c.data["fn"]), null == "query" ? nullptr : in[0].get(),
+                             null == "key" ? nullptr : in[1].get(), null == "value" ? nullptr : in[2].get(), o,
+                             null == "ret0" ? nullptr : &ret0, &p, &layout);
+    if (c.data["message"] == "at most 256") {
+      EXPECT_EQ(got, Error::Ok) << "the kernel, not the checks, refuses this";
+    } else {
+      expect_code(c, static_cast<int32_t>(got));
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 40);
+}
+
 }  // namespace
 }  // namespace slimcuda::testing
