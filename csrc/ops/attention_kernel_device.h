@@ -20,6 +20,13 @@
 
 #include "csrc/ops/attention_kernel.h"
 
+// nvcc's loop unrolling hint; nothing for a host compiler (the emulation test).
+#ifdef __CUDACC__
+#define SLIMCUDA_UNROLL _Pragma("unroll")
+#else
+#define SLIMCUDA_UNROLL
+#endif
+
 #ifndef SLIMCUDA_ATTENTION_DYNAMIC_SMEM
 #define SLIMCUDA_ATTENTION_DYNAMIC_SMEM(name) extern __shared__ float4 name[]
 #endif
@@ -145,11 +152,11 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
   });
 
   float m[kRowsPerWarp], l[kRowsPerWarp], acc[kRowsPerWarp][NC];
-#pragma unroll
+  SLIMCUDA_UNROLL
   for (int r = 0; r < kRowsPerWarp; ++r) {
     m[r] = -INFINITY;
     l[r] = 0.0f;
-#pragma unroll
+    SLIMCUDA_UNROLL
     for (int c = 0; c < NC; ++c) acc[r][c] = 0.0f;
   }
   const int64_t row0 = q0 + warp * kRowsPerWarp;
@@ -172,14 +179,14 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
 
     // Scores of this warp's rows against key j0 + lane (Q reads are broadcasts).
     float s[kRowsPerWarp];
-#pragma unroll
+    SLIMCUDA_UNROLL
     for (int r = 0; r < kRowsPerWarp; ++r) s[r] = 0.0f;
     const float* krow = ks + lane * ks_stride;
     const float* qrow = qs + warp * kRowsPerWarp * D;
     if (vec) {
       for (int d = 0; d < D; d += 4) {
         const float4 kd = *reinterpret_cast<const float4*>(krow + d);
-#pragma unroll
+        SLIMCUDA_UNROLL
         for (int r = 0; r < kRowsPerWarp; ++r) {
           const float4 qd = *reinterpret_cast<const float4*>(qrow + r * D + d);
           s[r] = fmaf(qd.x, kd.x, s[r]);
@@ -191,12 +198,12 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
     } else {
       for (int d = 0; d < D; ++d) {
         const float kd = krow[d];
-#pragma unroll
+        SLIMCUDA_UNROLL
         for (int r = 0; r < kRowsPerWarp; ++r) s[r] = fmaf(qrow[r * D + d], kd, s[r]);
       }
     }
     const int64_t j = j0 + lane;
-#pragma unroll
+    SLIMCUDA_UNROLL
     for (int r = 0; r < kRowsPerWarp; ++r) {
       const int64_t i = row0 + r;
       float x = -INFINITY;
@@ -214,7 +221,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
       const float pr = exp2f(x - m_use);
       const float corr = exp2f(m[r] - m_use);
       l[r] = l[r] * corr + warp_sum(pr);
-#pragma unroll
+      SLIMCUDA_UNROLL
       for (int c = 0; c < NC; ++c) acc[r][c] *= corr;
       m[r] = m_new;
       s[r] = pr;
@@ -228,11 +235,11 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
     for (int jj = 0; jj < nk; ++jj) {
       const float4 p4 = ps[warp][jj];
       const float pj[kRowsPerWarp] = {p4.x, p4.y, p4.z, p4.w};
-#pragma unroll
+      SLIMCUDA_UNROLL
       for (int c = 0; c < NC; ++c) {
         const int d = lane + 32 * c;
         const float vv = d < Dv ? vs[jj * Dv + d] : 0.0f;
-#pragma unroll
+        SLIMCUDA_UNROLL
         for (int r = 0; r < kRowsPerWarp; ++r) acc[r][c] = fmaf(pj[r], vv, acc[r][c]);
       }
     }
@@ -240,13 +247,13 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
   }
 
   T* out = static_cast<T*>(a.out) + b * a.out_strides[0] + h * a.out_strides[1];
-#pragma unroll
+  SLIMCUDA_UNROLL
   for (int r = 0; r < kRowsPerWarp; ++r) {
     const int64_t i = row0 + r;
     if (i >= a.seq_q) continue;
     // A row no key may attend to (l == 0) is 0, as PyTorch's kernels give it.
     const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-#pragma unroll
+    SLIMCUDA_UNROLL
     for (int c = 0; c < NC; ++c) {
       const int d = lane + 32 * c;
       if (d < Dv) out[i * a.out_strides[2] + d * a.out_strides[3]] = from_float<T>(acc[r][c] * inv);
