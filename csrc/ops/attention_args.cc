@@ -51,57 +51,60 @@ std::vector<int64_t> matching_layout_strides(const SlimTensor& q, const std::vec
 }  // namespace
 
 std::vector<int64_t> empty_like_strides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  // PyTorch's Python reference (torch._refs.empty_like: what meta and fake tensors, and so
+  // Inductor, compute): a contiguous input gives contiguous strides, a channels-last one
+  // channels-last strides; otherwise the dimensions are ordered by stride and laid out
+  // densely in that order (compute_elementwise_output_logical_to_physical_perm).
   const size_t nd = sizes.size();
-  // Non-overlapping and dense: sorted by stride (size < 2 dimensions last), each stride the
-  // product of the sizes below it.
-  std::vector<size_t> perm(nd);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
-    if (sizes[a] < 2) return false;
-    if (sizes[b] < 2) return true;
-    return strides[a] < strides[b];
-  });
-  bool dense = true;
-  int64_t need = 1;
-  for (size_t d : perm) {
-    if (sizes[d] < 2) break;
-    if (strides[d] != need) {
-      dense = false;
-      break;
+  auto dense_in = [&](const std::vector<size_t>& inner_first) {
+    std::vector<int64_t> out(nd, 1);
+    int64_t s = 1;
+    for (size_t d : inner_first) {
+      out[d] = s;
+      s *= std::max<int64_t>(sizes[d], 1);
     }
-    need *= sizes[d];
-  }
-  if (dense) return strides;
-  // Otherwise dense strides in the given strides' order (innermost first): an insertion
-  // sort that leaves dimensions with a zero stride, or equal ones, where they are.
-  std::vector<size_t> order(nd);
-  for (size_t i = 0; i < nd; ++i) order[i] = nd - 1 - i;
-  auto should_swap = [&](size_t d0, size_t d1) {
-    const int64_t s0 = strides[d0], s1 = strides[d1];
-    if (s0 == 0 || s1 == 0) return 0;
-    if (s0 < s1) return -1;
-    if (s0 > s1) return 1;
-    return sizes[d0] > sizes[d1] ? 1 : 0;
+    return out;
   };
+  auto nested = [&](const std::vector<size_t>& inner_first) {  // size-1 dimensions do not count
+    int64_t expected = 1;
+    for (size_t d : inner_first) {
+      if (sizes[d] == 1) continue;
+      if (strides[d] != expected) return false;
+      expected *= sizes[d];
+    }
+    return true;
+  };
+  std::vector<size_t> row_major(nd);
+  for (size_t i = 0; i < nd; ++i) row_major[i] = nd - 1 - i;
+  if (nd <= 1) return dense_in(row_major);
+  int64_t numel = 1;
+  for (int64_t x : sizes) numel *= x;
+  const bool contiguous = numel < 2 || nested(row_major);
+  const bool channels_last = nd == 4 && nested({1, 3, 2, 0});
+  if (contiguous && !channels_last) return dense_in(row_major);
+  if (channels_last && !contiguous) return dense_in({1, 3, 2, 0});
+  // Insertion sort of the dimensions, innermost first: a smaller stride goes inside; equal
+  // strides order by size (the larger outside); a zero stride leaves the order undecided.
+  auto should_swap = [&](size_t a, size_t b) {
+    const int64_t sa = strides[a], sb = strides[b];
+    if (sa == 0 || sb == 0) return 0;
+    if (sa == sb) return sizes[b] >= sizes[a] ? 0 : 1;
+    return sb > sa ? -1 : 1;
+  };
+  std::vector<size_t> perm = row_major;
   for (size_t i = 1; i < nd; ++i) {
     size_t d1 = i;
     for (size_t d0 = i; d0-- > 0;) {
-      const int c = should_swap(order[d0], order[d1]);
+      const int c = should_swap(perm[d0], perm[d1]);
       if (c > 0) {
-        std::swap(order[d0], order[d1]);
+        std::swap(perm[d0], perm[d1]);
         d1 = d0;
       } else if (c < 0) {
         break;
       }
     }
   }
-  std::vector<int64_t> out(nd, 1);
-  int64_t s = 1;
-  for (size_t i = 0; i < nd; ++i) {
-    out[order[i]] = s;
-    s *= std::max<int64_t>(sizes[order[i]], 1);
-  }
-  return out;
+  return dense_in(perm);
 }
 
 Error check_attention(const char* function, DeviceType device_type, AttentionOp op, AtenTensorHandle query,
@@ -202,34 +205,38 @@ Error check_attention(const char* function, DeviceType device_type, AttentionOp 
     p->bias_dtype = bd;
   }
 
-  // Output layouts, as the meta functions.
+  // Output layouts, as the meta functions (torch.empty strides: a size-0 dimension counts
+  // as 1 in the strides outside it).
   const int64_t B = p->batch, H = p->heads_q, Sq = p->seq_q, Dv = p->head_dim_v;
   layout->out_sizes = {B, H, Sq, Dv};
   switch (op) {
     case AttentionOp::Efficient: {
-      // [B, Sq, H, Dv] contiguous, seen as [B, H, Sq, Dv]; logsumexp padded to 32 rows.
-      layout->out_strides = {Sq * H * Dv, Dv, H * Dv, 1};
+      // [B, Sq, H, Dv] contiguous, transposed to [B, H, Sq, Dv]; logsumexp padded to 32 rows.
+      const std::vector<int64_t> bshd = contiguous_strides({B, Sq, H, Dv});
+      layout->out_strides = {bshd[0], bshd[2], bshd[1], bshd[3]};
       const int64_t padded = o.compute_log_sumexp ? (Sq + 31) / 32 * 32 : 0;
       layout->lse_sizes = {B, H, padded};
-      layout->lse_strides = {H * padded, padded, 1};
+      layout->lse_strides = contiguous_strides(layout->lse_sizes);
       break;
     }
     case AttentionOp::Flash:
       layout->out_strides = empty_like_strides(q->sizes(), q->strides());
       layout->lse_sizes = {B, H, Sq};
-      layout->lse_strides = {H * Sq, Sq, 1};
+      layout->lse_strides = contiguous_strides(layout->lse_sizes);
       break;
     case AttentionOp::Cudnn:
       layout->out_strides = matching_layout_strides(*q, layout->out_sizes);
       layout->lse_sizes = {B, H, Sq, 1};
-      layout->lse_strides = {H * Sq, Sq, 1, 1};
+      layout->lse_strides = contiguous_strides(layout->lse_sizes);
       break;
-    case AttentionOp::FlashForCpu:
+    case AttentionOp::FlashForCpu: {
       layout->out_strides = empty_like_strides(q->sizes(), q->strides());
       // [B, Sq, H] contiguous, transposed to [B, H, Sq].
+      const std::vector<int64_t> bsh = contiguous_strides({B, Sq, H});
       layout->lse_sizes = {B, H, Sq};
-      layout->lse_strides = {Sq * H, 1, H};
+      layout->lse_strides = {bsh[0], bsh[2], bsh[1]};
       break;
+    }
   }
   p->out = nullptr;
   p->logsumexp = nullptr;

@@ -59,9 +59,9 @@ struct AttentionOptions {
 /// compute_log_sumexp = false returns a [B, H, 0] one).
 void set_attention_outputs(SlimTensor* out, SlimTensor* lse, AttentionProblem* p) noexcept;
 
-/// The strides torch.empty_like gives a tensor like (sizes, strides) (preserve_format):
-/// the same ones when they are non-overlapping and dense, else dense strides in the order
-/// of the given ones (c10's infer_dense_strides).
+/// The strides torch.empty_like gives a tensor like (sizes, strides) (preserve_format) as
+/// PyTorch's meta functions compute them (torch._refs.empty_like): dense strides, ordered
+/// like the given ones (contiguous or channels-last when the input is).
 [[nodiscard]] std::vector<int64_t> empty_like_strides(const std::vector<int64_t>& sizes,
                                                       const std::vector<int64_t>& strides);
 

@@ -293,7 +293,7 @@ TEST_F(AttentionCuda, CapturesIntoACudaGraphOnTheCallerStream) {
   Tensor q = to_device(host.q.get()), k = to_device(host.k.get()), v = to_device(host.v.get());
   Tensor bias = to_device(host.bias.get());
   void* stream = nullptr;
-  ASSERT_EQ(slimcuda_stream_create(0, 0, &stream), 0) << slimcuda_last_error_message();
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), 0) << slimcuda_last_error_message();
   ASSERT_EQ(slimcuda_caller_stream_push(stream), 0);
   Result eager;
   ASSERT_EQ(efficient(q.get(), k.get(), v.get(), bias.get(), false, &eager), 0) << slimcuda_last_error_message();
@@ -331,7 +331,7 @@ TEST_F(AttentionCuda, ReportsTimings) {
       {"vit_b16_bf16_b8_s197", kBF16, 8, 12, 12, 197, 197, 64, true, false, Shape::None},
   };
   void* stream = nullptr;
-  ASSERT_EQ(slimcuda_stream_create(0, 0, &stream), 0);
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), 0);
   ASSERT_EQ(slimcuda_caller_stream_push(stream), 0);
   auto* cs = static_cast<cudaStream_t>(stream);
   for (const Shape& s : shapes) {

@@ -127,14 +127,23 @@ Tensor make(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strid
   for_each(sizes, strides,
            [&](int64_t j, int64_t off) { store(static_cast<char*>(data) + off * es, dtype, value(j)); });
   if (device == "cpu") return host;
-  AtenTensorHandle d = nullptr;
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(nd, sizes.data(), strides.data(), dtype,
-                                                    SLIMCUDA_SHIM(aoti_torch_device_type_cuda)(), 0, &d),
+  // The whole storage goes to the GPU as one flat copy and the view is made there: a copy
+  // into the view itself would be refused when it overlaps (a stride 0, as an expanded
+  // attention bias has), and the flat copy keeps every stored element where it was.
+  const int64_t flat = static_cast<int64_t>(storage / static_cast<int64_t>(es)), one = 1, zero = 0;
+  AtenTensorHandle hf = nullptr, d = nullptr, view = nullptr;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(h, 1, &flat, &one, 0, &hf), 0)
+      << slimcuda_last_error_message();
+  Tensor host_flat(hf);
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(1, &flat, &one, dtype, SLIMCUDA_SHIM(aoti_torch_device_type_cuda)(),
+                                                    0, &d),
             0)
       << slimcuda_last_error_message();
   Tensor dev(d);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(d, host.get(), 0), 0) << slimcuda_last_error_message();
-  return dev;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(d, hf, 0), 0) << slimcuda_last_error_message();
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(d, nd, sizes.data(), strides.data(), zero, &view), 0)
+      << slimcuda_last_error_message();
+  return Tensor(view);
 }
 
 // The tensor's elements in row-major order, read back through its own strides.

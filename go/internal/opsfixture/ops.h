@@ -53,6 +53,12 @@ static inline of_result of_empty(int64_t ndim, const int64_t* sizes, const int64
   return of_wrap(c);
 }
 
+/* A new view of t's storage (new reference). */
+static inline of_result of_reinterpret(AtenTensorHandle t, int64_t ndim, const int64_t* sizes, const int64_t* strides,
+                                       AtenTensorHandle* out) {
+  return of_wrap(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(t, ndim, sizes, strides, 0, out));
+}
+
 static inline of_result of_copy(AtenTensorHandle dst, AtenTensorHandle src) {
   return of_wrap(SLIMCUDA_SHIM(aoti_torch_copy_)(dst, src, 0));
 }

@@ -136,16 +136,31 @@ func NewTensor(sizes, strides []int64, dtype string, cuda bool, value func(j int
 		return host, nil
 	}
 	defer host.Close()
+	// The whole storage goes to the GPU as one flat copy and the view is made there: a copy
+	// into the view itself is refused when it overlaps (a stride 0, as an expanded attention
+	// bias has), and the flat copy keeps every stored element where it was.
+	flat := []int64{int64(nbytes) / int64(elementSize(dtype))}
+	one := []int64{1}
+	var hf C.AtenTensorHandle
+	if err := check(C.of_reinterpret(h, 1, ptr(flat), ptr(one), &hf)); err != nil {
+		return nil, err
+	}
+	hostFlat := &Tensor{hf}
+	defer hostFlat.Close()
 	var d C.AtenTensorHandle
-	if err := check(C.of_empty(C.int64_t(len(sizes)), ptr(sizes), ptr(strides), dt, 1, &d, &data, &nbytes)); err != nil {
+	if err := check(C.of_empty(1, ptr(flat), ptr(one), dt, 1, &d, &data, &nbytes)); err != nil {
 		return nil, err
 	}
 	dev := &Tensor{d}
-	if err := check(C.of_copy(d, host.h)); err != nil {
-		dev.Close()
+	defer dev.Close()
+	if err := check(C.of_copy(d, hf)); err != nil {
 		return nil, err
 	}
-	return dev, nil
+	var view C.AtenTensorHandle
+	if err := check(C.of_reinterpret(d, C.int64_t(len(sizes)), ptr(sizes), ptr(strides), &view)); err != nil {
+		return nil, err
+	}
+	return &Tensor{view}, nil
 }
 
 // Values reads t back (through a CPU copy for a CUDA tensor): its elements in row-major
