@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,7 @@
 
 #include "csrc/allocator/device_allocator.h"
 #include "csrc/device_memory/device_memory.h"
+#include "csrc/model/archive_constants.h"
 #include "csrc/model/model.h"
 #include "csrc/model/weights_cache.h"
 #include "csrc/package/model_package.h"
@@ -539,6 +541,86 @@ TEST(Constants, MappedFileErrors) {
   float b = 0;
   std::memcpy(&b, buf, 4);
   EXPECT_EQ(b, 0.5f);
+}
+
+// --- A real PyTorch export ------------------------------------------------------------------
+
+std::string read_text(const std::string& path) {
+  const std::vector<uint8_t> b = read_bytes(path);
+  return std::string(b.begin(), b.end());
+}
+
+// A model exported by PyTorch with package_constants_in_so=False and
+// package_constants_on_disk_format="binary_blob", unpacked by
+// tools/aoti/export_weights_example.py into $SLIMCUDA_PT2_EXPORT_DIR (the test needs
+// PyTorch to make its input, so it runs only where that was done): its library loaded by
+// slimcuda, the shapes from the wrapper source, the weights from the mmap'ed blob, the
+// output against eager PyTorch's.
+TEST(Constants, RealExportWithBinaryBlobMatchesEager) {
+  const char* dir_env = std::getenv("SLIMCUDA_PT2_EXPORT_DIR");
+  if (dir_env == nullptr || *dir_env == '\0') {
+    GTEST_SKIP() << "set SLIMCUDA_PT2_EXPORT_DIR (tools/aoti/export_weights_example.py) to run it";
+  }
+  const std::string dir = dir_env;
+  const std::string device_key = read_text(dir + "/device");
+  const bool cuda = device_key.rfind("cuda", 0) == 0;
+  if (cuda) SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  const std::vector<uint8_t> x_bytes = read_bytes(dir + "/x.bin"), y_bytes = read_bytes(dir + "/y.bin");
+  ASSERT_EQ(x_bytes.size(), 4u * 16 * 4);
+  ASSERT_EQ(y_bytes.size(), 4u * 8 * 4);
+  ModelPackage package;
+  LibrarySpec lib;
+  lib.device_type = cuda ? DeviceType::CUDA : DeviceType::CPU;
+  lib.so = read_bytes(dir + "/model.so");
+  const Device any{lib.device_type, -1};
+  lib.methods.push_back(MethodSpec{"forward",
+                                   {TensorSpec{"x", ScalarType::Float, {4, 16}, {}, {}, Dynamism::Static, any}},
+                                   {TensorSpec{"y", ScalarType::Float, {4, 8}, {}, {}, Dynamism::Static, any}}});
+  package.libraries.push_back(std::move(lib));
+  std::unique_ptr<Model> m;
+  ASSERT_EQ(Model::load(package, cuda ? 1 : 0, -1, 2, &m, "test"), Error::Ok) << last_error_message();
+
+  const std::string wrapper = read_text(dir + "/wrapper.cpp");
+  std::vector<WrapperConstant> declared;
+  ASSERT_EQ(parse_wrapper_constants(wrapper.data(), wrapper.size(), &declared, "test"), Error::Ok)
+      << last_error_message();
+  std::vector<ContainerConstant> constants;
+  ASSERT_EQ(m->container_constants(&constants, "test"), Error::Ok) << last_error_message();
+  std::vector<ConstantShape> shapes;
+  ASSERT_EQ(blob_shapes(constants, declared, &shapes, "test"), Error::Ok) << last_error_message();
+  std::shared_ptr<MappedFileSource> blob;
+  ASSERT_EQ(MappedFileSource::open(dir + "/weights.blob", &blob, "test"), Error::Ok) << last_error_message();
+  std::vector<ConstantEntry> entries;
+  ASSERT_EQ(entries_from_blob(constants, shapes, blob, &entries, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->attach_constants(entries, "real-export", StreamContext::unselected(0), "test"), Error::Ok)
+      << last_error_message();
+  EXPECT_EQ(m->constants()->path, ConstantsPath::UserManagedPairs);
+
+  std::shared_ptr<Storage> x_storage;
+  const Device device = m->device();
+  ASSERT_EQ(Storage::allocate(x_bytes.size(), device, StreamContext::unselected(device.index), &x_storage, "test"),
+            Error::Ok);
+  if (cuda) {
+    ASSERT_EQ(cudaMemcpy(x_storage->data(), x_bytes.data(), x_bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  } else {
+    std::memcpy(x_storage->data(), x_bytes.data(), x_bytes.size());
+  }
+  SlimTensor x(x_storage, {4, 16}, {16, 1}, ScalarType::Float, 0);
+  SlimTensor* in = &x;
+  for (int round = 0; round < 2; ++round) {  // the second run after the container's constant folding
+    SlimTensor* out = nullptr;
+    ASSERT_EQ(m->run(&in, 1, &out, 1, StreamContext::unselected(device.index), "test"), Error::Ok)
+        << last_error_message();
+    std::vector<float> y(32), want(32);
+    if (cuda) {
+      ASSERT_EQ(cudaMemcpy(y.data(), out->data_ptr(), 128, cudaMemcpyDeviceToHost), cudaSuccess);
+    } else {
+      std::memcpy(y.data(), out->data_ptr(), 128);
+    }
+    std::memcpy(want.data(), y_bytes.data(), 128);
+    for (int i = 0; i < 32; ++i) EXPECT_NEAR(y[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << i;
+    delete out;
+  }
 }
 
 // --- The CUDA path, against an in-process container ----------------------------------------
