@@ -15,7 +15,7 @@ namespace slimcuda {
 namespace {
 
 // More constants than any model has; bounds what an index in the text can make us allocate.
-constexpr uint64_t kMaxConstants = uint64_t{1} << 20;
+constexpr uint64_t kMaxConstants = uint64_t{1} << 17;
 
 // A cursor over the text, for one statement at a time.
 struct Cursor {
@@ -77,12 +77,16 @@ struct Cursor {
   }
 };
 
-// The line number of byte `at`, for messages.
-size_t line_of(std::string_view s, size_t at) {
-  size_t line = 1;
-  for (size_t k = 0; k < at && k < s.size(); ++k) line += s[k] == '\n' ? 1 : 0;
-  return line;
-}
+// Line numbers for messages, counted forward only (the statements come in order): a wrapper
+// of many megabytes is read once.
+struct Lines {
+  std::string_view s;
+  size_t pos = 0, line = 1;
+  size_t at(size_t offset) {
+    for (; pos < offset && pos < s.size(); ++pos) line += s[pos] == '\n' ? 1 : 0;
+    return line;
+  }
+};
 
 struct Seen {
   bool name = false, shape = false, stride = false;
@@ -99,9 +103,10 @@ Error parse_wrapper_constants(const char* text, size_t size, std::vector<Wrapper
     static constexpr std::string_view kKey = "constants_info_[";
     std::vector<WrapperConstant> constants;
     std::vector<Seen> seen;
+    Lines lines{s};
     for (size_t at = s.find(kKey); at != std::string_view::npos; at = s.find(kKey, at + 1)) {
       Cursor c{s, at + kKey.size()};
-      const size_t line = line_of(s, at);
+      const size_t line = lines.at(at);
       int64_t index = 0;
       std::string_view field;
       SLIMCUDA_CHECK_OR_RETURN_AT(
@@ -131,6 +136,12 @@ Error parse_wrapper_constants(const char* text, size_t size, std::vector<Wrapper
         c.spaces();
         ok = c.ident(&b) && (b == "true" || b == "false");
         w.from_folded = b == "true";
+      } else if (field == "device_type") {
+        std::string_view token;
+        c.spaces();
+        ok = c.ident(&token);
+        constexpr std::string_view kPrefix = "cached_torch_device_type_";
+        w.device = std::string(token.substr(0, kPrefix.size()) == kPrefix ? token.substr(kPrefix.size()) : token);
       } else if (field == "shape") {
         ok = c.list(&w.shape);
         seen[index].shape = ok;
@@ -138,7 +149,7 @@ Error parse_wrapper_constants(const char* text, size_t size, std::vector<Wrapper
         ok = c.list(&w.stride);
         seen[index].stride = ok;
       } else {
-        // dtype, device_type, type, layout, opaque_metadata: the container reports them.
+        // dtype, type, layout, opaque_metadata: the container reports them.
         const size_t end = s.find(';', c.i);
         const size_t newline = s.find('\n', c.i);
         ok = end != std::string_view::npos && end < newline;
@@ -164,7 +175,7 @@ Error parse_wrapper_constants(const char* text, size_t size, std::vector<Wrapper
 }
 
 Error blob_shapes(const std::vector<ContainerConstant>& container, const std::vector<WrapperConstant>& wrapper,
-                  std::vector<ConstantShape>* out, const char* function) noexcept {
+                  DeviceType model_device, std::vector<ConstantShape>* out, const char* function) noexcept {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
   SLIMCUDA_CHECK_OR_RETURN_AT(function, container.size() == wrapper.size(), Error::InvalidProgram,
                               "the wrapper source and the library disagree: %zu constants declared, %zu in the library",
@@ -181,6 +192,10 @@ Error blob_shapes(const std::vector<ContainerConstant>& container, const std::ve
           "declared, '%s' (%llu bytes%s) in the library",
           i, w.name.c_str(), static_cast<unsigned long long>(w.data_size), w.from_folded ? ", folded" : "",
           c.name.c_str(), static_cast<unsigned long long>(c.data_size), c.from_folded ? ", folded" : "");
+      const char* want = model_device == DeviceType::CUDA ? "cuda" : "cpu";
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, w.device.empty() || w.device == want, Error::NotSupported,
+                                  "constant '%s' lives on %s in a %s model (mixed-device constants are not supported)",
+                                  w.name.c_str(), w.device.c_str(), want);
       if (!c.from_folded) shapes.push_back(ConstantShape{w.shape, w.stride, w.offset});
     }
     *out = std::move(shapes);

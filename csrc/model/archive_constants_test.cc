@@ -69,9 +69,12 @@ TEST(WrapperConstants, ReadsTheGeneratedDeclarations) {
   EXPECT_EQ(w[1].offset, 3);
   EXPECT_TRUE(w[2].from_folded);
   EXPECT_TRUE(w[2].shape.empty());
+  EXPECT_EQ(w[0].device, "cpu");
+  EXPECT_EQ(w[1].device, "");
 
   std::vector<ConstantShape> shapes;
-  ASSERT_EQ(blob_shapes(container_of_wrapper(), w, &shapes, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(blob_shapes(container_of_wrapper(), w, DeviceType::CPU, &shapes, "test"), Error::Ok)
+      << last_error_message();
   ASSERT_EQ(shapes.size(), 2u) << "the folded constant has no bytes in the blob";
   EXPECT_EQ(shapes[1].sizes, (std::vector<int64_t>{32}));
   EXPECT_EQ(shapes[1].storage_offset, 3);
@@ -137,7 +140,7 @@ TEST(WrapperConstants, WrapperAndLibraryMustAgree) {
   std::vector<ConstantShape> shapes;
   std::vector<ContainerConstant> c = container_of_wrapper();
   c.pop_back();
-  EXPECT_EQ(blob_shapes(c, w, &shapes, "test"), Error::InvalidProgram);
+  EXPECT_EQ(blob_shapes(c, w, DeviceType::CPU, &shapes, "test"), Error::InvalidProgram);
   EXPECT_NE(std::string(last_error_message()).find("3 constants declared, 2 in the library"), std::string::npos)
       << last_error_message();
   for (int field = 0; field < 3; ++field) {
@@ -145,10 +148,20 @@ TEST(WrapperConstants, WrapperAndLibraryMustAgree) {
     if (field == 0) c[1].name = "l1_other";
     if (field == 1) c[1].data_size = 128;
     if (field == 2) c[1].from_folded = true;
-    EXPECT_EQ(blob_shapes(c, w, &shapes, "test"), Error::InvalidProgram) << field;
+    EXPECT_EQ(blob_shapes(c, w, DeviceType::CPU, &shapes, "test"), Error::InvalidProgram) << field;
     EXPECT_NE(std::string(last_error_message()).find("disagree on constant 1"), std::string::npos)
         << last_error_message();
   }
+}
+
+TEST(WrapperConstants, CpuConstantInACudaModelIsNotSupported) {
+  std::vector<WrapperConstant> w;
+  ASSERT_EQ(parse_wrapper_constants(kWrapper, sizeof kWrapper - 1, &w, "test"), Error::Ok);
+  std::vector<ConstantShape> shapes;
+  EXPECT_EQ(blob_shapes(container_of_wrapper(), w, DeviceType::CUDA, &shapes, "test"), Error::NotSupported);
+  EXPECT_NE(std::string(last_error_message()).find("constant 'l1_weight' lives on cpu in a cuda model"),
+            std::string::npos)
+      << last_error_message();
 }
 
 TEST(WeightsConfig, ReadsPickleWeightsConfig) {

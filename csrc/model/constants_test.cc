@@ -587,7 +587,7 @@ TEST(Constants, RealExportWithBinaryBlobMatchesEager) {
   std::vector<ContainerConstant> constants;
   ASSERT_EQ(m->container_constants(&constants, "test"), Error::Ok) << last_error_message();
   std::vector<ConstantShape> shapes;
-  ASSERT_EQ(blob_shapes(constants, declared, &shapes, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(blob_shapes(constants, declared, m->device().type, &shapes, "test"), Error::Ok) << last_error_message();
   std::shared_ptr<MappedFileSource> blob;
   ASSERT_EQ(MappedFileSource::open(dir + "/weights.blob", &blob, "test"), Error::Ok) << last_error_message();
   std::vector<ConstantEntry> entries;
