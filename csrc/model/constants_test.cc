@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -680,8 +681,16 @@ class CudaConstants : public ::testing::Test {
             bool with_view, const std::string& identity) {
     uint64_t total = 0;
     for (uint64_t s : sizes) total += s;
+    // A pattern that differs at every byte of a 1 MiB block, and every 4 KiB page starting
+    // with its own page number: a byte that lands in the wrong place shows (filled by
+    // blocks, so 4.5 GiB take a moment, not a minute).
     bytes->resize(total);
-    for (uint64_t i = 0; i < total; ++i) (*bytes)[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
+    std::vector<uint8_t> block(size_t{1} << 20);
+    for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
+    for (uint64_t at = 0; at < total; at += block.size()) {
+      std::memcpy(bytes->data() + at, block.data(), static_cast<size_t>(std::min<uint64_t>(block.size(), total - at)));
+    }
+    for (uint64_t page = 0; page * 4096 + 8 <= total; ++page) std::memcpy(bytes->data() + page * 4096, &page, 8);
     source_ = std::make_shared<MemorySource>(bytes->data(), total, identity, with_view);
     uint64_t offset = 0;
     fake_.constants.clear();
