@@ -17,6 +17,10 @@
 #include "slimcuda/last_error.h"
 #include "slimcuda/scalar_type.h"
 
+// The AtenTensorHandle pointee (PyTorch's name; a SlimTensor here): the map-based container
+// functions take a std::unordered_map<std::string, AtenTensorOpaque*>*.
+struct AtenTensorOpaque;
+
 namespace slimcuda {
 namespace {
 
@@ -400,8 +404,11 @@ Error attach_constants(const ContainerConstantsApi& api, void* container, Device
       for (size_t i = 0; i < weights->count(); ++i) pairs[i] = {weights->name(i).c_str(), weights->tensor(i)};
       rc = api.update_user_managed_pairs(container, pairs.data(), pairs.size(), false, true);
     } else {
-      std::unordered_map<std::string, void*> map;
-      for (size_t i = 0; i < weights->count(); ++i) map.emplace(weights->name(i), weights->tensor(i));
+      // Exactly the map type the container casts the handle to.
+      std::unordered_map<std::string, AtenTensorOpaque*> map;
+      for (size_t i = 0; i < weights->count(); ++i) {
+        map.emplace(weights->name(i), reinterpret_cast<AtenTensorOpaque*>(weights->tensor(i)));
+      }
       path = api.update_user_managed_map != nullptr ? ConstantsPath::UserManagedMap : ConstantsPath::ContainerCopy;
       rc = path == ConstantsPath::UserManagedMap ? api.update_user_managed_map(container, &map, false, true)
                                                  : api.update_copy_map(container, &map, false, true);
