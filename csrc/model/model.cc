@@ -271,6 +271,27 @@ Model::~Model() {
   }
 }
 
+Error Model::container_constants(std::vector<ContainerConstant>* out, const char* function) const noexcept {
+  const ContainerConstantsApi api =
+      ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
+  return read_container_constants(api, loaded_->container, out, function);
+}
+
+Error Model::attach_constants(const std::vector<ConstantEntry>& entries, const std::string& identity,
+                              const StreamContext& ctx, const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, !constants_.has_value(), Error::InvalidState,
+                              "the model's constants were attached already");
+  const ContainerConstantsApi api =
+      ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
+  AttachedConstants attached;
+  SLIMCUDA_RETURN_IF_ERROR(slimcuda::attach_constants(api, loaded_->container, device_, identity, entries, ctx, stream_,
+                                                      &attached, function));
+  loaded_->weights = attached.keep_alive;
+  attached.keep_alive.reset();  // one owner: the container's Loaded
+  constants_ = std::move(attached);
+  return Error::Ok;
+}
+
 Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
                  const StreamContext& ctx, const char* function) noexcept {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, num_inputs == method_.inputs.size(), Error::InvalidArgument,

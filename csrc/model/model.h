@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "csrc/cuda/stream_context.h"
 #include "csrc/graph/graph_runner.h"
+#include "csrc/model/constants.h"
 #include "csrc/model/instance_slots.h"
 #include "csrc/model/library.h"
 #include "csrc/package/model_package.h"
@@ -106,6 +108,23 @@ class Model {
   /// data, its container's constants) keeps the library and container alive as long as it
   /// lives, so it stays readable after the Model is destroyed. Takes an instance slot for
   /// the container's Run, waiting while all are taken.
+  /// Gives the container the weights kept outside its library (attach_constants in
+  /// constants.h: checks, upload through pinned chunks on ctx's stream when one is selected,
+  /// else on the model's own stream, one copy per model and device in the process, then
+  /// the container's constants API). `identity` names the model for sharing (the `.pt2`
+  /// loader passes its library's hash; "" = never shared). The weights stay as long as the
+  /// container (and any output borrowing from it). Call once, after load and before any
+  /// run, from one thread; a second call -> InvalidState.
+  [[nodiscard]] Error attach_constants(const std::vector<ConstantEntry>& entries, const std::string& identity,
+                                       const StreamContext& ctx, const char* function) noexcept;
+  /// How attach_constants handed the weights over and whether they were shared (tests,
+  /// `slimcuda info`); nullopt before it ran.
+  [[nodiscard]] const std::optional<AttachedConstants>& constants() const noexcept { return constants_; }
+  /// The container's own constants as it reports them (names, FQNs, dtypes, sizes): what a
+  /// loader matches the archive's weights against. NotSupported when the library lacks the
+  /// constants API.
+  [[nodiscard]] Error container_constants(std::vector<ContainerConstant>* out, const char* function) const noexcept;
+
   [[nodiscard]] Error run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
                           const StreamContext& ctx, const char* function) noexcept;
 
@@ -125,10 +144,12 @@ class Model {
   // output borrowing from them are gone (container first, then dlclose).
   struct Loaded {
     std::shared_ptr<ModelLibrary> library;
+    std::shared_ptr<const void> weights;  // constants the container uses (attach_constants)
     void* container = nullptr;
     DeleteFn destroy = nullptr;
     ~Loaded() {
       if (container != nullptr && destroy != nullptr) destroy(container);
+      weights.reset();  // after the container that points at them
     }
   };
 
@@ -140,6 +161,7 @@ class Model {
   bool own_stream_ = false;
   Device device_;
   MethodSpec method_;
+  std::optional<AttachedConstants> constants_;
 };
 
 /// Checks one tensor against its spec (the runner's input and output checks).

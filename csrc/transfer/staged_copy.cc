@@ -504,4 +504,109 @@ Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, con
   }
 }
 
+Error staged_upload(void* dst, uint64_t total, const UploadPiece* pieces, size_t count, const StreamContext& ctx,
+                    const StagingConfig& requested) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(dst != nullptr || total == 0, Error::InvalidArgument, "null destination");
+  SLIMCUDA_CHECK_OR_RETURN(pieces != nullptr || count == 0, Error::InvalidArgument, "null pieces");
+  uint64_t end = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const UploadPiece& p = pieces[i];
+    SLIMCUDA_CHECK_OR_RETURN(p.dst_offset >= end && p.nbytes <= total && p.dst_offset <= total - p.nbytes,
+                             Error::InvalidArgument,
+                             "piece %zu (%llu bytes at %llu) overlaps the one before or ends past the %llu bytes", i,
+                             static_cast<unsigned long long>(p.nbytes), static_cast<unsigned long long>(p.dst_offset),
+                             static_cast<unsigned long long>(total));
+    SLIMCUDA_CHECK_OR_RETURN(p.nbytes == 0 || p.host != nullptr || p.read != nullptr, Error::InvalidArgument,
+                             "piece %zu has neither host memory nor a reader", i);
+    end = p.dst_offset + p.nbytes;
+  }
+  if (total == 0) return Error::Ok;
+  cuda::DeviceGuard guard(ctx.device());
+  SLIMCUDA_RETURN_IF_ERROR(guard.error());
+  const StagingConfig config = clamped(requested);
+  const uint64_t chunk = std::min<uint64_t>(config.chunk_bytes, total);
+  const uint64_t chunks = (total + chunk - 1) / chunk;
+  const int used = static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(config.buffers), chunks));
+  const cudaStream_t stream = ctx.stream();
+  char* d = static_cast<char*>(dst);
+  Events events{};
+  SLIMCUDA_RETURN_IF_ERROR(events_for(ctx.device(), used, &events));
+  try {
+    Pipeline pipe;
+    for (int i = 0; i < used; ++i) {
+      void* p = nullptr;
+      SLIMCUDA_RETURN_IF_ERROR(pinned_allocate(static_cast<size_t>(chunk), ctx, &p));
+      pipe.buffer[i] = static_cast<char*>(p);
+    }
+    auto slot = [&](uint64_t k) { return static_cast<int>(k % static_cast<uint64_t>(used)); };
+    auto len_of = [&](uint64_t k) { return static_cast<size_t>(std::min(chunk, total - k * chunk)); };
+    // As staged_copy: DMAs already queued may still read the chunks; drain the stream first
+    // (Pipeline's destructor waits for the memcpys).
+    auto drain = [&] {
+      if (cudaStreamSynchronize(stream) != cudaSuccess) (void)cudaGetLastError();
+    };
+    auto fail = [&](cudaError_t err, const char* what) {
+      (void)cudaGetLastError();
+      drain();
+      return set_last_error(Error::Internal, "staged_upload", "%s: %s: %s", what, cudaGetErrorName(err),
+                            cudaGetErrorString(err));
+    };
+    CopyThreads& threads = copy_threads();
+    size_t next_piece = 0;  // the first piece that does not end before the chunk being filled
+    // Fills chunk j's buffer once the DMA that read it last is done: memcpys from host pieces
+    // go to the copy threads, reads run here, gaps are zeroed.
+    auto fill = [&](uint64_t j) -> Error {
+      const int b = slot(j);
+      if (j >= static_cast<uint64_t>(used)) {
+        if (cudaError_t e = cudaEventSynchronize(events[b]); e != cudaSuccess) return fail(e, "cudaEventSynchronize");
+      }
+      const uint64_t lo = j * chunk, hi = lo + len_of(j);
+      char* buffer = pipe.buffer[b];
+      uint64_t pos = lo;
+      for (size_t q = next_piece; q < count && pieces[q].dst_offset < hi; ++q) {
+        const UploadPiece& p = pieces[q];
+        const uint64_t from = std::max(lo, p.dst_offset), to = std::min(hi, p.dst_offset + p.nbytes);
+        if (from >= to) {
+          if (p.dst_offset + p.nbytes <= lo) next_piece = q + 1;
+          continue;
+        }
+        if (from > pos) std::memset(buffer + (pos - lo), 0, static_cast<size_t>(from - pos));
+        const size_t n = static_cast<size_t>(to - from);
+        const uint64_t within = from - p.dst_offset;
+        if (p.host != nullptr) {
+          threads.submit(buffer + (from - lo), static_cast<const char*>(p.host) + within, n, config.threads,
+                         &pipe.latch[b]);
+        } else if (const Error e = p.read(p.reader, p.read_offset + within, n, buffer + (from - lo)); e != Error::Ok) {
+          drain();
+          return e;
+        }
+        pos = to;
+        if (p.dst_offset + p.nbytes <= hi) next_piece = q + 1;
+      }
+      if (pos < hi) std::memset(buffer + (pos - lo), 0, static_cast<size_t>(hi - pos));
+      return Error::Ok;
+    };
+    const uint64_t ahead = static_cast<uint64_t>(std::max(1, used - 1));
+    for (uint64_t j = 0; j < std::min(ahead, chunks); ++j) SLIMCUDA_RETURN_IF_ERROR(fill(j));
+    for (uint64_t k = 0; k < chunks; ++k) {
+      const int b = slot(k);
+      pipe.latch[b].wait();
+      if (cudaError_t e = cudaMemcpyAsync(d + k * chunk, pipe.buffer[b], len_of(k), cudaMemcpyHostToDevice, stream);
+          e != cudaSuccess) {
+        return fail(e, "cudaMemcpyAsync");
+      }
+      if (cudaError_t e = cudaEventRecord(events[b], stream); e != cudaSuccess) return fail(e, "cudaEventRecord");
+      if (k + ahead < chunks) SLIMCUDA_RETURN_IF_ERROR(fill(k + ahead));
+    }
+    if (cudaError_t e = cudaEventSynchronize(events[slot(chunks - 1)]); e != cudaSuccess) {
+      return fail(e, "cudaEventSynchronize");
+    }
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, "staged_upload", "out of host memory");
+  } catch (const std::system_error& e) {  // a copy thread could not be started
+    return set_last_error(Error::Internal, "staged_upload", "%s", e.what());
+  }
+}
+
 }  // namespace slimcuda

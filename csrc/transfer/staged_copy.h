@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "csrc/cuda/stream_context.h"
 #include "slimcuda/error.h"
@@ -61,6 +62,33 @@ inline constexpr int kMaxStagingThreads = 64;
 /// copy is complete.
 [[nodiscard]] Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, const StreamContext& ctx,
                                 const StagingConfig& config) noexcept;
+
+/// One piece of a staged upload (staged_upload): `nbytes` bytes that land at `dst_offset`
+/// of the destination, taken from host memory (`host`, read by the copy threads) or, where
+/// the bytes are not in memory, written into the pinned chunk by `read(reader, offset, n,
+/// chunk)` on the calling thread (`offset` counts from `read_offset`). `read` must fill all
+/// `n` bytes or return an error.
+struct UploadPiece {
+  uint64_t dst_offset = 0;
+  uint64_t nbytes = 0;
+  const void* host = nullptr;
+  const void* reader = nullptr;
+  Error (*read)(const void* reader, uint64_t offset, size_t n, void* dst) noexcept = nullptr;
+  uint64_t read_offset = 0;
+};
+
+/// Uploads many host pieces into one device range [dst, dst + total) through pinned chunks:
+/// the range is cut into chunks of config.chunk_bytes; while chunk k's one DMA runs, the
+/// next chunks are filled from the pieces that fall in them (the gaps between pieces are
+/// zeroed), so a model's thousands of small constants cost one DMA per chunk, not one per
+/// constant. Nothing holds more than `buffers` chunks of host memory; sizes are 64-bit.
+/// `pieces` are sorted by dst_offset, do not overlap and end within `total`
+/// (InvalidArgument otherwise, checked before anything is enqueued). DMAs go on
+/// ctx.stream() of ctx.device() (made current here); returns when the upload is complete,
+/// or with the first error (read's, or CUDA's as Internal) once nothing it enqueued still
+/// uses the pinned chunks.
+[[nodiscard]] Error staged_upload(void* dst, uint64_t total, const UploadPiece* pieces, size_t count,
+                                  const StreamContext& ctx, const StagingConfig& config) noexcept;
 
 /// Whether this process can run the stream-flag pipeline (the driver's stream memory
 /// operations are there and the device supports them).

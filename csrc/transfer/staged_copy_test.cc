@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "slimcuda/last_error.h"
 #include "slimcuda/slimcuda.h"
 
 namespace slimcuda {
@@ -179,6 +180,115 @@ TEST(StagedCopy, ConcurrentFlagPipelinesKeepTheirBytes) {
   StagingConfig config = staging_config();
   config.stream_flags = true;
   three_threads_keep_their_bytes(config);
+}
+
+// --- staged_upload: many host pieces into one device range -------------------------------
+
+// Bad piece lists are refused before anything touches CUDA (so this runs without a GPU).
+TEST(StagedUpload, RefusesOverlappingOrOutOfRangePieces) {
+  char host[64] = {};
+  char* fake_device = host;  // never written: every call below fails its checks first
+  const StreamContext ctx = StreamContext::unselected(0);
+  UploadPiece overlap[2];
+  overlap[0].dst_offset = 0, overlap[0].nbytes = 16, overlap[0].host = host;
+  overlap[1].dst_offset = 8, overlap[1].nbytes = 16, overlap[1].host = host;
+  EXPECT_EQ(staged_upload(fake_device, 64, overlap, 2, ctx, staging_config()), Error::InvalidArgument);
+  UploadPiece past;
+  past.dst_offset = 60, past.nbytes = 8, past.host = host;
+  EXPECT_EQ(staged_upload(fake_device, 64, &past, 1, ctx, staging_config()), Error::InvalidArgument);
+  UploadPiece wraps;
+  wraps.dst_offset = UINT64_MAX - 2, wraps.nbytes = 8, wraps.host = host;
+  EXPECT_EQ(staged_upload(fake_device, UINT64_MAX, &wraps, 1, ctx, staging_config()), Error::InvalidArgument);
+  UploadPiece nothing;
+  nothing.dst_offset = 0, nothing.nbytes = 8;
+  EXPECT_EQ(staged_upload(fake_device, 64, &nothing, 1, ctx, staging_config()), Error::InvalidArgument);
+  EXPECT_EQ(staged_upload(nullptr, 64, nullptr, 0, ctx, staging_config()), Error::InvalidArgument);
+  EXPECT_EQ(staged_upload(nullptr, 0, nullptr, 0, ctx, staging_config()), Error::Ok);
+}
+
+struct Bytes {
+  std::vector<uint8_t> v;
+  int fail_at = -1;
+  mutable std::atomic<int> reads{0};
+};
+Error read_bytes(const void* reader, uint64_t offset, size_t n, void* dst) noexcept {
+  const Bytes* b = static_cast<const Bytes*>(reader);
+  if (b->reads++ == b->fail_at) return set_last_error(Error::AccessFailed, "read_bytes", "read failed on purpose");
+  std::memcpy(dst, b->v.data() + offset, n);
+  return Error::Ok;
+}
+
+// Pieces from memory and from a reader, small and spanning many chunks, with gaps between
+// them: every piece lands, every gap is zero, for several pipeline shapes and streams.
+TEST(StagedUpload, PiecesLandAndGapsAreZero) {
+  REQUIRE_GPU_OR_SKIP();
+  Bytes src;
+  src.v.resize(size_t{3} << 20);
+  for (size_t i = 0; i < src.v.size(); ++i) src.v[i] = static_cast<uint8_t>((i * 7 + 3) >> 2);
+  // (dst_offset, nbytes, from the reader?) — the source offset is the dst offset.
+  struct P {
+    uint64_t at, n;
+    bool read;
+  };
+  const std::vector<P> layout = {{0, 4, false},
+                                 {256, 100, true},
+                                 {512, 70000, false},
+                                 {70656, 1, true},
+                                 {70912, 1 << 20, true},
+                                 {(1 << 20) + 80000, 300000, false},
+                                 {(size_t{3} << 20) - 9, 9, false}};
+  const uint64_t total = src.v.size();
+  void* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, total), cudaSuccess);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  std::vector<UploadPiece> pieces;
+  for (const P& p : layout) {
+    UploadPiece u;
+    u.dst_offset = p.at, u.nbytes = p.n;
+    if (p.read) {
+      u.reader = &src, u.read = read_bytes, u.read_offset = p.at;
+    } else {
+      u.host = src.v.data() + p.at;
+    }
+    pieces.push_back(u);
+  }
+  for (const StagingConfig config : {StagingConfig{64 << 10, 2, 1}, StagingConfig{256 << 10, 6, 4}, staging_config()}) {
+    for (int on_stream = 0; on_stream < 2; ++on_stream) {
+      SCOPED_TRACE(::testing::Message() << "chunk " << config.chunk_bytes << " buffers " << config.buffers << " stream "
+                                        << on_stream);
+      ASSERT_EQ(cudaMemset(dev, 0xab, total), cudaSuccess);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const StreamContext ctx = on_stream ? on(stream) : kLegacy;
+      ASSERT_EQ(staged_upload(dev, total, pieces.data(), pieces.size(), ctx, config), Error::Ok)
+          << last_error_message();
+      std::vector<uint8_t> back(total);
+      ASSERT_EQ(cudaMemcpy(back.data(), dev, total, cudaMemcpyDeviceToHost), cudaSuccess);
+      uint64_t pos = 0;
+      for (const P& p : layout) {
+        for (; pos < p.at; ++pos) ASSERT_EQ(back[pos], 0) << "gap byte " << pos;
+        for (; pos < p.at + p.n; ++pos) ASSERT_EQ(back[pos], src.v[pos]) << "byte " << pos;
+      }
+      for (; pos < total; ++pos) ASSERT_EQ(back[pos], 0) << "tail byte " << pos;
+    }
+  }
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_EQ(cudaFree(dev), cudaSuccess);
+}
+
+TEST(StagedUpload, ReaderErrorStopsTheUploadAndIsReported) {
+  REQUIRE_GPU_OR_SKIP();
+  Bytes src;
+  src.v.resize(size_t{8} << 20);
+  src.fail_at = 3;
+  UploadPiece u;
+  u.nbytes = src.v.size(), u.reader = &src, u.read = read_bytes;
+  void* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, src.v.size()), cudaSuccess);
+  EXPECT_EQ(staged_upload(dev, src.v.size(), &u, 1, kLegacy, StagingConfig{1 << 20, 2, 2}), Error::AccessFailed);
+  EXPECT_STREQ(last_error_message(), "read_bytes: read failed on purpose");
+  EXPECT_EQ(src.reads.load(), 4) << "no read after the failed one";
+  EXPECT_EQ(cudaFree(dev), cudaSuccess);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #   1. libFuzzer (clang 14, with ASan and UBSan) on ModelPackage::parse, on check_elf (the
 #      ELF shape check run before a library reaches the dynamic loader), and on the .pt2
 #      reader (csrc/archive/archive_fuzzer.cc: libzip's parse and our checks of the archive,
-#      reads of every entry, the model folder, metadata and wrapper input checks);
+#      reads of every entry, the model folder, metadata and wrapper input checks), and on the
+#      .pt2's constants metadata (csrc/model/archive_constants.h: wrapper declarations,
+#      weights_config.json);
 #   2. Go's native fuzzer on the CLI's .npy reader (FuzzRead in go/internal/npy/npy_test.go):
 #      Go code, which `go test -fuzz` instruments for coverage. It does not fuzz the C reader:
 #      cgo code is not instrumented, so a Go fuzzer over it only replays random mutations
@@ -34,6 +36,8 @@ clang++-14 "${flags[@]}" csrc/package/elf_fuzzer.cc csrc/package/elf_check.cc cs
 clang++-14 "${flags[@]}" csrc/archive/archive_fuzzer.cc csrc/archive/pt2_archive.cc csrc/archive/pt2_model.cc \
   csrc/package/file_reader.cc csrc/package/elf_check.cc csrc/core/last_error.cc csrc/core/error.cc \
   -lzip -lz -o "$work/archive_fuzzer"
+clang++-14 "${flags[@]}" csrc/model/archive_constants_fuzzer.cc csrc/model/archive_constants.cc csrc/core/last_error.cc \
+  csrc/core/error.cc -o "$work/archive_constants_fuzzer"
 cp testdata/packages/*.slimcuda "$work/corpus/"
 mkdir -p "$work/pt2_corpus"
 cp testdata/pt2/*.pt2 "$work/pt2_corpus/"
@@ -58,6 +62,12 @@ libfuzz() { # name binary corpus
 libfuzz ModelPackage::parse "$work/package_fuzzer" "$work/corpus"
 libfuzz check_elf "$work/elf_fuzzer" "$work/elf_corpus"
 libfuzz Pt2Archive "$work/archive_fuzzer" "$work/pt2_corpus"
+# Seeds for the .pt2's constants metadata: a wrapper declaration block (first byte 0) and a
+# weights_config.json (first byte 1), written here.
+mkdir -p "$work/constants_corpus"
+printf '\0constants_info_[0].name = "w";\n constants_info_[0].data_size = 64;\n constants_info_[0].shape = {2, 3};\n constants_info_[0].stride = {3, 1};\n constants_info_[0].device_type = cached_torch_device_type_cpu;\n constants_info_[0].from_folded = false;\n' >"$work/constants_corpus/wrapper"
+printf '\1{"l.w": ["weight_0", [2, 3], [3, 1], 0], "l.b": ["weight_1", [3], [1], 2]}' >"$work/constants_corpus/config"
+libfuzz archive_constants "$work/archive_constants_fuzzer" "$work/constants_corpus"
 
 # --- Go native fuzzing ------------------------------------------------------------------------
 # The CLI's .npy reader (package npy, pure Go: no library to install) on untrusted files.

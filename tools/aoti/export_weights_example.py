@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Export a small model with its weights outside the library and unpack what slimcuda needs.
+
+  python3 tools/aoti/export_weights_example.py DIR [cpu|cuda]
+
+Exports Linear(16, 32) -> relu -> Linear(32, 8, no bias) with AOTInductor
+(package_constants_in_so=False, package_constants_on_disk_format="binary_blob",
+link_libtorch=False) to DIR/model.pt2 and writes beside it what
+csrc/model:constants_test's RealExportWithBinaryBlobMatchesEager reads (until the .pt2
+reader loads the archive itself): model.so, wrapper.cpp and weights.blob from
+data/aotinductor/model/, device (the metadata's AOTI_DEVICE_KEY), x.bin (the float32
+input [4, 16]) and y.bin (eager PyTorch's output [4, 8]). Then:
+
+  bazel test //csrc/model:constants_test --test_env=SLIMCUDA_PT2_EXPORT_DIR="$PWD/DIR" --nocache_test_results
+"""
+import json
+import os
+import sys
+import zipfile
+
+import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.Linear(16, 32)
+        self.l2 = torch.nn.Linear(32, 8, bias=False)
+
+    def forward(self, x):
+        return torch.relu(self.l1(x)) @ self.l2.weight.t()
+
+
+def main():
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] not in ("cpu", "cuda")):
+        sys.exit(__doc__)
+    out, device = sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else "cpu"
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    model = Model().eval().to(device)
+    x = torch.randn(4, 16, device=device)
+    with torch.no_grad():
+        y = model(x)
+    ep = torch.export.export(model, (x,))
+    package = os.path.join(out, "model.pt2")
+    torch._inductor.aoti_compile_and_package(ep, package_path=package, inductor_configs={
+        "aot_inductor.package_constants_in_so": False,
+        "aot_inductor.package_constants_on_disk_format": "binary_blob",
+        "aot_inductor.link_libtorch": False,
+        "aot_inductor.embed_kernel_binary": True,
+    })
+    wanted = {".wrapper.so": "model.so", ".wrapper.cpp": "wrapper.cpp", "_weights.blob": "weights.blob"}
+    with zipfile.ZipFile(package) as z:
+        names = [n for n in z.namelist() if "/data/aotinductor/model/" in "/" + n]
+        for suffix, target in wanted.items():
+            found = [n for n in names if n.endswith(suffix)]
+            if len(found) != 1:
+                sys.exit(f"{package}: want one *{suffix}, found {found}")
+            with open(os.path.join(out, target), "wb") as f:
+                f.write(z.read(found[0]))
+        meta = [n for n in names if n.endswith(".wrapper_metadata.json")]
+        key = json.loads(z.read(meta[0]))["AOTI_DEVICE_KEY"] if meta else device
+    with open(os.path.join(out, "device"), "w") as f:
+        f.write(key)
+    x.cpu().numpy().tofile(os.path.join(out, "x.bin"))
+    y.cpu().numpy().tofile(os.path.join(out, "y.bin"))
+    print(f"{out}: model.so, wrapper.cpp, weights.blob ({os.path.getsize(os.path.join(out, 'weights.blob'))} bytes), "
+          f"device {key}, x.bin, y.bin")
+
+
+if __name__ == "__main__":
+    main()
