@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// zoo_runner MODEL_DIR [--stream] [--iterations N] [--warmup W] [--save] — runs one exported
-// AOTInductor model (MODEL_DIR/model.slimcuda, from tools/aoti/pt2_to_package.py) through
-// slimcuda's C API on every case of MODEL_DIR/meta.json (tools/aoti/export_models.py).
+// zoo_runner MODEL_DIR [--load package|pt2] [--stream] [--iterations N] [--warmup W] [--save] —
+// runs one exported AOTInductor model through slimcuda's C API on every case of
+// MODEL_DIR/meta.json (tools/aoti/export_models.py): --load package (the default) loads
+// MODEL_DIR/model.slimcuda (from tools/aoti/pt2_to_package.py), --load pt2 the archive
+// MODEL_DIR/model.pt2 itself (weights in its .so or beside it in the archive).
 // Inputs are read as raw bytes in the dtype inputs.json names and copied in that dtype
 // (slimcuda_tensor_copy_from_host converts to the model's input dtype where they differ);
 // each output's dtype must be the one meta.json declares; outputs are read back converted to
@@ -146,25 +148,36 @@ bool save_output(const std::string& dir, size_t o, const slimcuda_tensor* t, voi
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: zoo_runner MODEL_DIR [--stream] [--iterations N] [--warmup W] [--save]\n");
+    std::fprintf(stderr,
+                 "usage: zoo_runner MODEL_DIR [--load package|pt2] [--stream] [--iterations N] [--warmup W] "
+                 "[--save]\n");
     return 2;
   }
   const std::string dir = argv[1];
   bool use_stream = false, save = false;
+  std::string load = "package";
   int iterations = 200, warmup = 200;  // warmup: the same as export_models.py's WARMUP
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--stream") == 0) use_stream = true;
     if (std::strcmp(argv[i], "--save") == 0) save = true;
     if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = std::atoi(argv[++i]);
     if (std::strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) warmup = std::atoi(argv[++i]);
+    if (std::strcmp(argv[i], "--load") == 0 && i + 1 < argc) load = argv[++i];
+  }
+  if (load != "package" && load != "pt2") {
+    std::fprintf(stderr, "zoo_runner: --load must be package or pt2, not %s\n", load.c_str());
+    return 2;
   }
   std::ifstream meta_in(dir + "/meta.json");
   const json meta = json::parse(meta_in);
   // The comparison: the model's tolerance from meta.json (export_models.py's TOLERANCES).
   const json tol = meta.value("tolerance", json{{"name", "float32"}, {"atol", 1e-4}, {"rtol", 1e-3}});
   const double atol = tol["atol"].get<double>(), rtol = tol["rtol"].get<double>();
+  // The archive's model is data/aotinductor/model/ (export_models.py writes one model per
+  // .pt2), the loader's default: no model_name load option needed.
+  const std::string path = dir + (load == "pt2" ? "/model.pt2" : "/model.slimcuda");
   slimcuda_model* model = nullptr;
-  if (slimcuda_model_load_file((dir + "/model.slimcuda").c_str(), SLIMCUDA_DEVICE_CUDA, -1, &model) != SLIMCUDA_OK) {
+  if (slimcuda_model_load_file(path.c_str(), SLIMCUDA_DEVICE_CUDA, -1, &model) != SLIMCUDA_OK) {
     fail("load");
     return 1;
   }
@@ -175,11 +188,9 @@ int main(int argc, char** argv) {
     fail("stream");
     return 1;
   }
-  json report = {{"model", meta["name"]},
-                 {"dtype", meta.value("dtype", "float32")},
-                 {"stream", use_stream},
-                 {"tolerance", tol},
-                 {"cases", json::array()}};
+  json report = {{"model", meta["name"]}, {"dtype", meta.value("dtype", "float32")},
+                 {"stream", use_stream},  {"load", load},
+                 {"tolerance", tol},      {"cases", json::array()}};
   bool all_ok = true;
   double median_us = 0;
   bool timed = false;
