@@ -590,10 +590,23 @@ def attention_of(model):
     return None
 
 
+def expose_libtorch_shims():
+    """The .so was built without libtorch linking: it calls aoti_torch_* from the process, and
+    `import torch` loads libtorch privately (RTLD_LOCAL), so PyTorch's own loader fails
+    ("undefined symbol: aoti_torch_check"). Put libtorch's copies in the global scope, as
+    slimcuda's are in its process."""
+    import ctypes
+    lib = os.path.join(os.path.dirname(torch_mod().__file__), "lib")
+    for so in ("libtorch_cpu.so", "libtorch_cuda.so"):
+        if os.path.exists(os.path.join(lib, so)):
+            ctypes.CDLL(os.path.join(lib, so), mode=ctypes.RTLD_GLOBAL)
+
+
 def compiled_output_shapes(pt2, inputs):
     """The output shapes PyTorch's own runner gives for the .pt2 on `inputs` (None if it
     cannot run here)."""
     torch = torch_mod()
+    expose_libtorch_shims()  # without it the runner cannot load, and the eager shapes would stand
     try:
         runner = torch._inductor.aoti_load_package(pt2)
         with torch.no_grad():
@@ -629,13 +642,7 @@ def time_torch_runner(out, names, iterations, warmup, device):
     # (tools/aoti/conv_algorithms.sh compares both ways with slimcuda's SLIMCUDA_CUDNN_BENCHMARK).
     if os.environ.get("ZOO_TORCH_CUDNN_BENCHMARK") == "1":
         torch.backends.cudnn.benchmark = True
-    import ctypes
-    # The .so was built without libtorch linking: it calls aoti_torch_* from the process.
-    # Put libtorch's copies in the global scope, as slimcuda's are in its process.
-    lib = os.path.join(os.path.dirname(torch.__file__), "lib")
-    for so in ("libtorch_cpu.so", "libtorch_cuda.so"):
-        if os.path.exists(os.path.join(lib, so)):
-            ctypes.CDLL(os.path.join(lib, so), mode=ctypes.RTLD_GLOBAL)
+    expose_libtorch_shims()
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     results = {}
     for name in names:
