@@ -773,8 +773,8 @@ def main():
     if a.one:
         export_one(a.one, a.out, a.device)
         return 0
-    if a.time_runner:
-        time_torch_runner(a.out, names, a.time_runner, a.warmup, a.device)
+    if a.time_runner:  # exactly the variants named (run_zoo.sh: the ones it timed), else the selection
+        time_torch_runner(a.out, a.only or names, a.time_runner, a.warmup, a.device)
         return 0
     return export_all(a, names)
 

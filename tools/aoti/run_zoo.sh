@@ -23,7 +23,7 @@
 #   ZOO_PYTHON=python3  the Python with torch, torchvision, timm and transformers
 #   ZOO_DEVICE=cpu      export for the CPU (a dry run of the export phase without a GPU: with
 #                       ZOO_EXPORT_ONLY=1)
-#   ZOO_BUDGET_S=540    wall-time budget: exports not started 120 s before its end are skipped,
+#   ZOO_BUDGET_S=540    wall-time budget: exports not started 120 s (export only: 30 s) before its end are skipped,
 #                       running ones stopped; timing stops 20 s before it; the report is written
 #                       after every phase (and on SIGTERM/SIGINT), so a cut-off run keeps its results
 # WORK (default $TMPDIR/slimcuda-zoo) keeps the exports; results.md (the tables for
@@ -129,8 +129,10 @@ check_model() { # load and check one exported model
 }
 
 stamp "phase 1: export (background)$([[ "$export_only" == 1 ]] || echo ' + load + check as each export ends')"
+reserve=120 # for the checks' tail, the timing and the report
+[[ "$export_only" == 1 ]] && reserve=30
 export_args=(--jobs "${ZOO_JOBS:-8}" --weights "$weights" --device "${ZOO_DEVICE:-cuda}"
-  --deadline "$((t_start + budget - 120))")
+  --deadline "$((t_start + budget - reserve))")
 [[ -n "${ZOO_RECIPE:-}" ]] && export_args+=(--recipe "$ZOO_RECIPE")
 # shellcheck disable=SC2206 # one name per word
 [[ -n "$only" ]] && export_args+=(--only $only)
@@ -170,7 +172,7 @@ done
 write_report
 stamp "phase 3: timing, PyTorch's runner"
 if ((${#timed[@]})) && (($(left) > 10)); then
-  timeout "$(left)" "$py" tools/aoti/export_models.py "$work" --time-runner "$iterations" --warmup "$warmup" \
+  timeout "$(left)" "$py" tools/aoti/export_models.py "$work" --device "${ZOO_DEVICE:-cuda}" --time-runner "$iterations" --warmup "$warmup" \
     --only "${timed[@]}" | grep -v '^runner: .*"pass": true'
 fi
 stamp "phase 4: report"
