@@ -54,7 +54,15 @@ mkdir -p "$work" "$report"
 export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 iterations=200 warmup=200
 passed=0 failed=0 skipped=0
-count() { if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi; }
+fail() { # VARIANT WHAT: one failure, recorded for the report
+  failed=$((failed + 1))
+  printf '{"variant": "%s", "failed": "%s"}\n' "$1" "$2" >>"$work/failures.jsonl"
+}
+check() { # VARIANT WHAT COMMAND...: a counted check, its failure recorded
+  local v="$1" what="$2"
+  shift 2
+  if "$@"; then passed=$((passed + 1)); else fail "$v" "$what"; fi
+}
 stamp() { echo "zoo: $(date -u '+%H:%M:%S') (+$(($(date +%s) - t_start)) s) $*"; }
 left() { echo $((t_start + budget - $(date +%s))); } # seconds of the budget left
 
@@ -64,7 +72,7 @@ py="${ZOO_PYTHON:-python3}" # the Python with torch (and torchvision, timm, tran
 print(os.path.join(os.path.dirname(torch.__file__), "include/torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h"))')
 stamp "start $(date -u '+%Y-%m-%d'), torch ${torch_version:-not found}, $(nproc) cores," \
   "load $load, weights $weights, budget ${budget} s${only:+, only: $only}"
-for f in check.jsonl results.jsonl status.jsonl torch_runner.json; do : >"$work/$f"; done
+for f in check.jsonl results.jsonl status.jsonl failures.jsonl torch_runner.json; do : >"$work/$f"; done
 echo '{}' >"$work/torch_runner.json"
 symbols="$work/libslimcuda.symbols"
 nm -D --defined-only "$bundle/lib/libslimcuda.so.0" | awk '{print $NF}' | sort -u >"$symbols"
@@ -76,7 +84,7 @@ write_report() { # the tables so far, into $work and $report
     >"$work/fallback-shims.md" || echo "zoo: shim_coverage.py failed"
   if [[ "$report" != "$work" ]]; then
     cp "$work/results.md" "$work/fallback-shims.md" "$work/results.jsonl" "$work/check.jsonl" \
-      "$work/status.jsonl" "$work/torch_runner.json" "$report/" 2>/dev/null
+      "$work/status.jsonl" "$work/failures.jsonl" "$work/torch_runner.json" "$report/" 2>/dev/null
     local d n
     for d in "$work"/*/; do
       n="$(basename "$d")"
@@ -94,7 +102,7 @@ finish() {
 }
 on_signal() {
   stamp "stopped by a signal: writing what was measured"
-  failed=$((failed + 1))
+  fail run "stopped by a signal"
   finish
   exit 1
 }
@@ -111,7 +119,7 @@ check_model() { # load and check one exported model
       return
     fi
     if ! "$py" tools/aoti/pt2_to_package.py "$d" "$bundle/pack"; then
-      failed=$((failed + 1))
+      fail "$name" "conversion (pt2_to_package.py)"
       return
     fi
     model="$d/model.slimcuda"
@@ -119,11 +127,11 @@ check_model() { # load and check one exported model
     model="$d/model.pt2"
   fi
   checked+=("$name")
-  count bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load '$load' --iterations 0 --save | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
-  count bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load '$load' --iterations 0 --stream | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
+  check "$name" "C API" bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load '$load' --iterations 0 --save | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
+  check "$name" "C API, caller stream" bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load '$load' --iterations 0 --stream | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
   for c in "$d"/batch_*/; do
     c="${c%/}"
-    count bash -c "set -o pipefail; '$bundle/slimcuda' run -device cuda -json -iterations 0 -inputs '$c' -save '$c/cli' '$model' \
+    check "$name" "CLI $(basename "$c")" bash -c "set -o pipefail; '$bundle/slimcuda' run -device cuda -json -iterations 0 -inputs '$c' -save '$c/cli' '$model' \
       >/dev/null && '$py' tools/aoti/compare.py '$c' '$c/cli' | sed 's/^/cli: /'"
   done
 }
@@ -144,7 +152,7 @@ while read -r status name; do
       stamp "check $name"
       check_model "$work/$name"
     } ;;
-    failed) failed=$((failed + 1)) ;;
+    failed) fail "$name" "export" ;;
     skipped) skipped=$((skipped + 1)) ;;
   esac
 done < <("$py" tools/aoti/export_models.py "$work" "${export_args[@]}")
@@ -166,7 +174,10 @@ for name in "${checked[@]}"; do
   for mode in "" --stream; do
     # shellcheck disable=SC2086
     "$bundle/zoo_runner" "$work/$name" --load "$load" --iterations "$iterations" --warmup "$warmup" $mode \
-      >>"$work/results.jsonl" || { stamp "timing $name $mode failed"; failed=$((failed + 1)); }
+      >>"$work/results.jsonl" || {
+      stamp "timing $name $mode failed"
+      fail "$name" "timing${mode:+ $mode}"
+    }
   done
 done
 write_report

@@ -4,6 +4,7 @@
 calls it after every phase, so a run cut off still leaves what it measured).
 
 Reads WORK/status.jsonl (one {"variant", "status"} per export: exported, failed, skipped),
+WORK/failures.jsonl (one {"variant", "failed": what} per failed export, conversion, check or timing),
 WORK/results.jsonl (zoo_runner's lines: checks without timing, and timing runs),
 WORK/torch_runner.json (export_models.py --time-runner), and each WORK/VARIANT/meta.json and
 shims.json; LIBRARY_SYMBOLS is `nm -D --defined-only` of libslimcuda.so, one name a line (the
@@ -53,6 +54,9 @@ def main():
     if len(sys.argv) > 2 and os.path.exists(sys.argv[2]):
         have = set(open(sys.argv[2]).read().split())
     status = {r["variant"]: r["status"] for r in load_jsonl(os.path.join(work, "status.jsonl"))}
+    failures = {}
+    for r in load_jsonl(os.path.join(work, "failures.jsonl")):
+        failures.setdefault(r["variant"], []).append(r["failed"])
     torch_t = load_json(os.path.join(work, "torch_runner.json"), {})
     # The timing run of a (variant, stream) replaces its check run: both check every case.
     runs = {}
@@ -83,10 +87,17 @@ def main():
               f"{fmt(worst(cases, 'max_abs'))} | {fmt(worst(cases, 'max_rel'))} | "
               f"{tol.get('name', '?')}: {tol.get('atol', 0):g}, {tol.get('rtol', 0):g} | {su:.1f} | "
               f"{'n/a' if tu is None else f'{tu:.1f}'} | {ratio} | {runner} |")
+    if failures:
+        print()
+        print("Failed (the log above each says why):\n")
+        print("| model | failed |")
+        print("|---|---|")
+        for name, what in sorted(failures.items()):
+            print(f"| {name} | {'; '.join(what)} |")
     print()
-    print("| model | status | recipe | weights | attention | export s | undefined aoti_torch_* shims | "
-          "ATen fallbacks | missing from libslimcuda.so |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| model | status | recipe | weights | attention | export s | PyTorch runner vs eager | "
+          "undefined aoti_torch_* shims | ATen fallbacks | missing from libslimcuda.so |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in sorted(set(metas) | set(status)):
         meta = metas.get(name, {})
         shims = load_json(os.path.join(work, name, "shims.json"), [])
@@ -94,8 +105,12 @@ def main():
         fb = [s.replace("aoti_torch_cuda_", "").replace("aoti_torch_cpu_", "cpu:") for s in shims
               if s.startswith(("aoti_torch_cuda_", "aoti_torch_cpu_"))]
         missing = [s for s in shims if have and s not in have]
+        t = torch_t.get(name, {})
+        runner = (t.get("error", "")[:60] if "error" in t else
+                  f"{fmt(t.get('max_abs_vs_eager'))} {'ok' if t.get('pass') else 'FAIL'}" if t else "")
         print(f"| {name} | {status.get(name, 'exported' if meta else '?')} | {meta.get('recipe', '')} | "
               f"{meta.get('weights', '')} | {meta.get('attention') or ''} | {meta.get('export_seconds', '')} | "
+              f"{runner} | "
               f"{len(shims)} | {' '.join(fb) or '—'} | {' '.join(missing) or ('—' if have else 'n/a')} |")
     return 0
 
