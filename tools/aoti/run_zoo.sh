@@ -28,7 +28,8 @@
 #                       after every phase (and on SIGTERM/SIGINT), so a cut-off run keeps its results
 # WORK (default $TMPDIR/slimcuda-zoo) keeps the exports; results.md (the tables for
 # docs/aoti-zoo.md), fallback-shims.md (tools/aoti/shim_coverage.py), results.jsonl,
-# torch_runner.json and every model's meta.json/shims.json/export.log go to $OUT when it is set.
+# torch_runner.json, failures.jsonl and every model's meta.json/shims.json/export.log (as
+# models/VARIANT.meta.json ...) go to $OUT when it is set.
 set -uo pipefail
 only="${ZOO_ONLY:-}"
 if [[ "${1:-}" == "--only" ]]; then
@@ -85,11 +86,15 @@ write_report() { # the tables so far, into $work and $report
   if [[ "$report" != "$work" ]]; then
     cp "$work/results.md" "$work/fallback-shims.md" "$work/results.jsonl" "$work/check.jsonl" \
       "$work/status.jsonl" "$work/failures.jsonl" "$work/torch_runner.json" "$report/" 2>/dev/null
-    local d n
+    # One flat folder (models/VARIANT.meta.json, .shims.json, .export.log): the device
+    # machine's file return drops folders nested too deep.
+    local d n f
+    mkdir -p "$report/models"
     for d in "$work"/*/; do
       n="$(basename "$d")"
-      mkdir -p "$report/models/$n"
-      cp "$d"/meta.json "$d"/shims.json "$d"/export.log "$report/models/$n/" 2>/dev/null
+      for f in meta.json shims.json export.log; do
+        [[ -f "$d/$f" ]] && cp "$d/$f" "$report/models/$n.$f"
+      done
     done
   fi
 }
