@@ -11,8 +11,9 @@
 // model's tolerance from meta.json: |got - want| <= atol + rtol |want|. --save also writes each
 // output in its own dtype to CASE/capi/output_<i>.bin (+ outputs.json). Then times a run of
 // the first case: W warm-up calls, median of N (each waiting for the result; N = 0: no
-// timing). --stream: everything on a non-blocking caller stream. Prints one JSON line; exit
-// status 0 when every case matches.
+// timing). --stream: everything on a non-blocking caller stream. Prints one JSON line (with
+// the load's seconds and slimcuda's device memory statistics); exit status 0 when every case
+// matches.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -188,6 +189,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_t0).count();
+  // What the load holds in slimcuda's caching allocator (weights uploaded by slimcuda show here).
+  slimcuda_memory_stats after_load{};
+  slimcuda_memory_stats_get(-1, &after_load);
   size_t n_in = 0, n_out = 0;
   slimcuda_model_num_io(model, &n_in, &n_out);
   void* stream = nullptr;
@@ -281,6 +285,11 @@ int main(int argc, char** argv) {
   }
   report["slimcuda_us_median"] = median_us;
   report["load_s"] = load_s;
+  slimcuda_memory_stats end{};
+  slimcuda_memory_stats_get(-1, &end);
+  report["device_allocated_after_load"] = after_load.allocated_bytes;
+  report["device_peak_allocated"] = end.peak_allocated_bytes;
+  report["device_peak_reserved"] = end.peak_reserved_bytes;
   report["pass"] = all_ok;
   std::printf("%s\n", report.dump().c_str());
   if (stream) slimcuda_stream_destroy(stream);
