@@ -1,28 +1,39 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Export the AOTInductor model zoo for slimcuda (run on the GPU machine: PyTorch + CUDA,
-torchvision and timm for their models; no network needed: random weights from configs).
+torchvision, timm and transformers for their models; no network needed: random weights from
+configs).
 
   python3 tools/aoti/export_models.py OUT_DIR [--only NAME ...] [--jobs 8] [--recipe default|triton]
-  python3 tools/aoti/export_models.py OUT_DIR --time-runner N [--warmup W] [--only NAME ...]
-  python3 tools/aoti/export_models.py --list
+                                      [--weights so|archive|both] [--deadline UNIX_TIME]
+  python3 tools/aoti/export_models.py OUT_DIR --time-runner N [--warmup W] [--only VARIANT ...]
+  python3 tools/aoti/export_models.py --list [--recipe R] [--weights W]
 
+Variants: each model of ZOO is exported with each of its recipes (default: "default"; the
+transformers also "triton") and each weights choice: variant NAME, NAME__triton,
+NAME__archive, NAME__triton__archive, each its own OUT_DIR/VARIANT/. --only takes variants or
+models (a model: every variant of it the other options select).
 Recipes: "default" is the way a user exports without libtorch (issue 14): link_libtorch off,
-kernels embedded in the .so, weights in the .so, nothing else (GEMMs and convolutions become
-aoti_torch_cuda_* ATen fallbacks: cuBLAS/cuDNN in slimcuda). "triton" is the old zoo recipe
-(max_autotune, Triton for GEMMs and convolutions), kept for comparison.
+kernels embedded in the .so, nothing else (GEMMs, convolutions and attention become
+aoti_torch_cuda_* ATen fallbacks: cuBLAS/cuDNN in slimcuda). "triton" adds max_autotune with
+Triton for GEMMs and convolutions. Weights (WEIGHTS): "so" in the .so (what pt2_to_package.py
+converts), "archive" in a blob beside it in the .pt2 (package_constants_in_so=False +
+package_constants_on_disk_format="binary_blob").
 
-OUT_DIR/NAME/ gets model.pt2, meta.json (dtypes, sizes, cases, tolerance, export seconds),
-shims.json (the aoti_torch_* names the .so leaves undefined: `nm -D -u`), export.log and, per
-case, inputs.json + input_<i>.bin (raw row-major, the input's dtype: what zoo_runner reads) and
-input_<i>.npy (the same tensor as NumPy .npy, what `slimcuda run -inputs` reads; bfloat16 as its
-'<u2' bit patterns, the CLI's convention), expected.json +
-expected_<i>.bin (eager output in its own dtype) + expected_<i>.f32.bin (the same as float32,
-what the comparisons read). The eager reference is the model run on CUDA in its own dtype with
-PyTorch's defaults, as a user would (TF32 on for cuDNN convolutions, off for matmuls).
+OUT_DIR/VARIANT/ gets model.pt2, meta.json (dtypes, sizes, cases, tolerance, recipe, weights,
+attention implementation, export seconds), shims.json (the aoti_torch_* names the .so leaves
+undefined: `nm -D -u`), export.log and, per case, inputs.json + input_<i>.bin (raw row-major,
+the input's dtype: what zoo_runner reads) and input_<i>.npy (the same tensor as NumPy .npy,
+what `slimcuda run -inputs` reads; bfloat16 as its '<u2' bit patterns, the CLI's convention),
+expected.json + expected_<i>.bin (eager output in its own dtype) + expected_<i>.f32.bin (the
+same as float32, what the comparisons read), each output with the shape the compiled model
+returns. The eager reference is the model run on CUDA in its own dtype with PyTorch's
+defaults, as a user would (TF32 on for cuDNN convolutions, off for matmuls).
 Exports run in parallel worker processes (--jobs), slowest first; the parent prints
-"exported NAME" (or "failed NAME") as each one ends, so a caller can pipeline.
---device cpu exports for the CPU instead: a dry run of this script without a GPU.
+"exported VARIANT" (or "failed VARIANT", or "skipped VARIANT" when --deadline passed before it
+started) as each one ends, so a caller can pipeline.
+--device cpu exports for the CPU instead: a dry run of this script without a GPU (default
+recipe only: the Triton recipe needs a GPU).
 """
 import argparse
 import inspect
