@@ -310,8 +310,9 @@ TRANSFORMER = {"recipes": ("default", "triton")}  # exported both ways: the issu
 # name -> (factory, the model dtype, inputs, dynamic batch bounds or None, test batch sizes,
 # options). factory: a key of _models(), or "torchvision:NAME" / "timm:NAME" / "hf:NAME"
 # (HF_MODELS); options: "kwargs" for the factory, "recipes" to export (default: the default
-# recipe only; each other recipe is a variant NAME__RECIPE). Listed slowest export first: the
-# workers take them in this order.
+# recipe only; each other recipe is a variant NAME__RECIPE), "in_zoo": False for a model
+# exported only when --only names it. Listed slowest export first: the workers take them in
+# this order.
 ZOO = {
     "timm_efficientnet_b0": ("timm:efficientnet_b0", "float32", [f((2, 3, 64, 64))], None, [2], {}),
     "hf_bert": ("hf:bert", "float32", [f((2, 64), "int64", high=1000), f((2, 64), "int64", kind="mask")],
@@ -343,10 +344,13 @@ ZOO = {
     "attention_block": ("AttentionBlock", "float32", [f((2, 16, 64))], None, [2], {}),
     "vision_block": ("VisionBlock", "float32", [f((2, 16, 8, 8))], None, [2], {}),
     "dynamic_batch_mlp": ("DynamicMLP", "float32", [f((4, 32))], (2, 64), [4, 13, 64], {}),
+    # Not in the zoo run (duplicates of kinds above, left out to keep the run within one device
+    # call), exported only when named (--only; tools/aoti/conv_algorithms.sh names the CNNs).
+    "tv_mobilenet_v3_small": ("torchvision:mobilenet_v3_small", "float32", [f((2, 3, 64, 64))], None, [2],
+                              {"in_zoo": False}),
+    "timm_resnet10t": ("timm:resnet10t", "float32", [f((2, 3, 64, 64))], None, [2], {"in_zoo": False}),
+    "mlp_gelu": ("MLP", "float32", [f((8, 64))], None, [8], {"in_zoo": False}),
 }
-# Left out to keep the run within a device call (duplicates of kinds above): tv_mobilenet_v3_small
-# (float32; its fp16 variant stays), timm_resnet10t (a resnet18 in float32 and bf16 stay), mlp_gelu
-# (mlp_relu covers Linear + GELU).
 
 # Where the weights go: "so" inside the compiled library (package_constants_in_so=True, what
 # today's converter reads), "archive" beside it in the .pt2 (variant NAME__archive), "both":
@@ -387,7 +391,7 @@ def select(only, recipe, weights):
     name selects each of its variants)."""
     chosen = variants(recipe, weights)
     if not only:
-        return list(chosen)
+        return [v for v, (m, _, _) in chosen.items() if ZOO[m][5].get("in_zoo", True)]
     known = all_variants()
     unknown = [n for n in only if n not in ZOO and n not in known]
     if unknown:
