@@ -1,116 +1,196 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tools/aoti/run_zoo.sh [BUNDLE] [WORK] — on the GPU machine, from the repository root, with
-# the folder tools/gpu/bundle.sh made (default gpu-bundle): exports the zoo with PyTorch's
-# AOTInductor the default libtorch-free way (tools/aoti/export_models.py, 8 exports at once;
-# ZOO_RECIPE=triton for the old Triton-only recipe), and as each export ends (the others still
-# compiling): converts it to a slimcuda package, runs it through the C API (zoo_runner, without
-# and with a non-blocking caller stream) and the Go CLI (`slimcuda run -inputs -save`: the
-# case's input_<i>.npy in, output_<i>.npy out; every case) and compares with PyTorch eager (the model's tolerance, meta.json). When every export
-# is done (a quiet machine): times each model through slimcuda (both ways) and PyTorch's own
-# runner on the same .pt2 and inputs, 200 warm-up calls, median of 200. Ends with
-# "N passed, N failed"; WORK (default $TMPDIR/slimcuda-zoo) keeps the exports, and
-# results.md (the table for docs/aoti-zoo.md), results.jsonl, torch_runner.json and every
-# model's meta.json/shims.json/export.log are copied to $OUT when it is set.
+# tools/aoti/run_zoo.sh [--only NAME,...] [BUNDLE] [WORK] — on the GPU machine, from the
+# repository root, with the folder tools/gpu/bundle.sh made (default gpu-bundle): exports the
+# zoo with PyTorch's AOTInductor (tools/aoti/export_models.py, 8 exports at once: every model
+# the default libtorch-free way, the transformers also with the Triton recipe), and as each
+# export ends (the others still compiling) loads it into slimcuda, runs it through the C API
+# (zoo_runner, without and with a non-blocking caller stream) and the Go CLI (`slimcuda run
+# -inputs -save`: the case's input_<i>.npy in, output_<i>.npy out; every case) and compares
+# with PyTorch eager (the model's tolerance, meta.json). When every export is done (a quiet
+# machine): times each model through slimcuda (both ways) and PyTorch's own runner on the same
+# .pt2 and inputs, 200 warm-up calls, median of 200. Ends with "N passed, N failed, N skipped".
+#
+# Environment:
+#   ZOO_ONLY="a b" (or --only a,b)  variants or models (a model: each of its variants)
+#   ZOO_EXPORT_ONLY=1   export only (and record each export's undefined shims): no checks, no timing
+#   ZOO_LOAD=package    convert each .pt2 with pt2_to_package.py and load the .slimcuda (default);
+#            pt2        load the .pt2 itself (slimcuda_model_load_file on model.pt2; the CLI too)
+#   ZOO_WEIGHTS=so|archive|both  where the exports keep their weights (default: so for package,
+#                       both for pt2); archive variants (NAME__archive) load only with ZOO_LOAD=pt2
+#   ZOO_RECIPE=default|triton  one recipe for every model (default: each model's own recipes)
+#   ZOO_JOBS=8          exports at once
+#   ZOO_PYTHON=python3  the Python with torch, torchvision, timm and transformers
+#   ZOO_DEVICE=cpu      export for the CPU (a dry run of the export phase without a GPU: with
+#                       ZOO_EXPORT_ONLY=1)
+#   ZOO_BUDGET_S=540    wall-time budget: exports not started 120 s (export only: 30 s) before its end are skipped,
+#                       running ones stopped; timing stops 20 s before it; the report is written
+#                       after every phase (and on SIGTERM/SIGINT), so a cut-off run keeps its results
+# WORK (default $TMPDIR/slimcuda-zoo) keeps the exports; results.md (the tables for
+# docs/aoti-zoo.md), fallback-shims.md (tools/aoti/shim_coverage.py), results.jsonl,
+# torch_runner.json, failures.jsonl and every model's meta.json/shims.json/export.log (as
+# models/VARIANT.meta.json ...) go to $OUT when it is set.
 set -uo pipefail
+only="${ZOO_ONLY:-}"
+if [[ "${1:-}" == "--only" ]]; then
+  only="${2:?--only needs NAME,...}"
+  shift 2
+fi
+only="${only//,/ }"
 bundle="${1:-gpu-bundle}"
 work="${2:-${TMPDIR:-/tmp}/slimcuda-zoo}"
 bundle="$(cd "$bundle" && pwd)"
 report="${OUT:-$work}"
+load="${ZOO_LOAD:-package}"
+case "$load" in package) weights_default=so ;; pt2) weights_default=both ;; *)
+  echo "run_zoo: ZOO_LOAD must be package or pt2" >&2
+  exit 2
+  ;;
+esac
+weights="${ZOO_WEIGHTS:-$weights_default}"
+export_only="${ZOO_EXPORT_ONLY:-0}"
+budget="${ZOO_BUDGET_S:-540}"
+t_start=$(date +%s)
 mkdir -p "$work" "$report"
 export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 iterations=200 warmup=200
-passed=0 failed=0
-count() { if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi; }
-stamp() { echo "zoo: $(date -u '+%H:%M:%S') $*"; }
+passed=0 failed=0 skipped=0
+fail() { # VARIANT WHAT: one failure, recorded for the report
+  failed=$((failed + 1))
+  printf '{"variant": "%s", "failed": "%s"}\n' "$1" "$2" >>"$work/failures.jsonl"
+}
+check() { # VARIANT WHAT COMMAND...: a counted check, its failure recorded
+  local v="$1" what="$2"
+  shift 2
+  if "$@"; then passed=$((passed + 1)); else fail "$v" "$what"; fi
+}
+stamp() { echo "zoo: $(date -u '+%H:%M:%S') (+$(($(date +%s) - t_start)) s) $*"; }
+left() { echo $((t_start + budget - $(date +%s))); } # seconds of the budget left
 
-stamp "start $(date -u '+%Y-%m-%d'), torch $(python3 -c 'import torch; print(torch.__version__)'), $(nproc) cores"
-: >"$work/check.jsonl"
-: >"$work/results.jsonl"
-nm -D --defined-only "$bundle/lib/libslimcuda.so.0" | awk '{print $NF}' | sort -u >"$work/libslimcuda.symbols"
+py="${ZOO_PYTHON:-python3}" # the Python with torch (and torchvision, timm, transformers)
+# torch's version and its generated CUDA shim header (the coverage table's list), read once
+{ read -r torch_version && read -r shim_header; } < <("$py" -c 'import os, torch; print(torch.__version__)
+print(os.path.join(os.path.dirname(torch.__file__), "include/torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h"))')
+stamp "start $(date -u '+%Y-%m-%d'), torch ${torch_version:-not found}, $(nproc) cores," \
+  "load $load, weights $weights, budget ${budget} s${only:+, only: $only}"
+for f in check.jsonl results.jsonl status.jsonl failures.jsonl torch_runner.json; do : >"$work/$f"; done
+echo '{}' >"$work/torch_runner.json"
+symbols="$work/libslimcuda.symbols"
+nm -D --defined-only "$bundle/lib/libslimcuda.so.0" | awk '{print $NF}' | sort -u >"$symbols"
 
-check_model() { # convert and check one exported model
-  local d="$1" c
-  if ! python3 tools/aoti/pt2_to_package.py "$d" "$bundle/pack"; then
-    failed=$((failed + 1))
-    return
+write_report() { # the tables so far, into $work and $report
+  "$py" tools/aoti/zoo_report.py "$work" "$symbols" >"$work/results.md"
+  "$py" tools/aoti/shim_coverage.py --header "$shim_header" --library-symbols "$symbols" --zoo "$work" \
+    --source "zoo run $(date -u '+%Y-%m-%d %H:%M UTC'), torch $torch_version" \
+    >"$work/fallback-shims.md" || echo "zoo: shim_coverage.py failed"
+  if [[ "$report" != "$work" ]]; then
+    cp "$work/results.md" "$work/fallback-shims.md" "$work/results.jsonl" "$work/check.jsonl" \
+      "$work/status.jsonl" "$work/failures.jsonl" "$work/torch_runner.json" "$report/" 2>/dev/null
+    # One flat folder (models/VARIANT.meta.json, .shims.json, .export.log): the device
+    # machine's file return drops folders nested too deep.
+    local d n f
+    mkdir -p "$report/models"
+    for d in "$work"/*/; do
+      n="$(basename "$d")"
+      for f in meta.json shims.json export.log; do
+        [[ -f "$d/$f" ]] && cp "$d/$f" "$report/models/$n.$f"
+      done
+    done
   fi
-  count bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --iterations 0 --save | tee -a '$work/check.jsonl'"
-  count bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --iterations 0 --stream | tee -a '$work/check.jsonl'"
+}
+finish() {
+  write_report
+  cat "$work/results.md"
+  stamp "done"
+  echo "$passed passed, $failed failed, $skipped skipped"
+  ((failed == 0))
+}
+on_signal() {
+  stamp "stopped by a signal: writing what was measured"
+  fail run "stopped by a signal"
+  finish
+  exit 1
+}
+trap on_signal TERM INT
+
+checked=() # variants loaded and checked (the ones to time)
+check_model() { # load and check one exported model
+  local d="$1" name c model
+  name="$(basename "$d")"
+  if [[ "$load" == package ]]; then
+    if [[ "$name" == *__archive ]]; then # the converter takes the weights from the .so
+      stamp "skip $name: weights in the archive load only from the .pt2 (ZOO_LOAD=pt2)"
+      skipped=$((skipped + 1))
+      return
+    fi
+    if ! "$py" tools/aoti/pt2_to_package.py "$d" "$bundle/pack"; then
+      fail "$name" "conversion (pt2_to_package.py)"
+      return
+    fi
+    model="$d/model.slimcuda"
+  else
+    model="$d/model.pt2"
+  fi
+  checked+=("$name")
+  check "$name" "C API" bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load '$load' --iterations 0 --save | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
+  check "$name" "C API, caller stream" bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load '$load' --iterations 0 --stream | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
   for c in "$d"/batch_*/; do
     c="${c%/}"
-    count bash -c "set -o pipefail; '$bundle/slimcuda' run -device cuda -json -iterations 0 -inputs '$c' -save '$c/cli' '$d/model.slimcuda' \
-      >/dev/null && python3 tools/aoti/compare.py '$c' '$c/cli' | sed 's/^/cli: /'"
+    check "$name" "CLI $(basename "$c")" bash -c "set -o pipefail; '$bundle/slimcuda' run -device cuda -json -iterations 0 -inputs '$c' -save '$c/cli' '$model' \
+      >/dev/null && '$py' tools/aoti/compare.py '$c' '$c/cli' | sed 's/^/cli: /'"
   done
 }
 
-stamp "phase 1: export (background) + convert + check as each export ends"
+stamp "phase 1: export (background)$([[ "$export_only" == 1 ]] || echo ' + load + check as each export ends')"
+reserve=120 # for the checks' tail, the timing and the report
+[[ "$export_only" == 1 ]] && reserve=30
+export_args=(--jobs "${ZOO_JOBS:-8}" --weights "$weights" --device "${ZOO_DEVICE:-cuda}"
+  --deadline "$((t_start + budget - reserve))")
+[[ -n "${ZOO_RECIPE:-}" ]] && export_args+=(--recipe "$ZOO_RECIPE")
+# shellcheck disable=SC2206 # one name per word
+[[ -n "$only" ]] && export_args+=(--only $only)
 while read -r status name; do
+  [[ -n "${name:-}" ]] || continue
+  printf '{"variant": "%s", "status": "%s"}\n' "$name" "$status" >>"$work/status.jsonl"
   case "$status" in
-    exported) stamp "check $name"; check_model "$work/$name" ;;
-    failed) failed=$((failed + 1)) ;;
+    exported) [[ "$export_only" == 1 ]] || {
+      stamp "check $name"
+      check_model "$work/$name"
+    } ;;
+    failed) fail "$name" "export" ;;
+    skipped) skipped=$((skipped + 1)) ;;
   esac
-done < <(python3 tools/aoti/export_models.py "$work" --recipe "${ZOO_RECIPE:-default}" --jobs "${ZOO_JOBS:-8}")
+done < <("$py" tools/aoti/export_models.py "$work" "${export_args[@]}")
+write_report
+[[ "$export_only" == 1 ]] && {
+  stamp "ZOO_EXPORT_ONLY=1: no checks, no timing"
+  finish
+  exit
+}
 
 stamp "phase 2: timing, slimcuda"
-models=()
-for d in "$work"/*/; do
-  d="${d%/}"
-  [[ -f "$d/model.slimcuda" ]] || continue
-  models+=("$(basename "$d")")
-  for mode in "" --stream; do
+timed=()
+for name in "${checked[@]}"; do
+  if (($(left) < 20)); then
+    stamp "budget spent: $name and later not timed"
+    break
+  fi
+  timed+=("$name")
+  # The caller stream with CUDA graphs on, too: replay against a normal run, same outputs.
+  for mode in "" --stream "--stream --graphs"; do
     # shellcheck disable=SC2086
-    "$bundle/zoo_runner" "$d" --iterations "$iterations" --warmup "$warmup" $mode >>"$work/results.jsonl" ||
-      { echo "zoo: timing $(basename "$d") $mode failed"; failed=$((failed + 1)); }
+    "$bundle/zoo_runner" "$work/$name" --load "$load" --iterations "$iterations" --warmup "$warmup" $mode \
+      >>"$work/results.jsonl" || {
+      stamp "timing $name $mode failed"
+      fail "$name" "timing${mode:+ $mode}"
+    }
   done
 done
+write_report
 stamp "phase 3: timing, PyTorch's runner"
-((${#models[@]})) && python3 tools/aoti/export_models.py "$work" --time-runner "$iterations" --warmup "$warmup" \
-  --only "${models[@]}" | grep -v '^runner: .*"pass": true'
-stamp "phase 4: report"
-python3 - "$work" >"$work/results.md" <<'PY'
-import json, os, sys
-work = sys.argv[1]
-torch_t = json.load(open(os.path.join(work, "torch_runner.json"))) if os.path.exists(os.path.join(work, "torch_runner.json")) else {}
-rows = [json.loads(l) for l in open(os.path.join(work, "results.jsonl")) if l.strip()]
-have = set(open(os.path.join(work, "libslimcuda.symbols")).read().split())
-print("| model | dtype | caller stream | cases | max abs err | max rel err | tolerance (atol, rtol) | slimcuda µs/call | PyTorch runner µs/call | ratio | runner max abs err |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-for r in sorted(rows, key=lambda r: (r["model"], r["stream"])):
-    t = torch_t.get(r["model"], {})
-    tu, su = t.get("torch_runner_us_median"), r.get("slimcuda_us_median") or 0
-    ratio = f"{su / tu:.3f}" if tu and su else t.get("error", "n/a")[:60]
-    tol = r["tolerance"]
-    fmt = lambda v: "n/a" if v is None else f"{v:.2e}"
-    print(f"| {r['model']} | {r['dtype']} | {'yes' if r['stream'] else 'no'} | {len(r['cases'])} | "
-          f"{fmt(max((c['max_abs'] for c in r['cases']), key=lambda v: -1 if v is None else v))} | "
-          f"{fmt(max((c['max_rel'] for c in r['cases']), key=lambda v: -1 if v is None else v))} | "
-          f"{tol['name']}: {tol['atol']:g}, {tol['rtol']:g} | {su:.1f} | {'n/a' if tu is None else f'{tu:.1f}'} | "
-          f"{ratio} | {fmt(t.get('max_abs_vs_eager'))}{'' if t.get('pass', True) else ' (fail)'} |")
-print()
-print("| model | export s | undefined aoti_torch_* shims | ATen fallbacks | missing from libslimcuda.so |")
-print("|---|---|---|---|---|")
-for name in sorted(os.listdir(work)):
-    p = os.path.join(work, name, "shims.json")
-    if not os.path.exists(p):
-        continue
-    shims = json.load(open(p))
-    meta_p = os.path.join(work, name, "meta.json")
-    secs = json.load(open(meta_p)).get("export_seconds") if os.path.exists(meta_p) else None
-    fb = [s.replace("aoti_torch_cuda_", "") for s in shims if s.startswith("aoti_torch_cuda_")]
-    missing = [s for s in shims if s not in have]
-    print(f"| {name} | {secs} | {len(shims)} | {' '.join(fb) or '—'} | {' '.join(missing) or '—'} |")
-PY
-cat "$work/results.md"
-if [[ "$report" != "$work" ]]; then
-  cp "$work/results.md" "$work/results.jsonl" "$work/check.jsonl" "$report/" 2>/dev/null
-  cp "$work/torch_runner.json" "$report/" 2>/dev/null
-  for d in "$work"/*/; do
-    n="$(basename "$d")"
-    mkdir -p "$report/models/$n"
-    cp "$d"/meta.json "$d"/shims.json "$d"/export.log "$report/models/$n/" 2>/dev/null
-  done
+if ((${#timed[@]})) && (($(left) > 10)); then
+  timeout "$(left)" "$py" tools/aoti/export_models.py "$work" --device "${ZOO_DEVICE:-cuda}" --time-runner "$iterations" --warmup "$warmup" \
+    --only "${timed[@]}" | grep -v '^runner: .*"pass": true'
 fi
-stamp "done"
-echo "$passed passed, $failed failed"
-((failed == 0))
+stamp "phase 4: report"
+finish

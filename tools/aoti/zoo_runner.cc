@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// zoo_runner MODEL_DIR [--stream] [--graphs] [--iterations N] [--warmup W] [--save] — runs one exported
-// AOTInductor model (MODEL_DIR/model.slimcuda, from tools/aoti/pt2_to_package.py) through
-// slimcuda's C API on every case of MODEL_DIR/meta.json (tools/aoti/export_models.py).
+// zoo_runner MODEL_DIR [--load package|pt2] [--stream] [--graphs] [--iterations N] [--warmup W] [--save] —
+// runs one exported AOTInductor model through slimcuda's C API on every case of
+// MODEL_DIR/meta.json (tools/aoti/export_models.py): --load package (the default) loads
+// MODEL_DIR/model.slimcuda (from tools/aoti/pt2_to_package.py), --load pt2 the archive
+// MODEL_DIR/model.pt2 itself (weights in its .so or beside it in the archive).
 // Inputs are read as raw bytes in the dtype inputs.json names and copied in that dtype
 // (slimcuda_tensor_copy_from_host converts to the model's input dtype where they differ);
 // each output's dtype must be the one meta.json declares; outputs are read back converted to
@@ -9,8 +11,9 @@
 // model's tolerance from meta.json: |got - want| <= atol + rtol |want|. --save also writes each
 // output in its own dtype to CASE/capi/output_<i>.bin (+ outputs.json). Then times a run of
 // the first case: W warm-up calls, median of N (each waiting for the result; N = 0: no
-// timing). --stream: everything on a non-blocking caller stream. Prints one JSON line; exit
-// status 0 when every case matches.
+// timing). --stream: everything on a non-blocking caller stream. Prints one JSON line (with
+// the load's seconds and slimcuda's device memory statistics); exit status 0 when every case
+// matches.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -146,11 +149,14 @@ bool save_output(const std::string& dir, size_t o, const slimcuda_tensor* t, voi
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: zoo_runner MODEL_DIR [--stream] [--graphs] [--iterations N] [--warmup W] [--save]\n");
+    std::fprintf(stderr,
+                 "usage: zoo_runner MODEL_DIR [--load package|pt2] [--stream] [--graphs] [--iterations N] [--warmup W] "
+                 "[--save]\n");
     return 2;
   }
   const std::string dir = argv[1];
   bool use_stream = false, save = false, graphs = false;
+  std::string load = "package";
   int iterations = 200, warmup = 200;  // warmup: the same as export_models.py's WARMUP
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--stream") == 0) use_stream = true;
@@ -158,12 +164,25 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--graphs") == 0) graphs = true;
     if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = std::atoi(argv[++i]);
     if (std::strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) warmup = std::atoi(argv[++i]);
+    if (std::strcmp(argv[i], "--load") == 0 && i + 1 < argc) load = argv[++i];
+  }
+  if (load != "package" && load != "pt2") {
+    std::fprintf(stderr, "zoo_runner: --load must be package or pt2, not %s\n", load.c_str());
+    return 2;
   }
   std::ifstream meta_in(dir + "/meta.json");
   const json meta = json::parse(meta_in);
   // The comparison: the model's tolerance from meta.json (export_models.py's TOLERANCES).
   const json tol = meta.value("tolerance", json{{"name", "float32"}, {"atol", 1e-4}, {"rtol", 1e-3}});
   const double atol = tol["atol"].get<double>(), rtol = tol["rtol"].get<double>();
+  // The archive's model is data/aotinductor/model/ (export_models.py writes one model per
+  // .pt2), the loader's default: no model_name load option needed.
+  const std::string path = dir + (load == "pt2" ? "/model.pt2" : "/model.slimcuda");
+  // Create the CUDA context first (one small allocation), so that load_s below is the load
+  // alone, as in a service that has already touched the GPU (tools/aoti/load_time.py compares
+  // it with PyTorch's loader measured the same way).
+  void* warm = nullptr;
+  if (slimcuda_device_alloc(256, -1, 0, &warm) == SLIMCUDA_OK) slimcuda_device_free(warm, -1);
   slimcuda_model* model = nullptr;
   // --graphs: CUDA graphs on (a layout that cannot be captured runs the normal way; the
   // report says how many runs a graph served).
@@ -173,10 +192,15 @@ int main(int argc, char** argv) {
                                       0,
                                       nullptr,
                                       graphs ? SLIMCUDA_GRAPHS_ON : SLIMCUDA_GRAPHS_OFF};
-  if (slimcuda_model_load_file_with((dir + "/model.slimcuda").c_str(), &options, &model) != SLIMCUDA_OK) {
+  const auto load_t0 = std::chrono::steady_clock::now();
+  if (slimcuda_model_load_file_with(path.c_str(), &options, &model) != SLIMCUDA_OK) {
     fail("load");
     return 1;
   }
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_t0).count();
+  // What the load holds in slimcuda's caching allocator (weights uploaded by slimcuda show here).
+  slimcuda_memory_stats after_load{};
+  slimcuda_memory_stats_get(-1, &after_load);
   size_t n_in = 0, n_out = 0;
   slimcuda_model_num_io(model, &n_in, &n_out);
   void* stream = nullptr;
@@ -184,8 +208,10 @@ int main(int argc, char** argv) {
     fail("stream");
     return 1;
   }
-  json report = {{"model", meta["name"]}, {"graphs_on", graphs}, {"dtype", meta.value("dtype", "float32")},
-                 {"stream", use_stream},  {"tolerance", tol},    {"cases", json::array()}};
+  json report = {{"model", meta["name"]}, {"dtype", meta.value("dtype", "float32")},
+                 {"stream", use_stream},  {"load", load},
+                 {"graphs_on", graphs},   {"tolerance", tol},
+                 {"cases", json::array()}};
   bool all_ok = true;
   double median_us = 0;
   bool timed = false;
@@ -274,6 +300,12 @@ int main(int argc, char** argv) {
       report["graphs"] = {{"captures", gs.captures}, {"replays", gs.replays}, {"fallbacks", gs.fallbacks}};
     }
   }
+  report["load_s"] = load_s;
+  slimcuda_memory_stats end{};
+  slimcuda_memory_stats_get(-1, &end);
+  report["device_allocated_after_load"] = after_load.allocated_bytes;
+  report["device_peak_allocated"] = end.peak_allocated_bytes;
+  report["device_peak_reserved"] = end.peak_reserved_bytes;
   report["pass"] = all_ok;
   std::printf("%s\n", report.dump().c_str());
   if (stream) slimcuda_stream_destroy(stream);
