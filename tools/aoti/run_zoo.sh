@@ -16,6 +16,7 @@
 #   ZOO_EXPORT_ONLY=1   export only (and record each export's undefined shims): no checks, no timing
 #   ZOO_LOAD=package    convert each .pt2 with pt2_to_package.py and load the .slimcuda (default);
 #            pt2        load the .pt2 itself (slimcuda_model_load_file on model.pt2; the CLI too)
+#   ZOO_ALSO_PT2=1      with ZOO_LOAD=package: also load each .pt2 directly and check it
 #   ZOO_WEIGHTS=so|archive|both  where the exports keep their weights (default: so for package,
 #                       both for pt2); archive variants (NAME__archive) load only with ZOO_LOAD=pt2
 #   ZOO_RECIPE=default|triton  one recipe for every model (default: each model's own recipes)
@@ -134,6 +135,9 @@ check_model() { # load and check one exported model
   checked+=("$name")
   check "$name" "C API" bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load '$load' --iterations 0 --save | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
   check "$name" "C API, caller stream" bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load '$load' --iterations 0 --stream | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
+  if [[ "$load" == package && "${ZOO_ALSO_PT2:-0}" == 1 ]]; then # the same .pt2 loaded directly, too
+    check "$name" "C API, .pt2" bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load pt2 --iterations 0 --stream | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
+  fi
   for c in "$d"/batch_*/; do
     c="${c%/}"
     check "$name" "CLI $(basename "$c")" bash -c "set -o pipefail; '$bundle/slimcuda' run -device cuda -json -iterations 0 -inputs '$c' -save '$c/cli' '$model' \
