@@ -3,7 +3,8 @@
 // own non-blocking stream, as a service would (a call = slimcuda_model_run_on + waiting for
 // its stream + freeing the outputs). For each instance count (1, 2, 4, 8) and caller count
 // (1, 2, 4, 8, 16, 32) it prints runs/s over all callers and p50/p99 call latency; the
-// baseline is the same model with one caller in the same run (the "x1" column). Every
+// baseline is the same model with one caller in the same run (the "x1" column). The table
+// runs twice: CUDA graphs off, then on (SLIMCUDA_GRAPHS_STRICT: every run a replay). Every
 // caller's last outputs are compared bit for bit with a single-threaded reference run.
 // Usage: serving_benchmark PACKAGE [SECONDS_PER_POINT]   (needs a GPU; exits 2 without one)
 #include <algorithm>
@@ -151,7 +152,7 @@ int main(int argc, char** argv) {
   // The single-threaded reference outputs, from a one-instance model.
   std::vector<std::vector<float>> reference;
   {
-    slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, 1};
+    slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, 1, nullptr, SLIMCUDA_GRAPHS_OFF};
     slimcuda_model* model = nullptr;
     CHECK(slimcuda_model_load_file_with(argv[1], &o, &model));
     size_t num_in = 0, num_out = 0;
@@ -166,23 +167,25 @@ int main(int argc, char** argv) {
   }
   std::printf("serving_benchmark %s, %.2f s per point; x1 = runs/s over the same instance count's one caller\n",
               argv[1], seconds);
-  std::printf("%9s %7s %12s %6s %10s %10s %9s\n", "instances", "callers", "runs/s", "x1", "p50 us", "p99 us",
-              "mismatch");
+  std::printf("%6s %9s %7s %12s %6s %10s %10s %9s\n", "graphs", "instances", "callers", "runs/s", "x1", "p50 us",
+              "p99 us", "mismatch");
   int failures = 0;
-  for (int instances : {1, 2, 4, 8}) {
-    slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, instances};
-    slimcuda_model* model = nullptr;
-    CHECK(slimcuda_model_load_file_with(argv[1], &o, &model));
-    double one = 0;
-    for (int callers : {1, 2, 4, 8, 16, 32}) {
-      Point p = drive(model, callers, seconds, reference);
-      if (callers == 1) one = p.runs_per_s;
-      std::printf("%9d %7d %12.0f %6.2f %10.1f %10.1f %9d\n", instances, callers, p.runs_per_s,
-                  one > 0 ? p.runs_per_s / one : 0.0, p.p50_us, p.p99_us, p.mismatched_callers);
-      std::fflush(stdout);
-      failures += p.mismatched_callers;
+  for (int32_t graphs : {SLIMCUDA_GRAPHS_OFF, SLIMCUDA_GRAPHS_STRICT}) {
+    for (int instances : {1, 2, 4, 8}) {
+      slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, instances, nullptr, graphs};
+      slimcuda_model* model = nullptr;
+      CHECK(slimcuda_model_load_file_with(argv[1], &o, &model));
+      double one = 0;
+      for (int callers : {1, 2, 4, 8, 16, 32}) {
+        Point p = drive(model, callers, seconds, reference);
+        if (callers == 1) one = p.runs_per_s;
+        std::printf("%6s %9d %7d %12.0f %6.2f %10.1f %10.1f %9d\n", graphs ? "on" : "off", instances, callers,
+                    p.runs_per_s, one > 0 ? p.runs_per_s / one : 0.0, p.p50_us, p.p99_us, p.mismatched_callers);
+        std::fflush(stdout);
+        failures += p.mismatched_callers;
+      }
+      CHECK(slimcuda_model_free(model));
     }
-    CHECK(slimcuda_model_free(model));
   }
   if (failures != 0) {
     std::fprintf(stderr, "serving_benchmark: %d callers' outputs differ from the reference\n", failures);

@@ -5,15 +5,16 @@
 # Idempotent: every step checks first and says what it does; a second run takes seconds.
 #   - Debian: Bazel 4.2.3 and the rule packages it needs offline, a JDK, googletest,
 #     nlohmann-json (the C++ fixture reader), FlatBuffers (model packages), xxHash (their
-#     library hashes), clang 14 with
+#     library hashes), libzip 1.7.3 and zlib (the .pt2 reader), clang 14 with
 #     libFuzzer (the package fuzzer), patch, pkg-config; cmake and patchelf (tools/install.sh and its
 #     CMake consumer); shellcheck and clang-format (tools/lint.sh).
 #   - staticcheck (tools/lint.sh), pinned, from the Go module proxy.
 #   - /usr/local/bin/bazel: Debian's Bazel 4.2.3 even though .bazelversion names the
 #     networked users' Bazel (see below).
 #   - CUDA 13.0 toolchain (nvcc, nvvm, cudart, cccl, crt) from pinned PyPI wheels into $SLIMCUDA_CUDA_PREFIX.
-#   - Vendor library headers (cuBLAS/cuBLASLt, cuDNN, the cuDNN frontend) from pinned PyPI wheels into
-#     $SLIMCUDA_CUDA_LIBS_PREFIX: headers only (the libraries are opened at run time, never linked).
+#   - Vendor library headers (cuBLAS/cuBLASLt, cuDNN, the cuDNN frontend, and nvrtc.h, which the
+#     frontend includes) from pinned PyPI wheels into $SLIMCUDA_CUDA_LIBS_PREFIX: headers only (the
+#     libraries are opened at run time, never linked).
 #   - The Go module cache, warmed with the modules Bazel's repository rules download.
 set -euo pipefail
 
@@ -40,6 +41,7 @@ LIB_WHEELS=(
 APT_PACKAGES=(
   bazel-bootstrap bazel-skylib bazel-platforms bazel-rules-java bazel-rules-proto bazel-rules-cc
   default-jdk-headless libgtest-dev nlohmann-json3-dev flatbuffers-compiler libflatbuffers-dev libxxhash-dev
+  libzip-dev zlib1g-dev
   clang-14 libclang-rt-14-dev patch pkg-config binutils cmake patchelf
   shellcheck clang-format
 )
@@ -138,6 +140,40 @@ PY
   rm -rf "$downloads"
   trap - EXIT
   say "vendor headers installed in $LIBS_PREFIX"
+fi
+
+# --- NVRTC header for the cuDNN frontend ---------------------------------------------
+# The frontend (1.32) includes <nvrtc.h> for its run-time-compiled engines, which it opens with
+# dlopen like everything else (slimcuda never calls NVRTC): only the header is needed, from the
+# wheel that matches the toolkit. Its own stamp, so adding it never re-downloads the others.
+NVRTC_WHEEL=nvidia-cuda-nvrtc==13.0.88
+nvrtc_dest="$LIBS_PREFIX/nvrtc/include"
+if [[ -f "$nvrtc_dest/nvrtc.h" ]] && grep -qsx "$NVRTC_WHEEL" "$LIBS_PREFIX/nvrtc/.slimcuda-wheel"; then
+  say "NVRTC header present in $nvrtc_dest"
+else
+  downloads="$(mktemp -d)"
+  trap 'rm -rf "$downloads"' EXIT
+  say "pip download $NVRTC_WHEEL (include/nvrtc.h into $nvrtc_dest)"
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+    --dest "$downloads" "$NVRTC_WHEEL"
+  mkdir -p "$nvrtc_dest"
+  python3 - "$downloads" "$nvrtc_dest" <<'PY'
+import glob, os, sys, zipfile
+src, dest = sys.argv[1:]
+wheels = glob.glob(os.path.join(src, "*.whl"))
+if len(wheels) != 1:
+    sys.exit("setup: expected one wheel in %s, found %d" % (src, len(wheels)))
+with zipfile.ZipFile(wheels[0]) as z:
+    names = [n for n in z.namelist() if n.endswith("/include/nvrtc.h")]
+    if len(names) != 1:
+        sys.exit("setup: no single include/nvrtc.h in %s" % wheels[0])
+    with z.open(names[0]) as f, open(os.path.join(dest, "nvrtc.h"), "wb") as g:
+        g.write(f.read())
+PY
+  echo "$NVRTC_WHEEL" >"$LIBS_PREFIX/nvrtc/.slimcuda-wheel"
+  rm -rf "$downloads"
+  trap - EXIT
+  say "NVRTC header installed in $nvrtc_dest"
 fi
 
 # --- bazel: Debian's Bazel 4.2.3 whatever .bazelversion says ------------------------

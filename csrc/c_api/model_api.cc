@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // The model part of the C ABI (slimcuda_package_*, slimcuda_model_*).
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
 #include <fstream>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "csrc/archive/pt2_archive.h"
+#include "csrc/archive/pt2_model.h"
 #include "csrc/entry/c_entry.h"
 #include "csrc/entry/caller_context.h"
 #include "csrc/model/model.h"
+#include "csrc/package/elf_check.h"
 #include "csrc/package/file_reader.h"
 #include "csrc/package/manifest.h"
 #include "csrc/package/model_package.h"
@@ -19,31 +27,151 @@ namespace {
 Model* cast(slimcuda_model* m) { return reinterpret_cast<Model*>(m); }
 const Model* cast(const slimcuda_model* m) { return reinterpret_cast<const Model*>(m); }
 
-Error load(const uint8_t* data, size_t size, int32_t device_type, int32_t device_index, int32_t instances,
-           slimcuda_model** out, const char* function) {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
-  *out = nullptr;
-  ModelPackage package;
-  SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(data, size, &package, function));
+// A compressed library is inflated into memory before the memfd; beyond this, store it
+// (PyTorch stores every entry).
+constexpr uint64_t kMaxCompressedLibraryBytes = uint64_t{4} << 30;
+// The generated wrapper source read for the input checks (megabytes for large models).
+constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
+
+// Loads one model of an opened .pt2.
+Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcuda_model** out, const char* function) {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, o.device_type >= -1 && o.device_type <= 1, Error::InvalidArgument,
+                              "device type %d (want -1 auto, 0 CPU, 1 CUDA)", o.device_type);
+  Pt2Model pm;
+  SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(archive, o.model_name, &pm, function));
+  const char* device_name = pm.device_type == DeviceType::CUDA ? "cuda" : "cpu";
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, o.device_type == -1 || o.device_type == static_cast<int>(pm.device_type),
+                              Error::NotSupported,
+                              "model '%s' is compiled for %s (AOTI_DEVICE_KEY); a .pt2 model runs on that device "
+                              "only",
+                              pm.name.c_str(), device_name);
+  // AOTInductor's GPU kernels are either inside the .so (aot_inductor.embed_kernel_binary)
+  // or beside it, loaded at run time from a folder on disk: that needs extraction, which we
+  // never do.
+  for (const ArchiveEntry* f : pm.files) {
+    for (const char* ext : {".cubin", ".fatbin", ".hsaco", ".spv"}) {
+      const size_t n = std::strlen(ext);
+      SLIMCUDA_CHECK_OR_RETURN_AT(
+          function, f->name.size() < n || f->name.compare(f->name.size() - n, n, ext) != 0, Error::NotSupported,
+          "model '%s' keeps its GPU kernels beside its library (%s), loaded from a folder on disk at run time; "
+          "export with inductor_configs={\"aot_inductor.embed_kernel_binary\": True} to embed them",
+          pm.name.c_str(), f->name.c_str());
+    }
+  }
+  const ArchiveEntry& lib = *pm.library;
+  ArchiveSpan so;
+  std::vector<uint8_t> inflated;
+  if (lib.stored) {
+    SLIMCUDA_RETURN_IF_ERROR(archive.view(lib, &so, function));
+    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(lib, function));
+  } else {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, lib.size <= kMaxCompressedLibraryBytes, Error::NotSupported,
+                                "model '%s': its library is compressed and %llu bytes inflated (at most %llu; store "
+                                "it, as PyTorch does)",
+                                pm.name.c_str(), static_cast<unsigned long long>(lib.size),
+                                static_cast<unsigned long long>(kMaxCompressedLibraryBytes));
+    inflated.resize(static_cast<size_t>(lib.size));
+    SLIMCUDA_RETURN_IF_ERROR(archive.read(lib, 0, lib.size, inflated.data(), function));  // CRC-checked
+    so = ArchiveSpan{inflated.data(), inflated.size()};
+  }
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, so.size > 0, Error::InvalidProgram, "model '%s': empty library %s",
+                              pm.name.c_str(), lib.name.c_str());
+  SLIMCUDA_RETURN_IF_ERROR(check_elf(so.data, so.size, function));
+  const Model::DescribeInputs describe = [&](size_t num_inputs, std::vector<TensorSpec>* specs) -> Error {
+    if (pm.wrapper_source == nullptr) {
+      return set_last_error(Error::NotFound, function, "no wrapper source in the archive");
+    }
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, pm.wrapper_source->size <= kMaxWrapperSourceBytes, Error::InvalidProgram,
+                                "%s: %llu bytes (at most %llu)", pm.wrapper_source->name.c_str(),
+                                static_cast<unsigned long long>(pm.wrapper_source->size),
+                                static_cast<unsigned long long>(kMaxWrapperSourceBytes));
+    std::string text(static_cast<size_t>(pm.wrapper_source->size), '\0');
+    SLIMCUDA_RETURN_IF_ERROR(archive.read(*pm.wrapper_source, 0, text.size(), text.data(), function));
+    return parse_input_checks(text, num_inputs, specs, function);
+  };
   std::unique_ptr<Model> model;
-  SLIMCUDA_RETURN_IF_ERROR(Model::load(package, device_type, device_index, instances, &model, function));
+  SLIMCUDA_RETURN_IF_ERROR(Model::load_library(so.data, so.size, pm.device_type, o.device_index, o.instances, nullptr,
+                                               describe, &model, function,
+                                               static_cast<graph::GraphMode>(o.cuda_graphs)));
   *out = reinterpret_cast<slimcuda_model*>(model.release());
   return Error::Ok;
 }
 
-// Reads load options (NULL: every default).
+Error load(const uint8_t* data, size_t size, const slimcuda_load_options& o, slimcuda_model** out,
+           const char* function) {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
+  *out = nullptr;
+  if (Pt2Archive::looks_like_zip(data, size)) {
+    std::unique_ptr<Pt2Archive> archive;
+    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open_memory(data, size, &archive, function));
+    return load_pt2(*archive, o, out, function);
+  }
+  ModelPackage package;
+  SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(data, size, &package, function));
+  std::unique_ptr<Model> model;
+  SLIMCUDA_RETURN_IF_ERROR(Model::load(package, o.device_type, o.device_index, o.instances, &model, function,
+                                       static_cast<graph::GraphMode>(o.cuda_graphs)));
+  *out = reinterpret_cast<slimcuda_model*>(model.release());
+  return Error::Ok;
+}
+
+Error load_file(const char* path, const slimcuda_load_options& o, slimcuda_model** out, const char* function) {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
+  *out = nullptr;
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr, Error::InvalidArgument, "null path");
+  // The first bytes say which kind of file it is.
+  int fd = -1;
+  uint64_t file_size = 0;
+  SLIMCUDA_RETURN_IF_ERROR(open_regular_file(path, &fd, &file_size, function));
+  uint8_t magic[4] = {};
+  const ssize_t got = ::pread(fd, magic, sizeof magic, 0);
+  (void)::close(fd);
+  if (got == static_cast<ssize_t>(sizeof magic) && Pt2Archive::looks_like_zip(magic, sizeof magic)) {
+    std::unique_ptr<Pt2Archive> archive;
+    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(path, &archive, function));
+    return load_pt2(*archive, o, out, function);
+  }
+  std::vector<uint8_t> bytes;
+  SLIMCUDA_RETURN_IF_ERROR(read_regular_file(path, kMaxPackageFileBytes, &bytes, function));
+  return load(bytes.data(), bytes.size(), o, out, function);
+}
+
+slimcuda_load_options default_options() {
+  return slimcuda_load_options{
+      static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, 0, nullptr, SLIMCUDA_GRAPHS_OFF};
+}
+
+// Reads load options (NULL: every default); an older version's struct stops before
+// model_name.
 Error read_options(const slimcuda_load_options* opts, slimcuda_load_options* out, const char* function) {
-  *out = slimcuda_load_options{static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, 0};
+  *out = default_options();
   if (opts == nullptr) return Error::Ok;
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, opts->struct_size == static_cast<int32_t>(sizeof(slimcuda_load_options)),
-                              Error::InvalidArgument, "load options struct_size %d, want %zu", opts->struct_size,
-                              sizeof(slimcuda_load_options));
-  *out = *opts;
+  static_assert(offsetof(slimcuda_load_options, model_name) == SLIMCUDA_LOAD_OPTIONS_V1_SIZE,
+                "version 1 of the options ends where model_name starts");
+  const int32_t size = opts->struct_size;
+  SLIMCUDA_CHECK_OR_RETURN_AT(
+      function, size == static_cast<int32_t>(sizeof(slimcuda_load_options)) || size == SLIMCUDA_LOAD_OPTIONS_V1_SIZE,
+      Error::InvalidArgument, "load options struct_size %d, want %zu (or %d, version 0.2)", size,
+      sizeof(slimcuda_load_options), SLIMCUDA_LOAD_OPTIONS_V1_SIZE);
+  std::memcpy(static_cast<void*>(out), opts, static_cast<size_t>(size));
+  out->struct_size = static_cast<int32_t>(sizeof(slimcuda_load_options));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function,
+                              out->cuda_graphs >= SLIMCUDA_GRAPHS_OFF && out->cuda_graphs <= SLIMCUDA_GRAPHS_STRICT,
+                              Error::InvalidArgument, "cuda_graphs %d (want 0 off, 1 on, 2 strict)", out->cuda_graphs);
   return Error::Ok;
 }
 
 void fill_spec(const TensorSpec& s, slimcuda_tensor_spec* out) {
   out->name = s.name.c_str();
+  out->device_type = static_cast<int32_t>(s.device.type);
+  out->device_index = s.device.index;
+  if (!s.known) {
+    out->dtype = SLIMCUDA_SPEC_UNKNOWN;
+    out->dynamism = SLIMCUDA_SPEC_UNKNOWN;
+    out->ndim = 0;
+    out->sizes = nullptr;
+    return;
+  }
   out->dtype = static_cast<int32_t>(s.dtype);
   out->dynamism = static_cast<int32_t>(s.dynamism);
   out->ndim = static_cast<int64_t>(s.sizes.size());
@@ -84,7 +212,10 @@ int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path) {
 int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
                             slimcuda_model** out) {
   return c_entry(__func__, [&](const char* function) {
-    return load(static_cast<const uint8_t*>(data), size, device_type, device_index, 0, out, function);
+    slimcuda_load_options o = default_options();
+    o.device_type = device_type;
+    o.device_index = device_index;
+    return load(static_cast<const uint8_t*>(data), size, o, out, function);
   });
 }
 
@@ -93,16 +224,16 @@ int32_t slimcuda_model_load_with(const void* data, size_t size, const slimcuda_l
   return c_entry(__func__, [&](const char* function) {
     slimcuda_load_options o;
     SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o, function));
-    return load(static_cast<const uint8_t*>(data), size, o.device_type, o.device_index, o.instances, out, function);
+    return load(static_cast<const uint8_t*>(data), size, o, out, function);
   });
 }
 
 int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index, slimcuda_model** out) {
   return c_entry(__func__, [&](const char* function) {
-    std::vector<uint8_t> bytes;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr, Error::InvalidArgument, "null path");
-    SLIMCUDA_RETURN_IF_ERROR(read_regular_file(path, kMaxPackageFileBytes, &bytes, function));
-    return load(bytes.data(), bytes.size(), device_type, device_index, 0, out, function);
+    slimcuda_load_options o = default_options();
+    o.device_type = device_type;
+    o.device_index = device_index;
+    return load_file(path, o, out, function);
   });
 }
 
@@ -110,10 +241,7 @@ int32_t slimcuda_model_load_file_with(const char* path, const slimcuda_load_opti
   return c_entry(__func__, [&](const char* function) {
     slimcuda_load_options o;
     SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o, function));
-    std::vector<uint8_t> bytes;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr, Error::InvalidArgument, "null path");
-    SLIMCUDA_RETURN_IF_ERROR(read_regular_file(path, kMaxPackageFileBytes, &bytes, function));
-    return load(bytes.data(), bytes.size(), o.device_type, o.device_index, o.instances, out, function);
+    return load_file(path, o, out, function);
   });
 }
 
@@ -128,6 +256,15 @@ int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type,
                                 "null argument");
     *device_type = static_cast<int32_t>(cast(model)->device().type);
     *device_index = cast(model)->device().index;
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_model_graph_stats(const slimcuda_model* model, slimcuda_graph_stats* out) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && out, Error::InvalidArgument, "null argument");
+    const graph::GraphStats s = cast(model)->graph_stats();
+    *out = slimcuda_graph_stats{s.captures, s.replays, s.fallbacks, s.graphs};
     return Error::Ok;
   });
 }

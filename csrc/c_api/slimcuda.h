@@ -251,8 +251,26 @@ SLIMCUDA_API int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src,
                                                      int32_t dtype, void* stream);
 
 /* ---- Model packages and models -----------------------------------------------------------
- * A package (csrc/package/package.fbs) holds compiled model libraries (one per device
- * type) with the manifest of their inputs and outputs.
+ * Two kinds of model file, told apart by their first bytes (never by the name):
+ *   - PyTorch's .pt2, as torch._inductor.aoti_compile_and_package writes it (a zip):
+ *     read in place (mapped read-only; nothing extracted to disk), the model chosen by
+ *     name (slimcuda_load_options.model_name) among its data/aotinductor/<name>/ folders,
+ *     its device from its metadata (AOTI_DEVICE_KEY), its input specs from the archive
+ *     (docs/pt2.md: what the archive states and what it does not);
+ *   - slimcuda's own package (csrc/package/package.fbs): compiled model libraries (one per
+ *     device type) with the manifest of their inputs and outputs (kept for existing users:
+ *     docs/pt2.md).
+ * Malformed .pt2 archives are INVALID_PROGRAM with the reason: a truncated or unparsable
+ * zip, an entry name that is empty, absolute or holds "..", a duplicate entry, an
+ * encrypted entry or another method than stored/deflate, sizes that disagree or lie
+ * outside the file, a deflate entry declaring more than deflate can expand (a zip bomb), a
+ * model folder without exactly one .so or without its metadata, a library whose CRC does
+ * not match or that is not an x86-64 ELF shared object; the wrapper source's input checks
+ * disagreeing with the library's input count. A compressed .so is inflated, bounded by its
+ * checked declared size, into memory before the memfd (PyTorch stores it); over 4 GiB
+ * inflated: NOT_SUPPORTED. A model whose GPU kernels are files beside its library (*.cubin:
+ * exported without aot_inductor.embed_kernel_binary) is NOT_SUPPORTED: they would have to be
+ * extracted to disk. Several models and no usable name: INVALID_ARGUMENT (see model_name).
  *
  * What "untrusted input" means here. Checked before anything is loaded (INVALID_PROGRAM,
  * with the reason): the package structure (FlatBuffers verifier), every metadata field
@@ -281,10 +299,16 @@ SLIMCUDA_API int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src,
 typedef struct slimcuda_model slimcuda_model;
 enum { SLIMCUDA_STATIC = 0, SLIMCUDA_DYNAMIC_BOUNDED = 1, SLIMCUDA_DYNAMIC_UNBOUNDED = 2 };
 
+/* SLIMCUDA_SPEC_UNKNOWN (dynamism, dtype): the model file states nothing about this input or
+ * output but its position and name (a .pt2 output, or a .pt2 input without its wrapper
+ * source): ndim 0, sizes NULL; a run checks such an input's device only. */
+enum { SLIMCUDA_SPEC_UNKNOWN = -1 };
+
 typedef struct {
   const char* name; /* borrowed: valid while the model lives */
   int32_t dtype;
-  int32_t dynamism; /* sizes are exact (STATIC) or upper bounds (DYNAMIC_BOUNDED) */
+  int32_t dynamism; /* sizes are exact (STATIC) or upper bounds (DYNAMIC_BOUNDED; INT64_MAX:
+                       no upper bound, a .pt2's dimension without one) */
   int64_t ndim;
   const int64_t* sizes; /* borrowed */
   int32_t device_type;
@@ -311,20 +335,26 @@ SLIMCUDA_API int32_t slimcuda_package_check(const void* data, size_t size);
  * the package rules -> INVALID_PROGRAM; out_path not writable -> ACCESS_FAILED. */
 SLIMCUDA_API int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path);
 
-/* Loads a package's library for device_type (-1: CUDA when a GPU and a CUDA library are
- * there, else CPU) on device_index (-1: current). The library is loaded from memory: no
- * file is written (without /proc, an unlinked temporary file). Out of file descriptors:
- * OUT_OF_RESOURCES. An output that borrows the model's memory stays valid after
- * slimcuda_model_free (it keeps the library loaded). Free with slimcuda_model_free. */
+/* Loads a model from `size` bytes in memory: a package's library for device_type (-1: CUDA
+ * when a GPU and a CUDA library are there, else CPU), or a .pt2's model (the one model,
+ * else the one called "model": use _load_with's model_name to choose) for its own device
+ * (device_type -1, or the same as its AOTI_DEVICE_KEY; another -> NOT_SUPPORTED), on
+ * device_index (-1: current). The library is loaded from memory: no file is written
+ * (without /proc, an unlinked temporary file). Out of file descriptors: OUT_OF_RESOURCES.
+ * An output that borrows the model's memory stays valid after slimcuda_model_free (it
+ * keeps the library loaded). Free with slimcuda_model_free. */
 SLIMCUDA_API int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
                                          slimcuda_model** out);
-/* slimcuda_model_load from a package file, read as described above slimcuda_package_pack
- * (its codes: NOT_FOUND, ACCESS_FAILED, INVALID_ARGUMENT, OUT_OF_RESOURCES), then loaded. */
+/* slimcuda_model_load from a file: a .pt2 (recognised by its zip signature, whatever its
+ * name) is mapped read-only and read in place, with no size cap and no copy of the whole
+ * file; a package is read as described above slimcuda_package_pack. Opening either: the
+ * codes there (NOT_FOUND, ACCESS_FAILED, INVALID_ARGUMENT, OUT_OF_RESOURCES). */
 SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index,
                                               slimcuda_model** out);
 /* Load options, for slimcuda_model_load_with and _load_file_with. Set struct_size to
- * sizeof(slimcuda_load_options) (another size: INVALID_ARGUMENT; later versions add fields
- * at the end). NULL options: every default.
+ * sizeof(slimcuda_load_options), or an older version's size (SLIMCUDA_LOAD_OPTIONS_V1_SIZE);
+ * another size: INVALID_ARGUMENT (later versions add fields at the end). NULL options:
+ * every default.
  *   device_type, device_index  as for slimcuda_model_load (-1, -1: the defaults)
  *   instances                  how many runs may be in flight at once: 0 = the default,
  *                              else 1..64 (INVALID_ARGUMENT otherwise). Default: 1 on the
@@ -333,28 +363,65 @@ SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_t
  *                              callers; two overlap one caller's launches with another's
  *                              GPU work; bench/serving_benchmark on the H200: 2 beat 1
  *                              at every caller count, docs/benchmarks.md). Each instance
- *                              costs one set of the model's activations. */
+ *                              costs one set of the model's activations.
+ *   model_name                 which model of a .pt2 to load: NULL = the only one, else
+ *                              the one called "model"; several and none of that name, or
+ *                              no model of that name -> INVALID_ARGUMENT listing the names.
+ *                              Ignored for a package. Borrowed for the call.
+ *   cuda_graphs                SLIMCUDA_GRAPHS_OFF (0, the default), _ON or _STRICT
+ *                              (INVALID_ARGUMENT otherwise; ignored for CPU models). On:
+ *                              a CUDA run on a non-blocking stream (a caller stream made
+ *                              with cudaStreamNonBlocking, or the model's own) is captured
+ *                              into a CUDA graph the first time an instance sees its input
+ *                              layout (dtypes, sizes, strides) and replayed after: inputs
+ *                              are copied into the graph's own buffers, the graph is
+ *                              launched, outputs are copied into new tensors, all on the
+ *                              run's stream. A layout that cannot be captured (a
+ *                              synchronizing or allocating call inside the model, a
+ *                              blocking stream) runs the normal way (ON) or fails with
+ *                              NOT_SUPPORTED and the reason (STRICT); either way the model
+ *                              stays usable. Each graph keeps one run's activations in a
+ *                              pool of its own, and the capture container a second copy of
+ *                              the weights inside the library, while the model lives.
+ *                              docs/graphs.md has the figures.
+ * model_name and cuda_graphs are new after 0.2.0: a struct_size of
+ * SLIMCUDA_LOAD_OPTIONS_V1_SIZE (0.2.0's struct) reads them as NULL and OFF. */
 typedef struct {
   int32_t struct_size;
   int32_t device_type;
   int32_t device_index;
   int32_t instances;
+  const char* model_name;
+  int32_t cuda_graphs;
 } slimcuda_load_options;
+/* The struct_size of 0.2.0's slimcuda_load_options (still accepted). */
+#define SLIMCUDA_LOAD_OPTIONS_V1_SIZE 16
 SLIMCUDA_API int32_t slimcuda_model_load_with(const void* data, size_t size, const slimcuda_load_options* options,
                                               slimcuda_model** out);
 SLIMCUDA_API int32_t slimcuda_model_load_file_with(const char* path, const slimcuda_load_options* options,
                                                    slimcuda_model** out);
 /* Frees a model (NULL: no-op). Not while any other call on it is in flight: see above. */
 SLIMCUDA_API int32_t slimcuda_model_free(slimcuda_model* model);
+enum { SLIMCUDA_GRAPHS_OFF = 0, SLIMCUDA_GRAPHS_ON = 1, SLIMCUDA_GRAPHS_STRICT = 2 };
+/* CUDA graph counters of a model (all 0 with graphs off, and for CPU models). */
+typedef struct {
+  uint64_t captures;  /* graphs made */
+  uint64_t replays;   /* runs a graph served */
+  uint64_t fallbacks; /* runs that went the normal way because their layout could not be captured */
+  uint64_t graphs;    /* graphs alive */
+} slimcuda_graph_stats;
+SLIMCUDA_API int32_t slimcuda_model_graph_stats(const slimcuda_model* model, slimcuda_graph_stats* out);
 /* The model's number of instances, resolved at load (never 0). */
 SLIMCUDA_API int32_t slimcuda_model_instances(const slimcuda_model* model, int32_t* instances);
 SLIMCUDA_API int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type, int32_t* device_index);
 SLIMCUDA_API int32_t slimcuda_model_num_io(const slimcuda_model* model, size_t* num_inputs, size_t* num_outputs);
 SLIMCUDA_API int32_t slimcuda_model_input_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
 SLIMCUDA_API int32_t slimcuda_model_output_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
-/* Runs the model. Inputs are checked against the manifest (INVALID_ARGUMENT: dtype, shape
- * within bounds, device, CUDA data that is not device memory); outputs[i] receive new
- * tensors (free with slimcuda_tensor_delete). CUDA models run on the caller stream when
+/* Runs the model. Inputs are checked against the package's manifest, or a .pt2's input
+ * specs (INVALID_ARGUMENT: dtype, shape within bounds, layout, device, CUDA data that is not
+ * device memory; an input whose spec is SLIMCUDA_SPEC_UNKNOWN: its device only), before the
+ * library runs; outputs[i] receive new tensors (free with slimcuda_tensor_delete), checked
+ * against a package's manifest (INVALID_PROGRAM). CUDA models run on the caller stream when
  * one is selected (returning once enqueued), else on the model's own stream, waiting for
  * it. */
 SLIMCUDA_API int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csrc/cuda/device.h"
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <utility>
+#include <vector>
 
 #include "csrc/core/device_index.h"
 #include "csrc/core/limits.h"
@@ -26,7 +30,35 @@ struct ThreadEvents {
 };
 thread_local ThreadEvents tls_events;
 
+// Streams being captured, and their devices (CapturingStream): few, short-lived.
+std::mutex capturing_mu;
+std::vector<std::pair<cudaStream_t, int>> capturing;
+std::atomic<int> capturing_count{0};
+
 }  // namespace
+
+CapturingStream::CapturingStream(cudaStream_t stream, int device) noexcept : stream_(stream) {
+  try {
+    std::lock_guard<std::mutex> lock(capturing_mu);
+    capturing.emplace_back(stream, device);
+    capturing_count.fetch_add(1, std::memory_order_release);
+    registered_ = true;
+  } catch (const std::bad_alloc&) {
+    // Not registered: the capture's shims fail to resolve the device, and the capture with them.
+  }
+}
+
+CapturingStream::~CapturingStream() {
+  if (!registered_) return;
+  std::lock_guard<std::mutex> lock(capturing_mu);
+  for (auto it = capturing.begin(); it != capturing.end(); ++it) {
+    if (it->first == stream_) {
+      capturing.erase(it);
+      capturing_count.fetch_sub(1, std::memory_order_release);
+      break;
+    }
+  }
+}
 
 Error thread_event(int device, int slot, cudaEvent_t* out) noexcept {
   SLIMCUDA_CHECK_OR_RETURN(device >= 0 && device < kMaxDevices && slot >= 0 && slot < kThreadEventSlots,
@@ -89,6 +121,24 @@ Error resolve_device(int index, int* resolved) noexcept {
 
 Error stream_device(cudaStream_t stream, int* device) noexcept {
   if (stream == nullptr) {
+    SLIMCUDA_CUDA_TRY(cudaGetDevice(device));
+    return Error::Ok;
+  }
+  if (capturing_count.load(std::memory_order_acquire) > 0) {
+    std::lock_guard<std::mutex> lock(capturing_mu);
+    for (const auto& [s, d] : capturing) {
+      if (s == stream) {
+        *device = d;
+        return Error::Ok;
+      }
+    }
+  }
+  // A stream the caller is capturing into a graph of their own: asking its device would
+  // break the capture, so it is taken to be the current device's (capturing is done with
+  // the stream's device current, as CUDA's own graph APIs expect).
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  SLIMCUDA_CUDA_TRY(cudaStreamIsCapturing(stream, &status));
+  if (status != cudaStreamCaptureStatusNone) {
     SLIMCUDA_CUDA_TRY(cudaGetDevice(device));
     return Error::Ok;
   }

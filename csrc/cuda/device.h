@@ -17,8 +17,26 @@ namespace slimcuda::cuda {
 /// InvalidArgument.
 [[nodiscard]] Error resolve_device(int index, int* resolved) noexcept;
 
-/// The device `stream` belongs to (the current device for the legacy default stream).
+/// The device `stream` belongs to (the current device for the legacy default stream, and
+/// for a stream being captured into a graph by someone other than slimcuda: CUDA refuses to
+/// say while capturing, see CapturingStream).
 [[nodiscard]] Error stream_device(cudaStream_t stream, int* device) noexcept;
+
+/// While a stream is being captured into a CUDA graph, CUDA will not say which device it
+/// belongs to (cudaStreamGetDevice fails with cudaErrorStreamCaptureUnsupported and breaks
+/// the capture), yet every shim the captured run calls asks: the capturer tells
+/// stream_device for the guard's scope. Costs others one atomic load while none exists.
+class CapturingStream {
+ public:
+  CapturingStream(cudaStream_t stream, int device) noexcept;
+  ~CapturingStream();
+  CapturingStream(const CapturingStream&) = delete;
+  CapturingStream& operator=(const CapturingStream&) = delete;
+
+ private:
+  cudaStream_t stream_;
+  bool registered_ = false;
+};
 
 /// Resolves `index` for work on `stream`: a stream belongs to one device, read from the
 /// stream itself. index -1 means that device; any other index must name it

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <shared_mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -25,7 +26,7 @@ constexpr size_t kCudaMallocAlignment = 256;  // what cudaMalloc guarantees
 bool is_power_of_two(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 // The caching pool's device side for one GPU: cudaMalloc'ed segments and pooled events.
-class CudaPoolBackend final : public PoolBackend {
+class CudaPoolBackend : public PoolBackend {
  public:
   explicit CudaPoolBackend(int device) : device_(device) {}
   ~CudaPoolBackend() override {
@@ -84,6 +85,44 @@ class CudaPoolBackend final : public PoolBackend {
   std::vector<cudaEvent_t> events_;
 };
 
+// A private pool's device side: while a graph is being captured no segment comes or goes
+// (cudaMalloc, cudaFree and a device synchronization would each invalidate the capture),
+// and outside a capture segments are released only when the pool itself goes, because a
+// graph may still refer to any address the pool ever handed out.
+class PrivateBackend final : public CudaPoolBackend {
+ public:
+  explicit PrivateBackend(int device) : CudaPoolBackend(device) {}
+  ~PrivateBackend() override {
+    for (void* p : kept_) CudaPoolBackend::free_segment(p);
+  }
+  Error allocate_segment(size_t bytes, void** out) noexcept override {
+    if (capturing_.load(std::memory_order_acquire)) {
+      *out = nullptr;
+      return set_last_error(Error::MemoryAllocationFailed, "graph capture",
+                            "the graph's pool needs %zu more bytes while capturing, and a cudaMalloc now would "
+                            "break the capture",
+                            bytes);
+    }
+    return CudaPoolBackend::allocate_segment(bytes, out);
+  }
+  void free_segment(void* ptr) noexcept override {
+    // Called under the pool's lock by release_free_segments: keep it until the end.
+    try {
+      kept_.push_back(ptr);
+    } catch (const std::bad_alloc&) {
+      // Cannot remember it: the segment stays allocated (leaked) rather than freed early.
+    }
+  }
+  void synchronize() noexcept override {
+    if (!capturing_.load(std::memory_order_acquire)) CudaPoolBackend::synchronize();
+  }
+  void set_capturing(bool on) noexcept { capturing_.store(on, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> capturing_{false};
+  std::vector<void*> kept_;
+};
+
 // Memory handed out without the cache (caching off, or alignment above 256): what free()
 // needs to know to check and release it.
 struct Direct {
@@ -114,6 +153,16 @@ class Allocator {
                              alignment);
     if (nbytes == 0) return static_cast<void*>(nullptr);
     const int device = ctx.device();
+    if (routes_.load(std::memory_order_acquire) > 0) {
+      if (BlockPool* p = routed_pool(ctx.stream(), device)) {
+        SLIMCUDA_CHECK_OR_RETURN(alignment <= kCudaMallocAlignment, Error::NotSupported,
+                                 "alignment %zu in a graph's private pool (at most %zu)", alignment,
+                                 kCudaMallocAlignment);
+        void* out = nullptr;
+        SLIMCUDA_RETURN_IF_ERROR(p->allocate(nbytes, ctx.stream(), &out));
+        return out;
+      }
+    }
     if (alignment <= kCudaMallocAlignment) {
       if (BlockPool* p = pool(device, true)) {
         void* out = nullptr;
@@ -146,6 +195,16 @@ class Allocator {
   Error free(void* ptr, int device) noexcept {
     if (ptr == nullptr) return Error::Ok;
     if (BlockPool* p = pool(device, false); p != nullptr && p->free_if_owned(ptr)) return Error::Ok;
+    if (private_count_.load(std::memory_order_acquire) > 0) {
+      std::shared_lock<std::shared_mutex> lock(private_mu_);
+      for (const auto& [pool, pool_device] : private_) {
+        if (pool->free_if_owned(ptr)) {
+          SLIMCUDA_CHECK_OR_RETURN(pool_device == device, Error::InvalidArgument, "%p is memory of device %d, not %d",
+                                   ptr, pool_device, device);
+          return Error::Ok;
+        }
+      }
+    }
     // Not a block of this device's pool: say what it is instead, freeing nothing.
     const int count = cuda::device_count();
     for (int d = 0; d < count && d < kMaxDevices; ++d) {
@@ -175,7 +234,50 @@ class Allocator {
     return Error::Ok;
   }
 
+  // Private pools (graphs): known to free(), and routed to by stream while a route lives.
+  void add_private(BlockPool* p, int device) {
+    std::unique_lock<std::shared_mutex> lock(private_mu_);
+    private_.emplace(p, device);
+    private_count_.fetch_add(1, std::memory_order_release);
+  }
+  void remove_private(BlockPool* p) noexcept {
+    std::unique_lock<std::shared_mutex> lock(private_mu_);
+    if (private_.erase(p) != 0) private_count_.fetch_sub(1, std::memory_order_release);
+  }
+  Error add_route(cudaStream_t stream, BlockPool* p, int device) noexcept {
+    try {
+      std::unique_lock<std::shared_mutex> lock(private_mu_);
+      SLIMCUDA_CHECK_OR_RETURN(routes_map_.count(stream) == 0, Error::InvalidArgument,
+                               "stream %p is already routed to a graph's pool", static_cast<void*>(stream));
+      routes_map_.emplace(stream, Route{p, device});
+      routes_.fetch_add(1, std::memory_order_release);
+      return Error::Ok;
+    } catch (const std::bad_alloc&) {
+      return set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
+    }
+  }
+  void remove_route(cudaStream_t stream) noexcept {
+    std::unique_lock<std::shared_mutex> lock(private_mu_);
+    if (routes_map_.erase(stream) != 0) routes_.fetch_sub(1, std::memory_order_release);
+  }
+
  private:
+  struct Route {
+    BlockPool* pool;
+    int device;
+  };
+  BlockPool* routed_pool(cudaStream_t stream, int device) noexcept {
+    std::shared_lock<std::shared_mutex> lock(private_mu_);
+    auto it = routes_map_.find(stream);
+    // The legacy default stream exists on every device: route only the pool's own.
+    return it != routes_map_.end() && it->second.device == device ? it->second.pool : nullptr;
+  }
+
+  std::shared_mutex private_mu_;
+  std::unordered_map<BlockPool*, int> private_;  // pool -> device
+  std::atomic<int> private_count_{0};
+  std::unordered_map<cudaStream_t, Route> routes_map_;
+  std::atomic<int> routes_{0};
   std::mutex pools_mu_;  // creation only
   std::atomic<BlockPool*> pools_[kMaxDevices] = {};
   std::mutex direct_mu_;
@@ -190,6 +292,46 @@ Allocator& the_allocator() {
 }
 
 }  // namespace
+
+struct PrivatePool::Impl {
+  PrivateBackend* backend = nullptr;  // owned by pool
+  std::unique_ptr<BlockPool> pool;
+};
+
+PrivatePool::PrivatePool(int device, std::unique_ptr<Impl> impl) noexcept : device_(device), impl_(std::move(impl)) {}
+
+Error PrivatePool::create(int device, std::unique_ptr<PrivatePool>* out) noexcept {
+  try {
+    auto impl = std::make_unique<Impl>();
+    auto backend = std::make_unique<PrivateBackend>(device);
+    impl->backend = backend.get();
+    impl->pool = std::make_unique<BlockPool>(std::move(backend));
+    the_allocator().add_private(impl->pool.get(), device);
+    out->reset(new PrivatePool(device, std::move(impl)));
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
+  }
+}
+
+PrivatePool::~PrivatePool() {
+  if (impl_ == nullptr) return;
+  the_allocator().remove_private(impl_->pool.get());
+  impl_->backend->set_capturing(false);
+  impl_->pool.reset();  // waits for the device, then its backend frees every segment
+}
+
+void PrivatePool::set_capturing(bool capturing) noexcept { impl_->backend->set_capturing(capturing); }
+
+PoolStats PrivatePool::stats() const noexcept { return impl_->pool->stats(); }
+
+StreamRoute::StreamRoute(cudaStream_t stream, PrivatePool* pool) noexcept : stream_(stream) {
+  error_ = the_allocator().add_route(stream, pool->impl_->pool.get(), pool->device());
+}
+
+StreamRoute::~StreamRoute() {
+  if (error_ == Error::Ok) the_allocator().remove_route(stream_);
+}
 
 Result<void*> allocate(size_t nbytes, size_t alignment, const StreamContext& ctx) noexcept {
   return the_allocator().allocate(nbytes, alignment, ctx);

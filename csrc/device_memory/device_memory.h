@@ -2,6 +2,9 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
+
+#include <cuda_runtime_api.h>
 
 #include "csrc/cuda/stream_context.h"
 #include "csrc/pool/block_pool.h"
@@ -35,6 +38,52 @@ namespace slimcuda::device_memory {
 
 /// Returns `device`'s cached, unused memory to CUDA (after waiting for the device).
 void empty_cache(int device) noexcept;
+
+/// A private pool of one GPU's memory, for a CUDA graph (csrc/graph): while a stream is
+/// routed to it (StreamRoute), every allocate() on that stream comes from it, and its blocks
+/// serve nobody else, so the addresses a graph captured stay the graph's for as long as the
+/// pool lives (as PyTorch's graph pools do). free() finds its blocks like any others.
+/// While capturing (set_capturing) it takes no new segment from CUDA (an allocation it
+/// cannot serve from what it holds fails with MemoryAllocationFailed and says so: a
+/// cudaMalloc would break the capture) and gives none back. Destroy it only once no block is
+/// in use and no work using it is queued: it waits for the device, then returns its
+/// segments to CUDA.
+class PrivatePool {
+ public:
+  /// A new, empty pool of `device`; failure is MemoryAllocationFailed (host memory).
+  [[nodiscard]] static Error create(int device, std::unique_ptr<PrivatePool>* out) noexcept;
+  ~PrivatePool();
+  PrivatePool(const PrivatePool&) = delete;
+  PrivatePool& operator=(const PrivatePool&) = delete;
+
+  void set_capturing(bool capturing) noexcept;
+  [[nodiscard]] PoolStats stats() const noexcept;
+  [[nodiscard]] int device() const noexcept { return device_; }
+
+  struct Impl;
+
+ private:
+  friend class StreamRoute;
+  PrivatePool(int device, std::unique_ptr<Impl> impl) noexcept;
+  int device_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Routes allocate() on `stream` to `pool` for the guard's scope (one route per stream at a
+/// time: a second gives InvalidArgument from error()). Costs the normal path one atomic
+/// load while no route exists anywhere.
+class StreamRoute {
+ public:
+  StreamRoute(cudaStream_t stream, PrivatePool* pool) noexcept;
+  ~StreamRoute();
+  StreamRoute(const StreamRoute&) = delete;
+  StreamRoute& operator=(const StreamRoute&) = delete;
+  [[nodiscard]] Error error() const noexcept { return error_; }
+
+ private:
+  cudaStream_t stream_;
+  Error error_ = Error::Ok;
+};
 
 /// Before `stream` is destroyed: its cached blocks stop referring to it (BlockPool::
 /// retire_stream), on every device. memory::retire_stream covers the pinned pool too.

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
+#include <vector>
 
 namespace slimcuda {
 
@@ -12,12 +13,18 @@ namespace slimcuda {
 /// models, a caller holding a slot always finds a free instance inside the container, so
 /// it never waits for another caller's work there.
 ///
+/// Each slot has an index (0..count-1): what the holder owns exclusively while it holds
+/// it (the CUDA graphs captured for that slot, csrc/graph).
+///
 /// Thread safety: acquire and release may be called from any threads at once. The slots
 /// must outlive every acquire and release (the Model owns them; freeing a model while a
 /// run is in flight is the caller's error).
 class InstanceSlots {
  public:
-  explicit InstanceSlots(size_t count) noexcept : free_(count), count_(count) {}
+  explicit InstanceSlots(size_t count) : count_(count) {
+    free_.reserve(count);
+    for (size_t i = count; i-- > 0;) free_.push_back(i);
+  }
   // Threads may be blocked on it: it stays where it was made.
   InstanceSlots(const InstanceSlots&) = delete;
   InstanceSlots& operator=(const InstanceSlots&) = delete;
@@ -26,17 +33,20 @@ class InstanceSlots {
 
   [[nodiscard]] size_t count() const noexcept { return count_; }
 
-  /// Takes a slot, waiting while all are taken.
-  void acquire() {
+  /// Takes a slot, waiting while all are taken; returns its index.
+  size_t acquire() {
     std::unique_lock<std::mutex> lock(mu_);
-    freed_.wait(lock, [this] { return free_ > 0; });
-    --free_;
+    freed_.wait(lock, [this] { return !free_.empty(); });
+    const size_t index = free_.back();
+    free_.pop_back();
+    return index;
   }
-  /// Gives back a slot taken by acquire.
-  void release() {
+  /// Gives back the slot `index` taken by acquire (the vector has room: it never holds
+  /// more than count indices).
+  void release(size_t index) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      ++free_;
+      free_.push_back(index);
     }
     freed_.notify_one();
   }
@@ -44,15 +54,16 @@ class InstanceSlots {
  private:
   std::mutex mu_;
   std::condition_variable freed_;
-  size_t free_;
+  std::vector<size_t> free_;  // indices of the free slots; the last is taken first
   const size_t count_;
 };
 
 /// Holds one slot for a scope.
 class InstanceSlot {
  public:
-  explicit InstanceSlot(InstanceSlots& slots) : slots_(slots) { slots_.acquire(); }
-  ~InstanceSlot() { slots_.release(); }
+  explicit InstanceSlot(InstanceSlots& slots) : slots_(slots), index_(slots_.acquire()) {}
+  ~InstanceSlot() { slots_.release(index_); }
+  [[nodiscard]] size_t index() const noexcept { return index_; }
   // One slot, given back once.
   InstanceSlot(const InstanceSlot&) = delete;
   InstanceSlot& operator=(const InstanceSlot&) = delete;
@@ -61,6 +72,7 @@ class InstanceSlot {
 
  private:
   InstanceSlots& slots_;
+  size_t index_;
 };
 
 }  // namespace slimcuda

@@ -233,7 +233,8 @@ float max_in_flight(const std::vector<uint8_t>& pkg, const slimcuda_load_options
 
 TEST(ModelInstances, RunsOverlapUpToTheInstanceCountAndNeverOverfillTheContainer) {
   auto pkgs = test_packages();
-  const slimcuda_load_options four{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CPU, -1, 4};
+  const slimcuda_load_options four{
+      sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CPU, -1, 4, nullptr, SLIMCUDA_GRAPHS_OFF};
   int failures = -1;
   const float seen = max_in_flight(pkgs["count_instances"], &four, &failures);
   EXPECT_EQ(failures, 0) << "a run found no free instance in the container";

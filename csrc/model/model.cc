@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csrc/model/model.h"
 
+#include <cstring>
 #include <new>
 #include <optional>
 #include <string>
@@ -14,6 +15,10 @@
 
 namespace slimcuda {
 namespace {
+
+// Beyond these a container's report is not a model's (a .pt2 has no manifest to cap them).
+constexpr size_t kMaxIo = 4096;
+constexpr size_t kMaxNameLength = 1024;
 
 // Strides a dense tensor of `sizes` has when laid out in `dim_order` (outermost first).
 std::vector<int64_t> strides_for_dim_order(const std::vector<int64_t>& sizes, const std::vector<uint8_t>& order) {
@@ -32,10 +37,9 @@ std::string shape(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
-}  // namespace
-
-Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device model_device, const char* what,
-                           size_t index, Error on_mismatch, const char* function) noexcept {
+// The dtype, rank and sizes of `t` against a known spec.
+Error check_shape(const SlimTensor& t, const TensorSpec& spec, const char* what, size_t index, Error on_mismatch,
+                  const char* function) noexcept {
   const char* name = spec.name.c_str();
   SLIMCUDA_CHECK_OR_RETURN_AT(function, t.dtype() == spec.dtype, on_mismatch, "%s %zu '%s': dtype %s, want %s", what,
                               index, name, scalar_type_name(t.dtype()), scalar_type_name(spec.dtype));
@@ -56,6 +60,15 @@ Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device m
           bounded && !spec.min_sizes.empty() ? (" and at least " + shape(spec.min_sizes)).c_str() : "");
     }
   }
+  return Error::Ok;
+}
+
+}  // namespace
+
+Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device model_device, const char* what,
+                           size_t index, Error on_mismatch, const char* function) noexcept {
+  const char* name = spec.name.c_str();
+  if (spec.known) SLIMCUDA_RETURN_IF_ERROR(check_shape(t, spec, what, index, on_mismatch, function));
   const Device want_device{spec.device.type, spec.device.index == -1 ? model_device.index : spec.device.index};
   const Device got = t.device();
   SLIMCUDA_CHECK_OR_RETURN_AT(
@@ -74,7 +87,7 @@ Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device m
                                 on_mismatch, "%s %zu '%s' is tagged cuda:%d but its data is not that device's memory",
                                 what, index, name, got.index);
   }
-  if (!spec.dim_order.empty()) {
+  if (spec.known && !spec.dim_order.empty()) {
     const std::vector<int64_t> want = strides_for_dim_order(t.sizes(), spec.dim_order);
     for (size_t d = 0; d < want.size(); ++d) {
       SLIMCUDA_CHECK_OR_RETURN_AT(function, t.sizes()[d] <= 1 || t.strides()[d] == want[d], on_mismatch,
@@ -86,7 +99,7 @@ Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device m
 }
 
 Error Model::load(const ModelPackage& package, int device_type, int device_index, int instances,
-                  std::unique_ptr<Model>* out, const char* function) noexcept {
+                  std::unique_ptr<Model>* out, const char* function, graph::GraphMode graphs) noexcept {
   try {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, device_type >= -1 && device_type <= 1, Error::InvalidArgument,
                                 "device type %d (want -1 auto, 0 CPU, 1 CUDA)", device_type);
@@ -105,11 +118,27 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
     }
     SLIMCUDA_CHECK_OR_RETURN_AT(function, forward != nullptr, Error::InvalidProgram, "no method \"forward\"");
 
+    return load_library(lib->so.data(), lib->so.size(), static_cast<DeviceType>(device_type), device_index, instances,
+                        forward, nullptr, out, function, graphs);
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory loading the model");
+  }
+}
+
+Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int device_index, int instances,
+                          const MethodSpec* declared, const DescribeInputs& describe, std::unique_ptr<Model>* out,
+                          const char* function, graph::GraphMode graphs) noexcept {
+  try {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, instances >= 0 && instances <= kMaxInstances, Error::InvalidArgument,
+                                "%d instances (want 0 for the default, or 1 to %d)", instances, kMaxInstances);
+    const bool on_cuda = type == DeviceType::CUDA;
+    if (instances == 0) instances = on_cuda ? kDefaultCudaInstances : kDefaultCpuInstances;
     std::unique_ptr<Model> m(new Model());
-    m->method_ = *forward;
+    if (declared != nullptr) m->method_ = *declared;
+    m->method_.name = "forward";
     m->slots_ = std::make_unique<InstanceSlots>(static_cast<size_t>(instances));
     std::string device_str = "cpu";
-    if (device_type == 1) {
+    if (on_cuda) {
       int device = -1;
       SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
       m->device_ = Device{DeviceType::CUDA, static_cast<DeviceIndex>(device)};
@@ -124,7 +153,7 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
       m->device_ = Device{DeviceType::CPU, -1};
     }
     m->loaded_ = std::make_shared<Loaded>();
-    SLIMCUDA_RETURN_IF_ERROR(ModelLibrary::load(lib->so.data(), lib->so.size(), &m->loaded_->library, function));
+    SLIMCUDA_RETURN_IF_ERROR(ModelLibrary::load(so, size, &m->loaded_->library, function));
     const ModelLibrary& library = *m->loaded_->library;
     auto create = reinterpret_cast<CreateFn>(library.symbol("AOTInductorModelContainerCreateWithDevice"));
     auto destroy = reinterpret_cast<DeleteFn>(library.symbol("AOTInductorModelContainerDelete"));
@@ -154,10 +183,29 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
     size_t n_in = 0, n_out = 0;
     SLIMCUDA_CHECK_OR_RETURN_AT(function, num_inputs(container, &n_in) == 0 && num_outputs(container, &n_out) == 0,
                                 Error::InvalidProgram, "the container does not report its inputs and outputs");
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, n_in == forward->inputs.size() && n_out == forward->outputs.size(),
-                                Error::InvalidProgram,
-                                "the library has %zu inputs and %zu outputs; the manifest declares %zu and %zu", n_in,
-                                n_out, forward->inputs.size(), forward->outputs.size());
+    if (declared != nullptr) {
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, n_in == declared->inputs.size() && n_out == declared->outputs.size(),
+                                  Error::InvalidProgram,
+                                  "the library has %zu inputs and %zu outputs; the manifest declares %zu and %zu", n_in,
+                                  n_out, declared->inputs.size(), declared->outputs.size());
+    } else {
+      SLIMCUDA_RETURN_IF_ERROR(m->describe_from_container(n_in, n_out, describe, function));
+    }
+    if (on_cuda && graphs != graph::GraphMode::Off) {
+      graph::ContainerAbi abi;
+      abi.create = create;
+      abi.destroy = destroy;
+      abi.run_single_threaded =
+          reinterpret_cast<graph::ContainerAbi::RunFn>(library.symbol("AOTInductorModelContainerRunSingleThreaded"));
+      abi.device_str = device_str;
+      Model* self = m.get();
+      m->graphs_ = std::make_unique<graph::GraphRunner>(
+          std::move(abi), std::shared_ptr<void>(m->loaded_->library), m->device_.index, static_cast<size_t>(instances),
+          graphs, [self](const SlimTensor& t, size_t i, const char* fn) {
+            return check_tensor_against(t, self->method_.outputs[i], self->device_, "output", i, Error::InvalidProgram,
+                                        fn);
+          });
+    }
     *out = std::move(m);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
@@ -165,7 +213,57 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
   }
 }
 
+Error Model::describe_from_container(size_t n_in, size_t n_out, const DescribeInputs& describe, const char* function) {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, n_in <= kMaxIo && n_out <= kMaxIo, Error::InvalidProgram,
+                              "the container reports %zu inputs and %zu outputs (at most %zu each)", n_in, n_out,
+                              kMaxIo);
+  using NameFn = int32_t (*)(void*, size_t, const char**);
+  const ModelLibrary& library = *loaded_->library;
+  auto input_name = reinterpret_cast<NameFn>(library.symbol("AOTInductorModelContainerGetInputName"));
+  auto output_name = reinterpret_cast<NameFn>(library.symbol("AOTInductorModelContainerGetOutputName"));
+  auto name_of = [&](NameFn fn, size_t i, const char* fallback) {
+    const char* n = nullptr;
+    if (fn != nullptr && fn(loaded_->container, i, &n) == 0 && n != nullptr) {
+      return std::string(n, strnlen(n, kMaxNameLength));
+    }
+    return std::string(fallback) + std::to_string(i);
+  };
+  std::vector<TensorSpec> inputs;
+  bool described = false;
+  if (describe) {
+    const Error e = describe(n_in, &inputs);
+    if (e == Error::Ok) {
+      described = true;
+    } else if (e == Error::NotFound) {
+      clear_last_error();  // nothing to learn: the inputs stay unknown
+    } else {
+      return e;
+    }
+  }
+  if (!described) {
+    inputs.assign(n_in, TensorSpec{});
+    for (TensorSpec& s : inputs) {
+      s.known = false;
+      s.device = Device{device_.type, -1};
+    }
+  }
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, inputs.size() == n_in, Error::InvalidProgram, "%zu input specs for %zu inputs",
+                              inputs.size(), n_in);
+  for (size_t i = 0; i < n_in; ++i) {
+    if (input_name != nullptr || inputs[i].name.empty()) inputs[i].name = name_of(input_name, i, "input");
+  }
+  method_.inputs = std::move(inputs);
+  method_.outputs.resize(n_out);
+  for (size_t i = 0; i < n_out; ++i) {
+    method_.outputs[i].name = name_of(output_name, i, "output");
+    method_.outputs[i].known = false;
+    method_.outputs[i].device = Device{device_.type, -1};
+  }
+  return Error::Ok;
+}
+
 Model::~Model() {
+  graphs_.reset();  // waits for the graphs' last replays; its container goes before the library
   loaded_.reset();  // container and library go now, or with the last output borrowing from them
   if (own_stream_) {
     memory::retire_stream(stream_);  // cached blocks (outputs, too) must not keep its address
@@ -213,7 +311,24 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     // once the work is enqueued; AOTInductor keeps that instance pending until its GPU work is
     // done, so the (N+1)th caller may wait inside the container: to measure on the H200.
     InstanceSlot slot(*slots_);
-    rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
+    bool replayed = false;
+    if (graphs_ != nullptr) {
+      SlimTensor* made[kMaxGraphOutputs] = {};
+      const Error e = num_outputs <= kMaxGraphOutputs
+                          ? graphs_->run(slot.index(), inputs, num_inputs, made, num_outputs,
+                                         static_cast<cudaStream_t>(stream), &replayed, function)
+                          : Error::Ok;  // more outputs than a replay hands back: the normal way
+      if (e != Error::Ok) {
+        for (void* h : in) delete static_cast<SlimTensor*>(h);
+        return e;
+      }
+      for (size_t i = 0; replayed && i < num_outputs; ++i) out[i] = made[i];
+    }
+    if (replayed) {
+      for (void* h : in) delete static_cast<SlimTensor*>(h);  // the container did not take them
+    } else {
+      rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
+    }
   }
   auto drop_outputs = [&] {
     for (void* h : out) delete static_cast<SlimTensor*>(h);
@@ -229,8 +344,11 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
       drop_outputs();
       return set_last_error(Error::InvalidProgram, function, "the model returned no output %zu", i);
     }
-    const Error e = check_tensor_against(*static_cast<SlimTensor*>(out[i]), method_.outputs[i], device_, "output", i,
-                                         Error::InvalidProgram, function);
+    // An output nothing describes (a .pt2) is the model's to shape.
+    const Error e = method_.outputs[i].known
+                        ? check_tensor_against(*static_cast<SlimTensor*>(out[i]), method_.outputs[i], device_, "output",
+                                               i, Error::InvalidProgram, function)
+                        : Error::Ok;
     if (e != Error::Ok) {
       drop_outputs();
       return e;

@@ -2,12 +2,15 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
 #include "csrc/cuda/stream_context.h"
+#include "csrc/graph/graph_runner.h"
 #include "csrc/model/instance_slots.h"
 #include "csrc/model/library.h"
 #include "csrc/package/model_package.h"
@@ -47,15 +50,35 @@ class Model {
   static constexpr int kDefaultCpuInstances = 1;
   static constexpr int kDefaultCudaInstances = 2;
   static constexpr int kMaxInstances = 64;
+  /// Runs of models with more outputs than this skip CUDA graphs.
+  static constexpr size_t kMaxGraphOutputs = 64;
 
   /// device_type -1 picks CUDA when a GPU and a CUDA library are there, else CPU.
   /// device_index -1: the current device. instances: 0 for the default above, else
   /// 1..kMaxInstances (InvalidArgument otherwise). Load errors: no library for the device ->
   /// NotSupported; a library that does not load, lacks the container ABI or whose
   /// container cannot be created -> InvalidProgram; out of file descriptors ->
-  /// OutOfResources.
+  /// OutOfResources. `graphs`: CUDA graphs for runs on a non-blocking stream
+  /// (csrc/graph/graph_runner.h); ignored on the CPU.
   [[nodiscard]] static Error load(const ModelPackage& package, int device_type, int device_index, int instances,
-                                  std::unique_ptr<Model>* out, const char* function) noexcept;
+                                  std::unique_ptr<Model>* out, const char* function,
+                                  graph::GraphMode graphs = graph::GraphMode::Off) noexcept;
+
+  /// What describes a library's inputs when no manifest does (a .pt2): called once the
+  /// container exists, with its input count; fills one spec per input, or returns NotFound
+  /// to leave them unknown (TensorSpec::known false); any other error fails the load.
+  using DescribeInputs = std::function<Error(size_t num_inputs, std::vector<TensorSpec>* out)>;
+
+  /// Loads one library of `type` from `size` bytes (the bytes are copied into the memfd;
+  /// they may go once this returns). `declared`: the manifest's method, whose input and
+  /// output counts must match the container's (InvalidProgram otherwise); nullptr: the
+  /// method is the container's own (names from ...GetInputName/GetOutputName where the
+  /// library has them), its inputs described by `describe` (may be empty). device_index,
+  /// instances and the errors: as for load.
+  [[nodiscard]] static Error load_library(const uint8_t* so, size_t size, DeviceType type, int device_index,
+                                          int instances, const MethodSpec* declared, const DescribeInputs& describe,
+                                          std::unique_ptr<Model>* out, const char* function,
+                                          graph::GraphMode graphs = graph::GraphMode::Off) noexcept;
   ~Model();
   // One container and one dlopen handle each; copies would free them twice.
   Model(const Model&) = delete;
@@ -67,6 +90,10 @@ class Model {
   [[nodiscard]] Device device() const noexcept { return device_; }
   /// The number of instances (resolved at load: never 0).
   [[nodiscard]] int instances() const noexcept { return static_cast<int>(slots_->count()); }
+  /// CUDA graph counters (all zero with graphs off).
+  [[nodiscard]] graph::GraphStats graph_stats() const noexcept {
+    return graphs_ != nullptr ? graphs_->stats() : graph::GraphStats{};
+  }
 
   /// Runs "forward". Inputs are checked against the manifest (dtype, rank, sizes within
   /// bounds, device, and for CUDA that the data really is device memory of the model's
@@ -84,6 +111,10 @@ class Model {
 
  private:
   Model() = default;
+  // The method of a library without a manifest: the container's counts and names, the
+  // inputs as `describe` says (unknown where it cannot), the outputs unknown.
+  [[nodiscard]] Error describe_from_container(size_t n_in, size_t n_out, const DescribeInputs& describe,
+                                              const char* function);
 
   using CreateFn = int32_t (*)(void**, size_t, const char*, const char*);
   using DeleteFn = int32_t (*)(void*);
@@ -103,6 +134,7 @@ class Model {
 
   std::shared_ptr<Loaded> loaded_;
   std::unique_ptr<InstanceSlots> slots_;
+  std::unique_ptr<graph::GraphRunner> graphs_;  // CUDA models loaded with graphs on
   RunFn run_ = nullptr;
   cudaStream_t stream_ = nullptr;  // the model's own stream (CUDA models)
   bool own_stream_ = false;

@@ -280,7 +280,8 @@ TEST(DemoModel, SixtyFourThreadsRunOneModelBitExact) {
   constexpr int kThreads = 64, kRuns = 1000;
   const std::vector<uint8_t> pkg = demo_bytes();
   Model model;
-  const slimcuda_load_options opts{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CPU, -1, 4};
+  const slimcuda_load_options opts{
+      sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CPU, -1, 4, nullptr, SLIMCUDA_GRAPHS_OFF};
   ASSERT_EQ(slimcuda_model_load_with(pkg.data(), pkg.size(), &opts, &model.m), SLIMCUDA_OK)
       << slimcuda_last_error_message();
   int32_t instances = 0;
@@ -341,11 +342,11 @@ TEST(DemoModel, LoadOptions) {
     const char* description;
     slimcuda_load_options opts;
   } bad[] = {
-      {"struct_size 0", {0, 0, -1, 0}},
-      {"struct_size too large", {sizeof(slimcuda_load_options) + 4, 0, -1, 0}},
-      {"negative instances", {sizeof(slimcuda_load_options), 0, -1, -1}},
-      {"65 instances", {sizeof(slimcuda_load_options), 0, -1, 65}},
-      {"device type 5", {sizeof(slimcuda_load_options), 5, -1, 1}},
+      {"struct_size 0", {0, 0, -1, 0, nullptr, SLIMCUDA_GRAPHS_OFF}},
+      {"struct_size too large", {sizeof(slimcuda_load_options) + 4, 0, -1, 0, nullptr, SLIMCUDA_GRAPHS_OFF}},
+      {"negative instances", {sizeof(slimcuda_load_options), 0, -1, -1, nullptr, SLIMCUDA_GRAPHS_OFF}},
+      {"65 instances", {sizeof(slimcuda_load_options), 0, -1, 65, nullptr, SLIMCUDA_GRAPHS_OFF}},
+      {"device type 5", {sizeof(slimcuda_load_options), 5, -1, 1, nullptr, SLIMCUDA_GRAPHS_OFF}},
   };
   for (const auto& c : bad) {
     slimcuda_model* m = nullptr;
@@ -354,7 +355,7 @@ TEST(DemoModel, LoadOptions) {
     EXPECT_EQ(m, nullptr) << c.description;
   }
   slimcuda_model* m = nullptr;
-  const slimcuda_load_options max{sizeof(slimcuda_load_options), 0, -1, 64};
+  const slimcuda_load_options max{sizeof(slimcuda_load_options), 0, -1, 64, nullptr, SLIMCUDA_GRAPHS_OFF};
   ASSERT_EQ(slimcuda_model_load_file_with(demo_package_path().c_str(), &max, &m), SLIMCUDA_OK)
       << slimcuda_last_error_message();
   int32_t instances = 0;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csrc/ops/attention_cuda.h"
 
+#include "csrc/ops/attention_cudnn.h"
 #include "csrc/ops/attention_kernel.h"
+#include "slimcuda/last_error.h"
 
 namespace slimcuda::ops {
 namespace {
@@ -22,20 +24,17 @@ AttnType attn_type(ScalarType t) noexcept {
 }  // namespace
 
 Error attention_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
-  // CUDNN CALL SITE, for the coordinator to wire when csrc/ops/attention_cudnn.{h,cc} (the
-  // cuDNN fused-SDPA path, written in another clone) is merged; add ":attention_cudnn" deps
-  // as that clone's BUILD does. Its contract (attention_cudnn.h there): NotSupported,
-  // leaving the last-error message untouched, for every case cuDNN cannot serve (float32
-  // included); any other non-Ok code is a real failure; SLIMCUDA_ATTENTION=kernel|cudnn|auto
-  // (attention_path_override()) forces one path:
-  //   const AttentionPath path = attention_path_override();
-  //   if (path != AttentionPath::Kernel) {
-  //     const Error e = attention_cudnn(p, ctx, function);
-  //     if (e != Error::NotSupported) return e;  // served, or a real failure
-  //     if (path == AttentionPath::Cudnn)
-  //       return set_last_error(Error::NotSupported, function, "cuDNN cannot serve this attention: %s",
-  //                             attention_cudnn_unsupported_reason());
-  //   }
+  // cuDNN's fused SDPA first (float16/bfloat16; it declines float32 and what it cannot
+  // serve, quietly), unless SLIMCUDA_ATTENTION says otherwise (attention_cudnn.h).
+  const AttentionPath path = attention_path_override();
+  if (path != AttentionPath::Kernel) {
+    const Error e = attention_cudnn(p, ctx, function);
+    if (e != Error::NotSupported) return e;  // served, or a real failure
+    if (path == AttentionPath::Cudnn) {
+      return set_last_error(Error::NotSupported, function, "cuDNN cannot serve this attention: %s",
+                            attention_cudnn_unsupported_reason());
+    }
+  }
   // Everything that falls through runs on slimcuda's kernel below.
   AttentionKernelArgs a;
   a.batch = p.batch, a.heads_q = p.heads_q, a.heads_kv = p.heads_kv;

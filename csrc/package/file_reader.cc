@@ -54,12 +54,17 @@ class Fd {
     if (fd_ >= 0) (void)::close(fd_);
   }
   [[nodiscard]] int get() const noexcept { return fd_; }
+  int release() noexcept {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
 
  private:
   int fd_;
 };
 
-Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out, const char* function) {
+Error open_checked(const char* path, int* fd_out, uint64_t* size, const char* function) {
   Fd fd(::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
     const int e = errno;
@@ -73,13 +78,23 @@ Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out, const ch
   }
   SLIMCUDA_CHECK_OR_RETURN_AT(function, S_ISREG(st.st_mode), Error::InvalidArgument, "%s is not a regular file (%s)",
                               path, kind_of(st.st_mode));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, st.st_size >= 0 && static_cast<uint64_t>(st.st_size) <= cap,
-                              Error::InvalidArgument, "%s is %lld bytes, over the cap of %zu bytes", path,
-                              static_cast<long long>(st.st_size), cap);
+  *size = st.st_size < 0 ? 0 : static_cast<uint64_t>(st.st_size);
+  *fd_out = fd.release();
+  return Error::Ok;
+}
+
+Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out, const char* function) {
+  int raw = -1;
+  uint64_t file_size = 0;
+  SLIMCUDA_RETURN_IF_ERROR(open_checked(path, &raw, &file_size, function));
+  Fd fd(raw);
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, file_size <= cap, Error::InvalidArgument,
+                              "%s is %llu bytes, over the cap of %zu bytes", path,
+                              static_cast<unsigned long long>(file_size), cap);
   // What fstat promised, then whatever the file grew by (through a small buffer, so a file
   // that did not grow costs no second allocation), never past cap + 1 bytes: one byte
   // beyond the cap is how a file that grew too large is seen.
-  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  std::vector<uint8_t> bytes(static_cast<size_t>(file_size));
   size_t used = 0;
   uint8_t probe[64 * 1024];
   for (;;) {
@@ -106,6 +121,16 @@ Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out, const ch
 }
 
 }  // namespace
+
+Error open_regular_file(const char* path, int* fd, uint64_t* size, const char* function) noexcept {
+  try {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr && fd != nullptr && size != nullptr, Error::InvalidArgument,
+                                "null path");
+    return open_checked(path, fd, size, function);
+  } catch (...) {
+    return set_last_error(Error::Internal, function, "unexpected exception opening %s", path);
+  }
+}
 
 Error read_regular_file(const char* path, size_t cap, std::vector<uint8_t>* out, const char* function) noexcept {
   try {

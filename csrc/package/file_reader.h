@@ -31,4 +31,10 @@ inline constexpr size_t kMaxManifestFileBytes = size_t{16} << 20;
 [[nodiscard]] Error read_regular_file(const char* path, size_t cap, std::vector<uint8_t>* out,
                                       const char* function) noexcept;
 
+/// Opens `path` as read_regular_file does, with its codes and messages for a path that is
+/// missing, unreadable or not a regular file, and returns the open descriptor (the caller
+/// closes it; O_CLOEXEC) and the size fstat reports. For readers that map the file instead
+/// (csrc/archive). Thread-safe; never throws.
+[[nodiscard]] Error open_regular_file(const char* path, int* fd, uint64_t* size, const char* function) noexcept;
+
 }  // namespace slimcuda

@@ -28,6 +28,9 @@ struct TensorSpec {
   std::vector<uint8_t> dim_order;  ///< outermost first; empty = row-major
   Dynamism dynamism = Dynamism::Static;
   Device device;  ///< index -1: the device the model is loaded on
+  /// false: the model's source states nothing but the position (a .pt2 without the fact,
+  /// docs/pt2.md): a run checks an input's device only, an output not at all.
+  bool known = true;
 };
 
 struct MethodSpec {

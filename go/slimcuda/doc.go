@@ -11,9 +11,11 @@
 // [CurrentCUDA] (the calling thread's current GPU). [Alloc] returns a [DeviceBuffer] of raw
 // device memory; [NewTensor] a [Tensor] (sizes, strides, a [DType], a device), which
 // [CopyFromHost] and [CopyToHost] fill and read from Go slices of the element types
-// [HostElement] lists, converting between dtypes. [Load] reads a model package
-// (.slimcuda: the compiled libraries and their I/O manifest) and [Model.Run] runs it on
-// tensors. [Version] is the library's version.
+// [HostElement] lists, converting between dtypes. [Load] reads a model: PyTorch's .pt2 as
+// torch._inductor.aoti_compile_and_package writes it (read in place, nothing extracted;
+// [WithModelName] picks one of several), or a slimcuda package (.slimcuda: compiled
+// libraries and their I/O manifest); [Model.Run] runs it on tensors. [Version] is the
+// library's version.
 //
 // # Streams and threads
 //

@@ -23,7 +23,15 @@ const (
 	Static           Dynamism = 0 // sizes are exact
 	DynamicBounded   Dynamism = 1 // sizes are upper bounds
 	DynamicUnbounded Dynamism = 2 // only the rank is fixed (CPU only)
+	// UnknownSpec: the model file states nothing about this input or output but its
+	// position and name (a .pt2's outputs; a .pt2's inputs when it lacks its wrapper
+	// source). DType is then UnknownDType and Sizes empty; a run checks such an input's
+	// device only.
+	UnknownSpec Dynamism = -1
 )
+
+// UnknownDType is a TensorSpec's DType when the model file does not state it.
+const UnknownDType DType = -1
 
 func (d Dynamism) String() string {
 	switch d {
@@ -33,6 +41,8 @@ func (d Dynamism) String() string {
 		return "dynamic-bounded"
 	case DynamicUnbounded:
 		return "dynamic-unbounded"
+	case UnknownSpec:
+		return "unknown"
 	}
 	return fmt.Sprintf("Dynamism(%d)", int32(d))
 }
@@ -70,7 +80,86 @@ type Model struct {
 // LoadOption configures Load.
 type LoadOption func(*loadConfig)
 
-type loadConfig struct{ deviceType, deviceIndex, instances int }
+type loadConfig struct {
+	deviceType, deviceIndex, instances int
+	modelName                          *string
+	graphs                             GraphMode
+}
+
+// WithModelName loads the model called name from a .pt2 holding several (its
+// data/aotinductor/<name>/ folders). Without it a .pt2's only model loads, or else the one
+// called "model"; several models and none of that name, or no model called name, is
+// ErrInvalidArgument with the names in the message. Ignored for a slimcuda package.
+func WithModelName(name string) LoadOption {
+	return func(c *loadConfig) { c.modelName = &name }
+}
+
+// options is cfg as the C library takes it, and a function freeing what it holds (the
+// model name, in C memory: a Go pointer may not be stored in memory C reads).
+func (cfg loadConfig) options() (C.slimcuda_load_options, func()) {
+	o := C.slimcuda_load_options{
+		struct_size:  C.int32_t(C.sizeof_slimcuda_load_options),
+		device_type:  C.int32_t(cfg.deviceType),
+		device_index: C.int32_t(cfg.deviceIndex),
+		instances:    C.int32_t(cfg.instances),
+		cuda_graphs:  C.int32_t(cfg.graphs),
+	}
+	if cfg.modelName == nil {
+		return o, func() {}
+	}
+	o.model_name = C.CString(*cfg.modelName)
+	return o, func() { C.free(unsafe.Pointer(o.model_name)) }
+}
+
+// GraphMode says whether a CUDA model's runs go through CUDA graphs (WithCUDAGraphs).
+type GraphMode int
+
+const (
+	// GraphsOff runs every call the normal way (the default).
+	GraphsOff GraphMode = 0
+	// GraphsOn captures a run into a CUDA graph the first time an instance sees its input
+	// layout (dtypes, sizes, strides) on a non-blocking stream, and replays it after; a
+	// layout that cannot be captured runs the normal way (GraphStats.Fallbacks counts it).
+	GraphsOn GraphMode = 1
+	// GraphsStrict is GraphsOn, except that a run that cannot be captured fails with
+	// ErrNotSupported and the reason (the model stays usable).
+	GraphsStrict GraphMode = 2
+)
+
+// WithCUDAGraphs sets the CUDA graph mode of a CUDA model (ignored for CPU models). A
+// replay copies the inputs into the graph's own buffers, launches the graph and copies the
+// outputs into new tensors, all on the run's stream: one launch where a normal run makes
+// one per kernel. Each graph keeps one run's activations while the model lives, and the
+// capture keeps a second copy of the weights a library embeds (docs/graphs.md).
+func WithCUDAGraphs(mode GraphMode) LoadOption {
+	return func(c *loadConfig) { c.graphs = mode }
+}
+
+// GraphStats counts a model's CUDA graph work (all zero with graphs off).
+type GraphStats struct {
+	Captures  uint64 // graphs made
+	Replays   uint64 // runs a graph served
+	Fallbacks uint64 // runs that went the normal way because their layout could not be captured
+	Graphs    uint64 // graphs alive
+}
+
+// GraphStats returns the model's CUDA graph counters (ErrInvalidState after Close).
+func (m *Model) GraphStats() (GraphStats, error) {
+	if m == nil {
+		return GraphStats{}, argError("GraphStats", "nil model")
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return GraphStats{}, &Error{Op: "GraphStats", Code: ErrInvalidState, Message: "model is closed"}
+	}
+	var s C.slimcuda_graph_stats
+	if err := check("GraphStats", C.sc_model_graph_stats(m.h, &s)); err != nil {
+		return GraphStats{}, err
+	}
+	return GraphStats{Captures: uint64(s.captures), Replays: uint64(s.replays), Fallbacks: uint64(s.fallbacks),
+		Graphs: uint64(s.graphs)}, nil
+}
 
 // WithInstances loads n model instances, so n runs can be in flight at once (0: the
 // default, 1 on the CPU and 2 on CUDA — the CUDA number is provisional until the H200
@@ -87,17 +176,28 @@ func LoadOnDevice(device Device) LoadOption {
 	return func(c *loadConfig) { c.deviceType, c.deviceIndex = int(device.Type), device.Index }
 }
 
-// Load reads a model package file and loads it: by default its CUDA library when a GPU is
-// there, else its CPU library. Package bytes are checked as untrusted input
-// (ErrInvalidProgram for malformed packages). The file is read by the C library
+// Load loads a model file: PyTorch's .pt2 (what torch._inductor.aoti_compile_and_package
+// writes; recognised by its zip signature, not its name), or a slimcuda package.
+//
+// A .pt2 is mapped read-only and read in place, nothing extracted to disk: its only model
+// (or the one called "model", or WithModelName's) loads on the device its metadata names
+// (AOTI_DEVICE_KEY; LoadOnDevice with another device type is ErrNotSupported). Its input
+// specs come from the archive (docs/pt2.md); a malformed archive (truncated, a zip bomb, a
+// path-traversal or duplicate entry name, a library that is not an x86-64 ELF or whose CRC
+// does not match) is ErrInvalidProgram with the reason; a model whose GPU kernels are files
+// beside its library (exported without aot_inductor.embed_kernel_binary) is ErrNotSupported.
+//
+// A package loads by default its CUDA library when a GPU is there, else its CPU library.
+// Package bytes are checked as untrusted input (ErrInvalidProgram for malformed packages).
+// Opening either kind is done by the C library
 // (slimcuda_model_load_file_with), so Go and C report the same codes and messages:
 //   - ErrNotFound: the file does not exist ("No such file or directory"); the error also
 //     satisfies errors.Is(err, fs.ErrNotExist);
 //   - ErrAccessFailed: permission denied (also errors.Is(err, fs.ErrPermission)), or another
 //     open or read failure (the system's text);
 //   - ErrInvalidArgument: not a regular file ("... is not a regular file (directory)",
-//     "(fifo)", "(device)"), or larger than the package cap (2 GiB - 2 bytes: the message
-//     names the size and the cap);
+//     "(fifo)", "(device)"), or a package larger than the package cap (2 GiB - 2 bytes: the
+//     message names the size and the cap; a .pt2 has no cap);
 //   - ErrOutOfResources: no file descriptor left (EMFILE, ENFILE).
 func Load(path string, opts ...LoadOption) (*Model, error) {
 	cfg, err := loadConfigOf("Load", opts)
@@ -106,7 +206,9 @@ func Load(path string, opts ...LoadOption) (*Model, error) {
 	}
 	cp := C.CString(path)
 	defer C.free(unsafe.Pointer(cp))
-	r := C.sc_model_load_file_with(cp, C.int32_t(cfg.deviceType), C.int32_t(cfg.deviceIndex), C.int32_t(cfg.instances))
+	o, free := cfg.options()
+	defer free()
+	r := C.sc_model_load_file_with(cp, &o)
 	if err := check("Load", r); err != nil {
 		return nil, withFileCause(err)
 	}
@@ -127,17 +229,22 @@ func loadConfigOf(op string, opts []LoadOption) (loadConfig, error) {
 	if cfg.instances < 0 || cfg.instances > 64 {
 		return cfg, argError(op, "%d instances (want 0 for the default, or 1 to 64)", cfg.instances)
 	}
+	if cfg.graphs < GraphsOff || cfg.graphs > GraphsStrict {
+		return cfg, argError(op, "CUDA graph mode %d (want GraphsOff, GraphsOn or GraphsStrict)", cfg.graphs)
+	}
 	return cfg, nil
 }
 
-// LoadBytes loads a model package held in memory (see Load). Nil options are skipped.
+// LoadBytes loads a .pt2 or a model package held in memory (see Load). Nil options are
+// skipped.
 func LoadBytes(data []byte, opts ...LoadOption) (*Model, error) {
 	cfg, err := loadConfigOf("LoadBytes", opts)
 	if err != nil {
 		return nil, err
 	}
-	r := C.sc_model_load_with(slicePtr(data), C.size_t(len(data)), C.int32_t(cfg.deviceType),
-		C.int32_t(cfg.deviceIndex), C.int32_t(cfg.instances))
+	o, free := cfg.options()
+	defer free()
+	r := C.sc_model_load_with(slicePtr(data), C.size_t(len(data)), &o)
 	runtime.KeepAlive(data)
 	if err := check("LoadBytes", r); err != nil {
 		return nil, err

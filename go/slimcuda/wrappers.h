@@ -175,19 +175,21 @@ static inline sc_result sc_package_check(const void* data, size_t n) {
 static inline sc_result sc_package_pack(const char* manifest, const char* out) {
   return sc_wrap(slimcuda_package_pack(manifest, out));
 }
-static inline sc_result sc_model_load_with(const void* data, size_t n, int32_t type, int32_t index, int32_t instances) {
+// The options struct is filled in Go (C.slimcuda_load_options): one place names its fields.
+static inline sc_result sc_model_load_with(const void* data, size_t n, const slimcuda_load_options* o) {
   slimcuda_model* m = NULL;
-  slimcuda_load_options o = {(int32_t)sizeof(slimcuda_load_options), type, index, instances};
-  sc_result r = sc_wrap(slimcuda_model_load_with(data, n, &o, &m));
+  sc_result r = sc_wrap(slimcuda_model_load_with(data, n, o, &m));
   r.ptr = m;
   return r;
 }
-static inline sc_result sc_model_load_file_with(const char* path, int32_t type, int32_t index, int32_t instances) {
+static inline sc_result sc_model_load_file_with(const char* path, const slimcuda_load_options* o) {
   slimcuda_model* m = NULL;
-  slimcuda_load_options o = {(int32_t)sizeof(slimcuda_load_options), type, index, instances};
-  sc_result r = sc_wrap(slimcuda_model_load_file_with(path, &o, &m));
+  sc_result r = sc_wrap(slimcuda_model_load_file_with(path, o, &m));
   r.ptr = m;
   return r;
+}
+static inline sc_result sc_model_graph_stats(void* m, slimcuda_graph_stats* out) {
+  return sc_wrap(slimcuda_model_graph_stats((const slimcuda_model*)m, out));
 }
 static inline sc_result sc_model_instances(void* m) {
   int32_t n = 0;

@@ -29,6 +29,10 @@ int forward(const float* x, int batch, const float* w1, const float* b1, const f
                                                                                  true);
   linear_kernel<<<(batch * kOut + kThreads - 1) / kThreads, kThreads, 0, s>>>(hidden, w2, b2, y, batch, kHidden, kOut,
                                                                               false);
+#ifdef SLIMCUDA_DEMO_SYNC_IN_RUN
+  // The variant a CUDA graph cannot capture: it waits for its own work inside the run.
+  if (cudaStreamSynchronize(s) != cudaSuccess) return 1;
+#endif
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
 

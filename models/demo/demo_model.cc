@@ -165,4 +165,13 @@ int32_t AOTInductorModelContainerRun(void* container_handle, AtenTensorHandle* i
   return 0;
 }
 
+// What slimcuda's CUDA graphs capture through (AOTInductor's takes no instance: the demo has
+// none either).
+int32_t AOTInductorModelContainerRunSingleThreaded(void* container_handle, AtenTensorHandle* input_handles,
+                                                   size_t num_inputs, AtenTensorHandle* output_handles,
+                                                   size_t num_outputs, void* stream, void* proxy_executor) {
+  return AOTInductorModelContainerRun(container_handle, input_handles, num_inputs, output_handles, num_outputs, stream,
+                                      proxy_executor);
+}
+
 }  // extern "C"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// zoo_runner MODEL_DIR [--stream] [--iterations N] [--warmup W] [--save] — runs one exported
+// zoo_runner MODEL_DIR [--stream] [--graphs] [--iterations N] [--warmup W] [--save] — runs one exported
 // AOTInductor model (MODEL_DIR/model.slimcuda, from tools/aoti/pt2_to_package.py) through
 // slimcuda's C API on every case of MODEL_DIR/meta.json (tools/aoti/export_models.py).
 // Inputs are read as raw bytes in the dtype inputs.json names and copied in that dtype
@@ -146,15 +146,16 @@ bool save_output(const std::string& dir, size_t o, const slimcuda_tensor* t, voi
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: zoo_runner MODEL_DIR [--stream] [--iterations N] [--warmup W] [--save]\n");
+    std::fprintf(stderr, "usage: zoo_runner MODEL_DIR [--stream] [--graphs] [--iterations N] [--warmup W] [--save]\n");
     return 2;
   }
   const std::string dir = argv[1];
-  bool use_stream = false, save = false;
+  bool use_stream = false, save = false, graphs = false;
   int iterations = 200, warmup = 200;  // warmup: the same as export_models.py's WARMUP
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--stream") == 0) use_stream = true;
     if (std::strcmp(argv[i], "--save") == 0) save = true;
+    if (std::strcmp(argv[i], "--graphs") == 0) graphs = true;
     if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = std::atoi(argv[++i]);
     if (std::strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) warmup = std::atoi(argv[++i]);
   }
@@ -164,7 +165,15 @@ int main(int argc, char** argv) {
   const json tol = meta.value("tolerance", json{{"name", "float32"}, {"atol", 1e-4}, {"rtol", 1e-3}});
   const double atol = tol["atol"].get<double>(), rtol = tol["rtol"].get<double>();
   slimcuda_model* model = nullptr;
-  if (slimcuda_model_load_file((dir + "/model.slimcuda").c_str(), SLIMCUDA_DEVICE_CUDA, -1, &model) != SLIMCUDA_OK) {
+  // --graphs: CUDA graphs on (a layout that cannot be captured runs the normal way; the
+  // report says how many runs a graph served).
+  const slimcuda_load_options options{sizeof(slimcuda_load_options),
+                                      SLIMCUDA_DEVICE_CUDA,
+                                      -1,
+                                      0,
+                                      nullptr,
+                                      graphs ? SLIMCUDA_GRAPHS_ON : SLIMCUDA_GRAPHS_OFF};
+  if (slimcuda_model_load_file_with((dir + "/model.slimcuda").c_str(), &options, &model) != SLIMCUDA_OK) {
     fail("load");
     return 1;
   }
@@ -175,11 +184,8 @@ int main(int argc, char** argv) {
     fail("stream");
     return 1;
   }
-  json report = {{"model", meta["name"]},
-                 {"dtype", meta.value("dtype", "float32")},
-                 {"stream", use_stream},
-                 {"tolerance", tol},
-                 {"cases", json::array()}};
+  json report = {{"model", meta["name"]}, {"graphs_on", graphs}, {"dtype", meta.value("dtype", "float32")},
+                 {"stream", use_stream},  {"tolerance", tol},    {"cases", json::array()}};
   bool all_ok = true;
   double median_us = 0;
   bool timed = false;
@@ -193,7 +199,7 @@ int main(int argc, char** argv) {
       ok = false;
     }
     json saved = json::array();
-    const std::string save_dir = cd + (use_stream ? "/capi_stream" : "/capi");
+    const std::string save_dir = cd + (graphs ? "/capi_graphs" : use_stream ? "/capi_stream" : "/capi");
     if (ok && save) std::filesystem::create_directories(save_dir);
     double max_abs = 0, max_rel = 0;
     for (size_t o = 0; ok && o < n_out; ++o) {
@@ -262,6 +268,12 @@ int main(int argc, char** argv) {
     for (slimcuda_tensor* t : run.outputs) slimcuda_tensor_delete(t);
   }
   report["slimcuda_us_median"] = median_us;
+  if (graphs) {
+    slimcuda_graph_stats gs{};
+    if (slimcuda_model_graph_stats(model, &gs) == SLIMCUDA_OK) {
+      report["graphs"] = {{"captures", gs.captures}, {"replays", gs.replays}, {"fallbacks", gs.fallbacks}};
+    }
+  }
   report["pass"] = all_ok;
   std::printf("%s\n", report.dump().c_str());
   if (stream) slimcuda_stream_destroy(stream);

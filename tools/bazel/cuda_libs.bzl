@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Headers of the CUDA vendor libraries slimcuda's ops use (cuBLAS/cuBLASLt, cuDNN, cuDNN frontend).
+"""Headers of the CUDA vendor libraries slimcuda's ops use (cuBLAS/cuBLASLt, cuDNN, cuDNN frontend, NVRTC).
 
 Headers only: libslimcuda.so opens the libraries at run time (csrc/vendor/), never links them, so
 these repositories expose no library at all.
@@ -61,6 +61,6 @@ cuda_vendor_headers = repository_rule(
         "system_globs": attr.string_list(doc = "name prefixes to link from a system include/"),
         "deps": attr.string_list(doc = "labels the headers need (e.g. @local_cuda//:headers)"),
     },
-    environ = ["SLIMCUDA_CUBLAS_HOME", "SLIMCUDA_CUDNN_HOME", "SLIMCUDA_CUDNN_FRONTEND_HOME"],
+    environ = ["SLIMCUDA_CUBLAS_HOME", "SLIMCUDA_CUDNN_HOME", "SLIMCUDA_CUDNN_FRONTEND_HOME", "SLIMCUDA_NVRTC_HOME"],
     local = True,
 )

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tools/fuzz/fuzz.sh [SECONDS] — fuzz the model package reader for SECONDS each (default 20):
-#   1. libFuzzer (clang 14, with ASan and UBSan) on ModelPackage::parse, and on check_elf (the
-#      ELF shape check run before a library reaches the dynamic loader);
+# tools/fuzz/fuzz.sh [SECONDS] — fuzz the model readers for SECONDS each (default 20):
+#   1. libFuzzer (clang 14, with ASan and UBSan) on ModelPackage::parse, on check_elf (the
+#      ELF shape check run before a library reaches the dynamic loader), and on the .pt2
+#      reader (csrc/archive/archive_fuzzer.cc: libzip's parse and our checks of the archive,
+#      reads of every entry, the model folder, metadata and wrapper input checks);
 #   2. Go's native fuzzer on the CLI's .npy reader (FuzzRead in go/internal/npy/npy_test.go):
 #      Go code, which `go test -fuzz` instruments for coverage. It does not fuzz the C reader:
 #      cgo code is not instrumented, so a Go fuzzer over it only replays random mutations
 #      ("new interesting: 0"); libFuzzer (1.) covers that.
-# Seeds: testdata/packages/*.slimcuda (libFuzzer), the target's f.Add seeds (Go). Crashes are
+# Seeds: testdata/packages/*.slimcuda and testdata/pt2/*.pt2 (libFuzzer), the target's f.Add
+# seeds (Go). Crashes are
 # kept in fuzz-out/ (git-ignored); Go keeps its failing inputs in go/internal/npy/testdata/fuzz/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -28,7 +31,12 @@ reader=(csrc/package/model_package.cc csrc/package/elf_check.cc csrc/package/lib
 clang++-14 "${flags[@]}" csrc/package/package_fuzzer.cc "${reader[@]}" -o "$work/package_fuzzer"
 clang++-14 "${flags[@]}" csrc/package/elf_fuzzer.cc csrc/package/elf_check.cc csrc/core/last_error.cc \
   csrc/core/error.cc -o "$work/elf_fuzzer"
+clang++-14 "${flags[@]}" csrc/archive/archive_fuzzer.cc csrc/archive/pt2_archive.cc csrc/archive/pt2_model.cc \
+  csrc/package/file_reader.cc csrc/package/elf_check.cc csrc/core/last_error.cc csrc/core/error.cc \
+  -lzip -lz -o "$work/archive_fuzzer"
 cp testdata/packages/*.slimcuda "$work/corpus/"
+mkdir -p "$work/pt2_corpus"
+cp testdata/pt2/*.pt2 "$work/pt2_corpus/"
 # ELF seeds: the test model libraries inside the packages (a valid and an unloadable one).
 mkdir -p "$work/elf_corpus"
 python3 - "$work/corpus" "$work/elf_corpus" <<'PY'
@@ -49,6 +57,7 @@ libfuzz() { # name binary corpus
 }
 libfuzz ModelPackage::parse "$work/package_fuzzer" "$work/corpus"
 libfuzz check_elf "$work/elf_fuzzer" "$work/elf_corpus"
+libfuzz Pt2Archive "$work/archive_fuzzer" "$work/pt2_corpus"
 
 # --- Go native fuzzing ------------------------------------------------------------------------
 # The CLI's .npy reader (package npy, pure Go: no library to install) on untrusted files.

@@ -6,11 +6,12 @@
 #
 # DIR/bin/      test binaries (C++ gtest and Go test, named <package>__<target>)
 # DIR/bench/    benchmark binaries (their Go benchmarks live in the Go test binaries)
-# DIR/lib/      libslimcuda.so.<major>, libcudart.so.<major>, and libslimcuda_testing.so (the Go
-#               tests' stream-spinning kernel)
+# DIR/lib/      libslimcuda.so.<major>, libcudart.so.<major>, libzip.so.4 (Debian's, which
+#               libslimcuda.so needs), and libslimcuda_testing.so (the Go tests' stream-spinning
+#               kernel)
 # DIR/testdata/ the shared fixtures
 # DIR/slimcuda  the CLI (LD_LIBRARY_PATH=DIR/lib DIR/slimcuda info)
-# DIR/demo.slimcuda  the demo model package
+# DIR/demo.slimcuda  the demo model package (demo_sync.slimcuda: its variant CUDA graphs cannot capture)
 # DIR/models/   the loader's test models (models/testing: packages and one library)
 # DIR/zoo_runner, DIR/pack  for tools/aoti/run_zoo.sh (real AOTInductor exports)
 set -euo pipefail
@@ -21,7 +22,7 @@ tests=$(bazel query 'kind("(cc|go)_test", //...)' 2>/dev/null | sort)
 benches=$(bazel query 'attr(name, "_benchmark$", kind("cc_binary", //...))' 2>/dev/null | sort)
 echo "bundle: building $(echo "$tests" | wc -l) tests and $(echo "$benches" | wc -l) benchmarks"
 # shellcheck disable=SC2086
-bazel build $tests $benches //csrc:libslimcuda.so //csrc/testing:libslimcuda_testing.so //go/cmd/slimcuda //models/demo:demo_package //models/demo:libdemo_cpu.so //models/testing:all \
+bazel build $tests $benches //csrc:libslimcuda.so //csrc/testing:libslimcuda_testing.so //go/cmd/slimcuda //models/demo:demo_package //models/demo:demo_sync_package //models/demo:libdemo_cpu.so //models/demo:demo_pt2 //models/testing:all \
   //tools/aoti:zoo_runner //csrc/package:pack >/dev/null
 
 rm -rf "$out"
@@ -49,11 +50,14 @@ cp -L "$(bin_of //go/cmd/slimcuda:slimcuda)" "$out/slimcuda"
 cp -L bazel-bin/tools/aoti/zoo_runner bazel-bin/csrc/package/pack "$out/"
 cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/null ||
   cp -L "$(bazel info output_base 2>/dev/null)"/external/local_cuda/lib/libcudart.so.[0-9]* "$out/lib/"
-cp -r testdata/*.json testdata/packages "$out/testdata/"
-cp -L bazel-bin/models/demo/demo.slimcuda "$out/"
+# libzip (the .pt2 reader) is Debian's shared library; the GPU machine may lack it.
+cp -L "$(ldd bazel-bin/csrc/libslimcuda.so.0 | awk '$1 == "libzip.so.4" {print $3}')" "$out/lib/"
+cp -r testdata/*.json testdata/packages testdata/pt2 "$out/testdata/"
+cp -L bazel-bin/models/demo/demo.slimcuda bazel-bin/models/demo/demo_sync.slimcuda "$out/"
 mkdir -p "$out/models"
 cp -L bazel-bin/models/testing/*.slimcuda bazel-bin/models/testing/libconstant_1.so \
-  bazel-bin/models/demo/libdemo_cpu.so "$out/models/"
+  bazel-bin/models/demo/libdemo_cpu.so bazel-bin/models/demo/demo_cpu.pt2 bazel-bin/models/demo/demo_cuda.pt2 \
+  "$out/models/"
 cp tools/gpu/run.sh "$out/run.sh"
 cp tools/gpu/perf.sh "$out/perf.sh"
 chmod -R u+w "$out"

@@ -13,8 +13,9 @@ export SLIMCUDA_REQUIRE_GPU=1
 export SLIMCUDA_REQUIRE_GPUS="${SLIMCUDA_REQUIRE_GPUS:-1}"
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 SLIMCUDA_FIXTURES="$(printf '%s ' "$here"/testdata/*.json)"
-export SLIMCUDA_FIXTURES SLIMCUDA_DEMO_PACKAGE="$here/demo.slimcuda"
-export SLIMCUDA_DEMO_MODEL_JSON="$here/testdata/demo_model.json"
+export SLIMCUDA_FIXTURES SLIMCUDA_DEMO_PACKAGE="$here/demo.slimcuda" SLIMCUDA_DEMO_SYNC_PACKAGE="$here/demo_sync.slimcuda"
+export SLIMCUDA_DEMO_MODEL_JSON="$here/testdata/demo_model.json" SLIMCUDA_PT2_JSON="$here/testdata/pt2.json"
+export SLIMCUDA_DEMO_CPU_PT2="$here/models/demo_cpu.pt2" SLIMCUDA_DEMO_CUDA_PT2="$here/models/demo_cuda.pt2"
 SLIMCUDA_TEST_MODELS="$(printf '%s ' "$here"/models/*.slimcuda)"
 export SLIMCUDA_TEST_MODELS SLIMCUDA_TEST_LIBRARY="$here/models/libconstant_1.so" SLIMCUDA_TEST_MODELS_DIR="$here/models" \
   SLIMCUDA_DEMO_CPU_SO="$here/models/libdemo_cpu.so"

@@ -16,6 +16,16 @@ type Info struct {
 	Runtime string       `json:"cuda_runtime"`
 	Driver  string       `json:"cuda_driver"`
 	Devices []DeviceInfo `json:"devices"` // empty without a GPU
+	Model   *ModelInfo   `json:"model,omitempty"`
+}
+
+// ModelInfo is what `slimcuda info MODEL` adds: the loaded model's device and I/O specs.
+type ModelInfo struct {
+	Path      string                `json:"path"`
+	Device    string                `json:"device"`
+	Instances int                   `json:"instances"`
+	Inputs    []slimcuda.TensorSpec `json:"inputs"`
+	Outputs   []slimcuda.TensorSpec `json:"outputs"`
 }
 
 // DeviceInfo is one CUDA device of Info.
@@ -27,20 +37,24 @@ type DeviceInfo struct {
 }
 
 var infoCommand = command{
-	usageLine: "info [-json]",
-	doc:       "Shows the slimcuda version, the CUDA runtime and driver versions and every device.",
+	usageLine: "info [-json] [MODEL]",
+	doc: "Shows the slimcuda version, the CUDA runtime and driver versions and every device; with MODEL (a\n" +
+		".pt2 or a package), also the device it loads on and its inputs and outputs as the file states them\n" +
+		"(\"unknown\": the file does not say).",
 	define: func(fs *flag.FlagSet) func(c *cmdContext) error {
 		asJSON := fs.Bool("json", false, "print the information as JSON")
+		device := fs.String("device", "auto", "MODEL's device: auto, cpu or cuda")
+		modelName := fs.String("model-name", "", "which model of a .pt2 holding several")
 		return func(c *cmdContext) error {
-			if err := c.args(0, 0, ""); err != nil {
+			if err := c.args(0, 1, "[MODEL]"); err != nil {
 				return err
 			}
-			return info(c, *asJSON)
+			return info(c, *asJSON, userPath(c.fs.Arg(0)), *device, *modelName)
 		}
 	},
 }
 
-func info(c *cmdContext, asJSON bool) error {
+func info(c *cmdContext, asJSON bool, model, device, modelName string) error {
 	runtime, driver, err := slimcuda.CUDAVersions()
 	if err != nil {
 		return err
@@ -57,12 +71,30 @@ func info(c *cmdContext, asJSON bool) error {
 		}
 		in.Devices = append(in.Devices, DeviceInfo{i, p.Name, p.ComputeCapability, p.TotalMemory})
 	}
+	if model != "" {
+		opts, err := loadOptions(c, device, modelName)
+		if err != nil {
+			return err
+		}
+		m, err := slimcuda.Load(model, opts...)
+		if err != nil {
+			return err
+		}
+		in.Model = &ModelInfo{Path: model, Device: m.Device().String(), Instances: m.Instances(), Inputs: m.Inputs(),
+			Outputs: m.Outputs()}
+		if err := m.Close(); err != nil {
+			return err
+		}
+	}
 	if asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(in)
 	}
 	fmt.Fprintf(c.stdout, "slimcuda %s; CUDA runtime %s, driver %s\n", in.Version, in.Runtime, in.Driver)
+	if in.Model != nil {
+		defer printModel(c, in.Model)
+	}
 	if n == 0 {
 		fmt.Fprintln(c.stdout, "no GPU: no usable CUDA device (work runs on the CPU path)")
 		return nil
@@ -73,4 +105,18 @@ func info(c *cmdContext, asJSON bool) error {
 			float64(d.TotalMemory)/(1<<30))
 	}
 	return nil
+}
+
+func printModel(c *cmdContext, m *ModelInfo) {
+	fmt.Fprintf(c.stdout, "%s: on %s, %d instance(s)\n", m.Path, m.Device, m.Instances)
+	for k, specs := range [][]slimcuda.TensorSpec{m.Inputs, m.Outputs} {
+		for i, s := range specs {
+			kind := [2]string{"input", "output"}[k]
+			if s.Dynamism == slimcuda.UnknownSpec {
+				fmt.Fprintf(c.stdout, "  %s %d %s: unknown (the file does not state it)\n", kind, i, s.Name)
+				continue
+			}
+			fmt.Fprintf(c.stdout, "  %s %d %s: %s %v %s\n", kind, i, s.Name, s.DType, s.Sizes, s.Dynamism)
+		}
+	}
 }

@@ -5,9 +5,11 @@
 // Usage:
 //
 //	slimcuda info [-json]                 the CUDA runtime, driver and GPUs (says so plainly without a GPU)
-//	slimcuda run [flags] [PACKAGE]        run a model package (default: the demo) and summarize its outputs
+//	slimcuda info [-json] MODEL           also a model's device and input/output specs
+//	slimcuda run [flags] [MODEL]          run a .pt2 or a model package (default: the demo) and summarize its outputs
 //	slimcuda pack [-o OUT] MANIFEST       write a model package from a JSON manifest
 //	slimcuda bench [flags]                copies and allocations through slimcuda as ratios to raw CUDA
+//	slimcuda bench-load [flags] MODEL     time slimcuda.Load of a .pt2 or a package
 //	slimcuda help [COMMAND]               this text, or a command's flags
 //	slimcuda --version                    the version of the CLI and of libslimcuda
 //
@@ -37,9 +39,10 @@ const usage = `usage: slimcuda <command> [flags] [arguments]
 
 commands:
   info    show the CUDA runtime, driver and devices (the default)
-  run     run a model package (default: the demo package) and summarize its outputs
+  run     run a .pt2 or a model package (default: the demo package) and summarize its outputs
   pack    write a model package from a JSON manifest
   bench   time copies and allocations through slimcuda against raw CUDA
+  bench-load  time loading a .pt2 or a model package
   help    show this text, or 'slimcuda help COMMAND' for a command's flags
 
 flags:
@@ -68,10 +71,11 @@ type cmdContext struct {
 }
 
 var commands = map[string]command{
-	"info":  infoCommand,
-	"run":   runCommand,
-	"pack":  packCommand,
-	"bench": benchCommand,
+	"info":       infoCommand,
+	"run":        runCommand,
+	"pack":       packCommand,
+	"bench":      benchCommand,
+	"bench-load": benchLoadCommand,
 }
 
 // versionLine is what --version prints.

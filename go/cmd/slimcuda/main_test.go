@@ -54,7 +54,9 @@ func TestUsageErrors(t *testing.T) {
 		message     string
 	}{
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
-		{"extra argument", []string{"info", "extra"}, `unexpected argument "extra": info takes no arguments`},
+		{"extra argument", []string{"info", "a.pt2", "extra"}, `unexpected argument "extra" after a.pt2`},
+		{"bench-load without a model", []string{"bench-load"}, "missing MODEL"},
+		{"bench-load n", []string{"bench-load", "-n", "0", "m.pt2"}, "-n must be >= 1"},
 		{"unknown flag", []string{"info", "-nosuchflag"}, "flag provided but not defined: -nosuchflag"},
 		{"bad flag value", []string{"run", "-device", "tpu"}, `-device "tpu": want auto, cpu or cuda`},
 		{"two packages", []string{"run", "a", "b"}, `unexpected argument "b" after a`},
@@ -385,4 +387,75 @@ func TestNPYRoundTripsEveryDType(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, file.Bytes(), saved, dt)
 	}
+}
+
+func pt2Fixture(t *testing.T, name string) string {
+	return filepath.Join(filepath.Dir(fixture.Runfile(t, "SLIMCUDA_PT2_JSON", "testdata/pt2.json")), "pt2", name)
+}
+
+// `slimcuda run model.pt2`: the real CPU export runs on inputs the CLI builds from the
+// archive's input specs ([2, 4] and [2, 3] float32), and its output has the model's shape.
+func TestRunPt2(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"run", "-json", "-iterations", "1", pt2Fixture(t, "real_cpu_linear.pt2")}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	var s Summary
+	require.NoError(t, json.Unmarshal(out.Bytes(), &s))
+	require.Equal(t, "cpu", s.Device)
+	require.Len(t, s.Inputs, 2)
+	require.Equal(t, []int64{2, 4}, s.Inputs[0].Sizes)
+	require.Equal(t, []int64{2, 3}, s.Inputs[1].Sizes)
+	require.Len(t, s.Outputs, 1)
+	require.Equal(t, []int64{2, 3}, s.Outputs[0].Sizes)
+	require.GreaterOrEqual(t, float64(s.Outputs[0].Min), 0.0, "relu")
+
+	// Several models: the name chooses; none given is the library's InvalidArgument.
+	out.Reset()
+	require.Equal(t, 1, run([]string{"run", pt2Fixture(t, "two_models.pt2")}, &out, &errOut))
+	require.Contains(t, errOut.String(), "holds 2 models ('a', 'b')")
+	errOut.Reset()
+	require.Equal(t, 0, run([]string{"run", "-model-name", "b", "-json", "-values", pt2Fixture(t, "two_models.pt2")},
+		&out, &errOut), errOut.String())
+	require.NoError(t, json.Unmarshal(out.Bytes(), &s))
+	require.Equal(t, float64(s.Inputs[0].Sum)+1, float64(s.Outputs[0].Values[0]), "constant_1: y = x + 1")
+
+	// Unknown input specs: the CLI cannot build inputs and says how to give them.
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"run", pt2Fixture(t, "valid_no_source.pt2")}, &out, &errOut))
+	require.Contains(t, errOut.String(), "states no dtype or shape")
+	require.Contains(t, errOut.String(), "-inputs")
+}
+
+func TestInfoDescribesAModel(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"info", pt2Fixture(t, "real_cpu_linear.pt2")}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "on cpu, 1 instance(s)")
+	require.Contains(t, out.String(), "input 0 arg2_1: float32 [2 4] static")
+	require.Contains(t, out.String(), "output 0")
+	require.Contains(t, out.String(), "unknown (the file does not state it)")
+	out.Reset()
+	require.Equal(t, 0, run([]string{"info", "-json", pt2Fixture(t, "valid.pt2")}, &out, &errOut), errOut.String())
+	var in Info
+	require.NoError(t, json.Unmarshal(out.Bytes(), &in))
+	require.NotNil(t, in.Model)
+	require.Equal(t, "cpu", in.Model.Device)
+	require.Len(t, in.Model.Inputs, 1)
+	require.Equal(t, []int64{1}, in.Model.Inputs[0].Sizes)
+}
+
+func TestBenchLoad(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"bench-load", "-n", "3", "-json", pt2Fixture(t, "real_cpu_linear.pt2")}, &out,
+		&errOut), errOut.String())
+	var r LoadTimes
+	require.NoError(t, json.Unmarshal(out.Bytes(), &r))
+	require.Equal(t, 3, r.Loads)
+	require.Len(t, r.AllMillis, 3)
+	require.Equal(t, "cpu", r.Device)
+	require.Greater(t, r.FileBytes, int64(100000))
+	require.Greater(t, r.MinMillis, 0.0)
+	require.LessOrEqual(t, r.MinMillis, r.MedMillis)
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"bench-load", pt2Fixture(t, "zip_bomb.pt2")}, &out, &errOut))
+	require.Contains(t, errOut.String(), "zip bomb")
 }

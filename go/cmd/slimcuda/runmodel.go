@@ -61,10 +61,11 @@ type TensorSummary struct {
 }
 
 var runCommand = command{
-	usageLine: "run [flags] [PACKAGE]",
-	doc: "Loads a model package (default: the demo package), runs it on deterministic inputs (or on .npy\n" +
-		"files: -inputs) and summarizes the outputs and timings. With a GPU it uses the CUDA library, else the\n" +
-		"CPU library. Relative paths are resolved against the directory `bazel run` was started in.",
+	usageLine: "run [flags] [MODEL]",
+	doc: "Loads a model — a PyTorch .pt2 or a slimcuda package (default: the demo package) —, runs it on\n" +
+		"deterministic inputs (or on .npy files: -inputs) and summarizes the outputs and timings. A package's\n" +
+		"CUDA library is used with a GPU, else its CPU library; a .pt2 model runs on the device it was compiled\n" +
+		"for. Relative paths are resolved against the directory `bazel run` was started in.",
 	define: func(fs *flag.FlagSet) func(c *cmdContext) error {
 		var o runOptions
 		fs.StringVar(&o.device, "device", "auto", "auto (CUDA when a GPU is there), cpu or cuda")
@@ -76,8 +77,9 @@ var runCommand = command{
 		fs.StringVar(&o.inputs, "inputs", "", "read the inputs from NumPy .npy files: a comma-separated list, one per input,\n"+
 			"or a directory holding input_0.npy, input_1.npy, ...")
 		fs.StringVar(&o.save, "save", "", "write each output to DIR/output_<i>.npy (NumPy, in the output's dtype)")
+		fs.StringVar(&o.modelName, "model-name", "", "which model of a .pt2 holding several (default: its only one, or \"model\")")
 		return func(c *cmdContext) error {
-			if err := c.args(0, 1, "[PACKAGE]"); err != nil {
+			if err := c.args(0, 1, "[MODEL]"); err != nil {
 				return err
 			}
 			c.fs.Visit(func(f *flag.Flag) { o.batchSet = o.batchSet || f.Name == "batch" })
@@ -93,6 +95,25 @@ type runOptions struct {
 	iterations     int
 	asJSON, values bool
 	inputs, save   string
+	modelName      string
+}
+
+// loadOptions are the options of -device and -model-name (shared by run, info and bench-load).
+func loadOptions(c *cmdContext, device, modelName string) ([]slimcuda.LoadOption, error) {
+	var opts []slimcuda.LoadOption
+	switch device {
+	case "auto":
+	case "cpu":
+		opts = append(opts, slimcuda.LoadOnDevice(slimcuda.CPUDevice))
+	case "cuda":
+		opts = append(opts, slimcuda.LoadOnDevice(slimcuda.CurrentCUDA))
+	default:
+		return nil, c.usageError("-device %q: want auto, cpu or cuda", device)
+	}
+	if modelName != "" {
+		opts = append(opts, slimcuda.WithModelName(modelName))
+	}
+	return opts, nil
 }
 
 func runModel(c *cmdContext, o runOptions) error {
@@ -107,19 +128,12 @@ func runModel(c *cmdContext, o runOptions) error {
 	if *values && !*asJSON {
 		return c.usageError("-values needs -json (the values are part of the JSON summary)")
 	}
-	var opts []slimcuda.LoadOption
-	switch o.device {
-	case "auto":
-	case "cpu":
-		opts = append(opts, slimcuda.LoadOnDevice(slimcuda.CPUDevice))
-	case "cuda":
-		opts = append(opts, slimcuda.LoadOnDevice(slimcuda.CurrentCUDA))
-	default:
-		return c.usageError("-device %q: want auto, cpu or cuda", o.device)
+	opts, err := loadOptions(c, o.device, o.modelName)
+	if err != nil {
+		return err
 	}
 	path := userPath(c.fs.Arg(0))
 	if path == "" {
-		var err error
 		if path, err = demoPackage(); err != nil {
 			return err
 		}
@@ -151,7 +165,10 @@ func runModel(c *cmdContext, o runOptions) error {
 		specs := model.Inputs()
 		sizes := make([][]int64, len(specs))
 		for i, spec := range specs {
-			var err error
+			if spec.Dynamism == slimcuda.UnknownSpec {
+				return fmt.Errorf("slimcuda run: %s: input %d (%s): the model file states no dtype or shape "+
+					"(a .pt2 without its wrapper source): give the inputs with -inputs", path, i, spec.Name)
+			}
 			if sizes[i], err = inputSizes(spec, *batch, batchSet); err != nil {
 				if errors.As(err, new(batchError)) {
 					return c.usageError("-batch %d: %v", *batch, err)

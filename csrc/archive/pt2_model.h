@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "csrc/archive/pt2_archive.h"
+#include "csrc/package/model_package.h"
+#include "slimcuda/error.h"
+#include "slimcuda/types.h"
+
+namespace slimcuda {
+
+/// The default model name: what aoti_compile_and_package calls a model unless told otherwise.
+inline constexpr const char* kDefaultPt2ModelName = "model";
+
+/// One AOTInductor model inside a .pt2: the folder `<root>data/aotinductor/<name>/` that
+/// PyTorch 2.11 writes (<root> is the archive's top folder, the package's base name).
+struct Pt2Model {
+  std::string name;
+  std::string folder;                            ///< "<root>data/aotinductor/<name>/"
+  const ArchiveEntry* library = nullptr;         ///< the one `.so` in the folder
+  const ArchiveEntry* metadata = nullptr;        ///< `<so stem>_metadata.json`
+  const ArchiveEntry* wrapper_source = nullptr;  ///< `<so stem>.cpp`, when packaged (it is by default)
+  DeviceType device_type = DeviceType::CPU;      ///< AOTI_DEVICE_KEY of the metadata
+  std::vector<const ArchiveEntry*> files;        ///< everything in the folder (weights blobs included)
+};
+
+/// The names of the models in the archive (its `data/aotinductor/<name>/` folders), sorted.
+/// No model at all -> InvalidProgram.
+[[nodiscard]] Error pt2_model_names(const Pt2Archive& archive, std::vector<std::string>* out,
+                                    const char* function) noexcept;
+
+/// Finds and checks model `name` (nullptr: the only model, else the one called "model"):
+/// several models and no name -> InvalidArgument listing them; no such model ->
+/// InvalidArgument listing them; a folder without exactly one `.so`, without its metadata,
+/// or metadata that is not JSON or names no known device -> InvalidProgram.
+[[nodiscard]] Error find_pt2_model(const Pt2Archive& archive, const char* name, Pt2Model* out,
+                                   const char* function) noexcept;
+
+/// Reads each input's spec from the generated wrapper's own input checks (check_input_<i>:
+/// AOTInductor emits one per input in every AOT export, run by the library only when
+/// AOTI_RUNTIME_CHECK_INPUTS is set): dtype, each dimension's exact size or bounds, strides,
+/// device type. `num_inputs` is the container's count. Returns NotFound when the source has
+/// no such checks (nothing to learn); InvalidProgram when they disagree with the count or
+/// name a dtype slimcuda does not have.
+[[nodiscard]] Error parse_input_checks(std::string_view source, size_t num_inputs, std::vector<TensorSpec>* out,
+                                       const char* function) noexcept;
+
+}  // namespace slimcuda

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loading PyTorch .pt2 archives through the C ABI, from testdata/pt2.json (go/slimcuda/
+// pt2_test.go runs the same cases): the valid archives load and run (from a file and from
+// memory), every malformed one gets its code and message, a real CPU export matches eager
+// PyTorch, a wrong input is refused before the library runs, and a load leaves no file in
+// TMPDIR.
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "csrc/testing/fixtures.h"
+#include "slimcuda/slimcuda.h"
+
+namespace slimcuda::testing {
+namespace {
+
+const bool kOwnsFixture = own_fixture("pt2.json");
+
+struct Model {
+  slimcuda_model* m = nullptr;
+  ~Model() { slimcuda_model_free(m); }
+};
+
+struct Tensor {
+  slimcuda_tensor* t = nullptr;
+  ~Tensor() { slimcuda_tensor_delete(t); }
+};
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string pt2(const std::string& name) { return fixture_relative("pt2.json", "pt2/" + name); }
+
+slimcuda_load_options options_of(const Case& c) {
+  slimcuda_load_options o{static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, 0, nullptr, SLIMCUDA_GRAPHS_OFF};
+  o.device_type = c.data.value("device_type", -1);
+  if (c.data.contains("model_name")) o.model_name = c.data.at("model_name").get_ref<const std::string&>().c_str();
+  return o;
+}
+
+// Runs y = model(x) on one float32 [1] tensor.
+void run_one(slimcuda_model* m, float x, float want) {
+  const int64_t sizes[1] = {1};
+  Tensor in, out;
+  ASSERT_EQ(slimcuda_tensor_empty(1, sizes, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, 0, 0, &in.t), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_tensor_copy_from_host(in.t, &x, sizeof x, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_model_run(m, &in.t, 1, &out.t, 1), SLIMCUDA_OK) << slimcuda_last_error_message();
+  float y = -1;
+  ASSERT_EQ(slimcuda_tensor_copy_to_host(out.t, &y, sizeof y, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+  EXPECT_EQ(y, want);
+}
+
+TEST(Pt2, LoadFromFileAndMemory) {
+  for (const Case& c : cases("pt2.json", "load")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::string path = fixture_relative("pt2.json", c.data.at("file"));
+    const slimcuda_load_options o = options_of(c);
+    for (const bool from_file : {true, false}) {
+      SCOPED_TRACE(from_file ? "file" : "memory");
+      Model model;
+      const std::vector<uint8_t> bytes = read_bytes(path);
+      expect_code(c, from_file ? slimcuda_model_load_file_with(path.c_str(), &o, &model.m)
+                               : slimcuda_model_load_with(bytes.data(), bytes.size(), &o, &model.m));
+      EXPECT_EQ(model.m != nullptr, c.data.at("expect") == "Ok") << "a model exactly when the load succeeds";
+      if (model.m != nullptr && c.data.contains("run")) {
+        run_one(model.m, c.data.at("run").at("x").get<float>(), c.data.at("run").at("y").get<float>());
+      }
+    }
+  }
+}
+
+TEST(Pt2, RealCpuExportMatchesEager) {
+  for (const Case& c : cases("pt2.json", "real")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::string path = fixture_relative("pt2.json", c.data.at("file"));
+    std::ifstream ref_in(fixture_relative("pt2.json", c.data.at("reference")));
+    ASSERT_TRUE(ref_in.good());
+    const nlohmann::json ref = nlohmann::json::parse(ref_in);
+    Model model;
+    ASSERT_EQ(slimcuda_model_load_file(path.c_str(), -1, -1, &model.m), SLIMCUDA_OK) << slimcuda_last_error_message();
+    size_t n_in = 0, n_out = 0;
+    ASSERT_EQ(slimcuda_model_num_io(model.m, &n_in, &n_out), SLIMCUDA_OK);
+    ASSERT_EQ(n_in, 2u);
+    ASSERT_EQ(n_out, 1u);
+    // The archive's own input checks give the specs: x float32 [2, 4], z float32 [2, 3].
+    const int64_t want_sizes[2][2] = {{2, 4}, {2, 3}};
+    for (size_t i = 0; i < 2; ++i) {
+      slimcuda_tensor_spec spec{};
+      ASSERT_EQ(slimcuda_model_input_spec(model.m, i, &spec), SLIMCUDA_OK);
+      EXPECT_EQ(spec.dtype, SLIMCUDA_FLOAT32);
+      EXPECT_EQ(spec.dynamism, SLIMCUDA_STATIC);
+      ASSERT_EQ(spec.ndim, 2);
+      EXPECT_EQ(spec.sizes[0], want_sizes[i][0]);
+      EXPECT_EQ(spec.sizes[1], want_sizes[i][1]);
+      EXPECT_EQ(spec.device_type, SLIMCUDA_DEVICE_CPU);
+    }
+    slimcuda_tensor_spec out_spec{};
+    ASSERT_EQ(slimcuda_model_output_spec(model.m, 0, &out_spec), SLIMCUDA_OK);
+    EXPECT_EQ(out_spec.dtype, SLIMCUDA_SPEC_UNKNOWN) << "the archive states nothing about outputs";
+
+    const std::vector<float> x = ref.at("x").get<std::vector<float>>(), z = ref.at("z").get<std::vector<float>>(),
+                             want = ref.at("y").get<std::vector<float>>();
+    Tensor tx, tz, ty;
+    ASSERT_EQ(slimcuda_tensor_empty(2, want_sizes[0], nullptr, SLIMCUDA_FLOAT32, 0, 0, 0, &tx.t), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_tensor_empty(2, want_sizes[1], nullptr, SLIMCUDA_FLOAT32, 0, 0, 0, &tz.t), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_tensor_copy_from_host(tx.t, x.data(), x.size() * 4, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_tensor_copy_from_host(tz.t, z.data(), z.size() * 4, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+    slimcuda_tensor* in[2] = {tx.t, tz.t};
+    ASSERT_EQ(slimcuda_model_run(model.m, in, 2, &ty.t, 1), SLIMCUDA_OK) << slimcuda_last_error_message();
+    std::vector<float> y(want.size(), -1);
+    ASSERT_EQ(slimcuda_tensor_copy_to_host(ty.t, y.data(), y.size() * 4, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+    for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5) << "output " << i;
+
+    // Wrong inputs are refused by slimcuda, before the library runs: shape, dtype, layout.
+    Tensor wrong_shape, wrong_dtype, transposed_base, transposed;
+    const int64_t wide[2] = {2, 5}, t_sizes[2] = {4, 2}, t_strides[2] = {1, 2};
+    ASSERT_EQ(slimcuda_tensor_empty(2, wide, nullptr, SLIMCUDA_FLOAT32, 0, 0, 0, &wrong_shape.t), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_tensor_empty(2, want_sizes[0], nullptr, SLIMCUDA_FLOAT64, 0, 0, 0, &wrong_dtype.t), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_tensor_empty(2, t_sizes, nullptr, SLIMCUDA_FLOAT32, 0, 0, 0, &transposed_base.t), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_tensor_view(transposed_base.t, 2, want_sizes[0], t_strides, 0, &transposed.t), SLIMCUDA_OK);
+    struct Bad {
+      slimcuda_tensor* x;
+      const char* message;
+    } bad[] = {{wrong_shape.t, "shape [2, 5], want [2, 4]"},
+               {wrong_dtype.t, "dtype float64, want float32"},
+               {transposed.t, "do not follow the declared dim order"}};
+    for (const Bad& b : bad) {
+      slimcuda_tensor* args[2] = {b.x, tz.t};
+      slimcuda_tensor* out = nullptr;
+      EXPECT_EQ(slimcuda_model_run(model.m, args, 2, &out, 1), SLIMCUDA_ERROR_INVALID_ARGUMENT) << b.message;
+      EXPECT_NE(std::string(slimcuda_last_error_message()).find(b.message), std::string::npos)
+          << slimcuda_last_error_message();
+      EXPECT_EQ(out, nullptr);
+    }
+  }
+}
+
+// The wrapper source's checks are what a run enforces: a [2] input to the synthetic model
+// (x: float32 [1]) is refused; without the source only the device is checked and the
+// library itself sees the input.
+TEST(Pt2, InputSpecsComeFromTheWrapperSource) {
+  Model with, without;
+  ASSERT_EQ(slimcuda_model_load_file(pt2("valid.pt2").c_str(), -1, -1, &with.m), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_model_load_file(pt2("valid_no_source.pt2").c_str(), -1, -1, &without.m), SLIMCUDA_OK);
+  slimcuda_tensor_spec spec{};
+  ASSERT_EQ(slimcuda_model_input_spec(with.m, 0, &spec), SLIMCUDA_OK);
+  EXPECT_EQ(spec.dtype, SLIMCUDA_FLOAT32);
+  ASSERT_EQ(spec.ndim, 1);
+  EXPECT_EQ(spec.sizes[0], 1);
+  ASSERT_EQ(slimcuda_model_input_spec(without.m, 0, &spec), SLIMCUDA_OK);
+  EXPECT_EQ(spec.dtype, SLIMCUDA_SPEC_UNKNOWN);
+  EXPECT_EQ(spec.dynamism, SLIMCUDA_SPEC_UNKNOWN);
+  EXPECT_EQ(spec.ndim, 0);
+  EXPECT_EQ(spec.device_type, SLIMCUDA_DEVICE_CPU);
+
+  const int64_t two[1] = {2};
+  Tensor in;
+  ASSERT_EQ(slimcuda_tensor_empty(1, two, nullptr, SLIMCUDA_FLOAT32, 0, 0, 0, &in.t), SLIMCUDA_OK);
+  slimcuda_tensor* out = nullptr;
+  EXPECT_EQ(slimcuda_model_run(with.m, &in.t, 1, &out, 1), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slimcuda_last_error_message()).find("shape [2], want [1]"), std::string::npos)
+      << slimcuda_last_error_message();
+  EXPECT_EQ(out, nullptr);
+}
+
+// Options of the size before model_name (0.2's struct) still load: as NULL.
+TEST(Pt2, OlderOptionsStructStillReads) {
+  struct {
+    int32_t struct_size, device_type, device_index, instances;
+  } v1{SLIMCUDA_LOAD_OPTIONS_V1_SIZE, -1, -1, 0};
+  static_assert(sizeof(v1) == SLIMCUDA_LOAD_OPTIONS_V1_SIZE, "0.2's layout");
+  Model ok, ambiguous;
+  EXPECT_EQ(slimcuda_model_load_file_with(pt2("valid.pt2").c_str(), reinterpret_cast<const slimcuda_load_options*>(&v1),
+                                          &ok.m),
+            SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  EXPECT_EQ(slimcuda_model_load_file_with(pt2("two_models.pt2").c_str(),
+                                          reinterpret_cast<const slimcuda_load_options*>(&v1), &ambiguous.m),
+            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  v1.struct_size = 20;
+  EXPECT_EQ(slimcuda_model_load_file_with(pt2("valid.pt2").c_str(), reinterpret_cast<const slimcuda_load_options*>(&v1),
+                                          &ambiguous.m),
+            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slimcuda_last_error_message()).find("struct_size 20"), std::string::npos);
+}
+
+// A .pt2 is recognised by its bytes: the same archive under a package's name loads as one.
+TEST(Pt2, RecognisedByContentNotName) {
+  const std::vector<uint8_t> bytes = read_bytes(pt2("valid.pt2"));
+  const char* dir = std::getenv("TEST_TMPDIR");
+  ASSERT_NE(dir, nullptr);
+  const std::string path = std::string(dir) + "/renamed.slimcuda";
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  Model model;
+  ASSERT_EQ(slimcuda_model_load_file(path.c_str(), -1, -1, &model.m), SLIMCUDA_OK) << slimcuda_last_error_message();
+  run_one(model.m, 1, 2);
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (const dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    closedir(d);
+  }
+  return names;
+}
+
+// Item 7 of issue 16: loading a .pt2 (from a file, from memory, a compressed library too)
+// and running it writes nothing into TMPDIR (nor /tmp: we point TMPDIR at a private folder,
+// which is where anything temporary of ours would go).
+TEST(Pt2, LoadLeavesNoFileInTmpdir) {
+  const char* base = std::getenv("TEST_TMPDIR");
+  ASSERT_NE(base, nullptr);
+  const std::string dir = std::string(base) + "/private_tmpdir";
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old != nullptr ? old : "";
+  ASSERT_EQ(setenv("TMPDIR", dir.c_str(), 1), 0);
+  for (const char* name : {"valid.pt2", "compressed_library.pt2", "real_cpu_linear.pt2"}) {
+    SCOPED_TRACE(name);
+    Model from_file, from_memory;
+    ASSERT_EQ(slimcuda_model_load_file(pt2(name).c_str(), -1, -1, &from_file.m), SLIMCUDA_OK)
+        << slimcuda_last_error_message();
+    const std::vector<uint8_t> bytes = read_bytes(pt2(name));
+    ASSERT_EQ(slimcuda_model_load(bytes.data(), bytes.size(), -1, -1, &from_memory.m), SLIMCUDA_OK);
+    EXPECT_EQ(files_in(dir), std::vector<std::string>{}) << "while loaded";
+  }
+  EXPECT_EQ(files_in(dir), std::vector<std::string>{}) << "after unloading";
+  if (old != nullptr) {
+    setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
+  }
+}
+
+// Every prefix of a valid archive: an error or a success, never a crash (ASan watches in
+// the fuzzer build; here the loader must merely answer).
+TEST(Pt2, EveryTruncationIsHandled) {
+  const std::vector<uint8_t> bytes = read_bytes(pt2("valid.pt2"));
+  int ok = 0;
+  for (size_t n = 0; n < bytes.size(); n += 97) {
+    Model m;
+    const int32_t rc = slimcuda_model_load(bytes.data(), n, 0, -1, &m.m);
+    EXPECT_NE(rc, SLIMCUDA_ERROR_INTERNAL) << n << ": " << slimcuda_last_error_message();
+    ok += rc == SLIMCUDA_OK;
+  }
+  EXPECT_EQ(ok, 0) << "a zip without its central directory's end never loads";
+}
+
+// The demo model's reference (testdata/demo_model.json, case run_cpu_batch_4: the same
+// numbers on either device).
+struct Reference {
+  std::vector<float> x, y;
+};
+Reference demo_reference() {
+  std::ifstream in(fixture_relative("pt2.json", "demo_model.json"));
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  for (const nlohmann::json& c : doc.at("cases")) {
+    if (c.at("name") == "run_cpu_batch_4") {
+      return {c.at("input").get<std::vector<float>>(), c.at("expect_output").get<std::vector<float>>()};
+    }
+  }
+  ADD_FAILURE() << "no case run_cpu_batch_4 in demo_model.json";
+  return {};
+}
+
+// The demo's library in a .pt2 for `device` (//models/demo:demo_pt2), loaded from the file:
+// the device comes from the archive's metadata, x's bounds from its wrapper source; a batch
+// of 4 matches the reference, a batch above the bound is refused before the library runs.
+void run_demo_pt2(const char* env, int32_t device_type, bool caller_stream) {
+  const char* path = std::getenv(env);
+  ASSERT_NE(path, nullptr) << env;
+  Model model;
+  ASSERT_EQ(slimcuda_model_load_file(runfile(path).c_str(), -1, -1, &model.m), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  int32_t type = -1, index = -9;
+  ASSERT_EQ(slimcuda_model_device(model.m, &type, &index), SLIMCUDA_OK);
+  EXPECT_EQ(type, device_type) << "the device of AOTI_DEVICE_KEY";
+  slimcuda_tensor_spec spec{};
+  ASSERT_EQ(slimcuda_model_input_spec(model.m, 0, &spec), SLIMCUDA_OK);
+  EXPECT_EQ(spec.dynamism, SLIMCUDA_DYNAMIC_BOUNDED);
+  ASSERT_EQ(spec.ndim, 2);
+  EXPECT_EQ(spec.sizes[0], 64) << "the upper bound";
+  EXPECT_EQ(spec.sizes[1], 16);
+  EXPECT_EQ(spec.device_type, device_type);
+
+  const Reference ref = demo_reference();
+  ASSERT_EQ(ref.x.size(), 64u);
+  const int64_t sizes[2] = {4, 16};
+  Tensor x, y;
+  ASSERT_EQ(slimcuda_tensor_empty(2, sizes, nullptr, SLIMCUDA_FLOAT32, device_type, 0, 0, &x.t), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_tensor_copy_from_host(x.t, ref.x.data(), ref.x.size() * 4, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+  void* stream = nullptr;
+  if (caller_stream) {
+    ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+  }
+  const int32_t rc = caller_stream ? slimcuda_model_run_on(model.m, &x.t, 1, &y.t, 1, stream)
+                                   : slimcuda_model_run(model.m, &x.t, 1, &y.t, 1);
+  ASSERT_EQ(rc, SLIMCUDA_OK) << slimcuda_last_error_message();
+  std::vector<float> got(ref.y.size(), -1);
+  ASSERT_EQ(caller_stream ? slimcuda_tensor_copy_to_host_on(y.t, got.data(), got.size() * 4, SLIMCUDA_FLOAT32, stream)
+                          : slimcuda_tensor_copy_to_host(y.t, got.data(), got.size() * 4, SLIMCUDA_FLOAT32),
+            SLIMCUDA_OK);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], ref.y[i], 1e-6) << "output " << i;
+  if (stream != nullptr) {
+    EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
+  }
+
+  const int64_t too_many[2] = {65, 16};
+  Tensor big;
+  ASSERT_EQ(slimcuda_tensor_empty(2, too_many, nullptr, SLIMCUDA_FLOAT32, device_type, 0, 0, &big.t), SLIMCUDA_OK);
+  slimcuda_tensor* out = nullptr;
+  EXPECT_EQ(slimcuda_model_run(model.m, &big.t, 1, &out, 1), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(
+      std::string(slimcuda_last_error_message()).find("shape [65, 16], want at most [64, 16] and at least [1, 16]"),
+      std::string::npos)
+      << slimcuda_last_error_message();
+  if (device_type == SLIMCUDA_DEVICE_CUDA) {
+    // A CUDA model takes device memory only: a host tensor is refused too.
+    Tensor host;
+    ASSERT_EQ(slimcuda_tensor_empty(2, sizes, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, 0, 0, &host.t),
+              SLIMCUDA_OK);
+    EXPECT_EQ(slimcuda_model_run(model.m, &host.t, 1, &out, 1), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  }
+}
+
+TEST(Pt2Demo, CpuArchiveRuns) { run_demo_pt2("SLIMCUDA_DEMO_CPU_PT2", SLIMCUDA_DEVICE_CPU, false); }
+
+TEST(Pt2Demo, CudaArchiveRunsOnItsStream) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  run_demo_pt2("SLIMCUDA_DEMO_CUDA_PT2", SLIMCUDA_DEVICE_CUDA, false);
+}
+
+TEST(Pt2Demo, CudaArchiveRunsOnTheCallerStream) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  run_demo_pt2("SLIMCUDA_DEMO_CUDA_PT2", SLIMCUDA_DEVICE_CUDA, true);
+}
+
+// Without a GPU a CUDA archive is refused with the CUDA layer's code, never a crash.
+TEST(Pt2Demo, CudaArchiveWithoutGpuFailsCleanly) {
+  if (has_gpu()) {
+    GTEST_SKIP() << "a GPU is there";
+  }
+  const char* path = std::getenv("SLIMCUDA_DEMO_CUDA_PT2");
+  ASSERT_NE(path, nullptr);
+  Model model;
+  const int32_t rc = slimcuda_model_load_file(runfile(path).c_str(), -1, -1, &model.m);
+  EXPECT_NE(rc, SLIMCUDA_OK);
+  EXPECT_EQ(model.m, nullptr);
+  EXPECT_STRNE(slimcuda_last_error_message(), "");
+}
+
+}  // namespace
+}  // namespace slimcuda::testing

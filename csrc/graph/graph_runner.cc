@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "csrc/graph/graph_runner.h"
+
+#include <algorithm>
+#include <new>
+#include <utility>
+
+#include "csrc/cuda/cuda_error.h"
+#include "csrc/cuda/device.h"
+#include "csrc/cuda/stream_context.h"
+#include "csrc/device_memory/device_memory.h"
+#include "csrc/tensor/copy.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda::graph {
+
+struct GraphRunner::Captured {
+  std::vector<int64_t> key;
+  std::unique_ptr<device_memory::PrivatePool> pool;
+  std::vector<std::unique_ptr<SlimTensor>> inputs, outputs;  // static: the graph's own
+  cudaGraphExec_t exec = nullptr;
+  cudaEvent_t done = nullptr;          // recorded after each replay's last copy
+  cudaStream_t last_stream = nullptr;  // where the last replay ran (nullptr: none yet)
+
+  ~Captured() {
+    // A replay may still be running: its memory must outlive it.
+    if (last_stream != nullptr && cudaEventSynchronize(done) != cudaSuccess) (void)cudaGetLastError();
+    if (exec != nullptr && cudaGraphExecDestroy(exec) != cudaSuccess) (void)cudaGetLastError();
+    if (done != nullptr && cudaEventDestroy(done) != cudaSuccess) (void)cudaGetLastError();
+    outputs.clear();  // blocks of the pool: returned before it goes
+    inputs.clear();
+    pool.reset();
+  }
+};
+
+namespace {
+
+// A new tensor like `like` (dtype, sizes, strides) on `ctx`'s device and stream.
+Error new_like(const SlimTensor& like, const StreamContext& ctx, std::unique_ptr<SlimTensor>* out,
+               const char* function) {
+  EmptySpec spec;
+  SLIMCUDA_RETURN_IF_ERROR(check_empty(like.dim(), like.sizes().data(), like.strides().data(),
+                                       static_cast<int32_t>(like.dtype()), static_cast<int32_t>(DeviceType::CUDA),
+                                       ctx.device(), false, &spec, function));
+  SlimTensor* t = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(empty_strided(spec, ctx, &t, function));
+  out->reset(t);
+  return Error::Ok;
+}
+
+// Handles the container may steal (it deletes what it is given): new ones to the same tensors.
+Error borrow_handles(const std::vector<std::unique_ptr<SlimTensor>>& ts, std::vector<void*>* out,
+                     const char* function) {
+  out->assign(ts.size(), nullptr);
+  try {
+    for (size_t i = 0; i < ts.size(); ++i) (*out)[i] = new SlimTensor(*ts[i]);
+  } catch (const std::bad_alloc&) {
+    for (void* h : *out) delete static_cast<SlimTensor*>(h);
+    out->clear();
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+  }
+  return Error::Ok;
+}
+
+void drop(std::vector<void*>* handles) {
+  for (void* h : *handles) delete static_cast<SlimTensor*>(h);
+  handles->clear();
+}
+
+std::string cuda_text(cudaError_t err) { return std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err); }
+
+}  // namespace
+
+std::vector<int64_t> layout_key(SlimTensor* const* inputs, size_t num_inputs) {
+  std::vector<int64_t> key;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const SlimTensor& t = *inputs[i];
+    key.push_back(static_cast<int64_t>(t.dtype()));
+    key.push_back(t.dim());
+    key.insert(key.end(), t.sizes().begin(), t.sizes().end());
+    key.insert(key.end(), t.strides().begin(), t.strides().end());
+  }
+  return key;
+}
+
+GraphRunner::GraphRunner(ContainerAbi abi, std::shared_ptr<void> keep_alive, int device, size_t slots, GraphMode mode,
+                         OutputCheck check) noexcept
+    : abi_(std::move(abi)), keep_alive_(std::move(keep_alive)), device_(device), mode_(mode), check_(std::move(check)) {
+  try {
+    slots_.resize(slots);
+  } catch (const std::bad_alloc&) {
+    slots_.clear();  // run() then always falls back
+  }
+}
+
+GraphRunner::~GraphRunner() {
+  slots_.clear();  // graphs first: they wait for their last replays
+  if (container_ != nullptr && abi_.destroy != nullptr) abi_.destroy(container_);
+}
+
+GraphStats GraphRunner::stats() const noexcept {
+  GraphStats s;
+  s.captures = captures_.load(std::memory_order_relaxed);
+  s.replays = replays_.load(std::memory_order_relaxed);
+  s.fallbacks = fallbacks_.load(std::memory_order_relaxed);
+  s.graphs = graphs_.load(std::memory_order_relaxed);
+  return s;
+}
+
+std::string GraphRunner::last_failure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_failure_;
+}
+
+void GraphRunner::note_failure(const std::vector<int64_t>& key, const std::string& why) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed_.push_back(key);
+    last_failure_ = why;
+  } catch (const std::bad_alloc&) {
+    // Not remembered: the next run of this layout tries to capture again.
+  }
+}
+
+Error GraphRunner::ensure_container(const char* function) noexcept {
+  if (container_ != nullptr) return Error::Ok;
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, abi_.create != nullptr && abi_.destroy != nullptr, Error::NotSupported,
+                              "the model library cannot make a second container");
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, abi_.run_single_threaded != nullptr, Error::NotSupported,
+                              "the model library has no AOTInductorModelContainerRunSingleThreaded, which capturing "
+                              "needs");
+  clear_last_error();
+  void* c = nullptr;
+  const int32_t rc = abi_.create(&c, 1, abi_.device_str.c_str(), nullptr);
+  if (rc != 0 || c == nullptr) {
+    if (c != nullptr) abi_.destroy(c);
+    const std::string why = last_error_message();
+    return set_last_error(Error::NotSupported, function, "the capture container could not be created (error %d%s%s)",
+                          rc, why.empty() ? "" : ": ", why.c_str());
+  }
+  container_ = c;
+  return Error::Ok;
+}
+
+Error GraphRunner::run(size_t slot, SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs,
+                       size_t num_outputs, cudaStream_t stream, bool* handled, const char* function) noexcept {
+  *handled = false;
+  if (mode_ == GraphMode::Off || slot >= slots_.size()) return Error::Ok;
+  try {
+    std::vector<int64_t> key = layout_key(inputs, num_inputs);
+    std::vector<std::unique_ptr<Captured>>& mine = slots_[slot];
+    auto it = std::find_if(mine.begin(), mine.end(), [&](const auto& g) { return g->key == key; });
+    if (it == mine.end()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (std::find(failed_.begin(), failed_.end(), key) != failed_.end()) {
+          SLIMCUDA_CHECK_OR_RETURN_AT(function, mode_ != GraphMode::Strict, Error::NotSupported,
+                                      "this input layout cannot be captured into a CUDA graph: %s",
+                                      last_failure_.c_str());
+          fallbacks_.fetch_add(1, std::memory_order_relaxed);
+          return Error::Ok;
+        }
+      }
+      if (mine.size() >= kMaxGraphsPerSlot) {
+        SLIMCUDA_CHECK_OR_RETURN_AT(function, mode_ != GraphMode::Strict, Error::NotSupported,
+                                    "%zu graphs already captured for this instance (the limit)", kMaxGraphsPerSlot);
+        fallbacks_.fetch_add(1, std::memory_order_relaxed);
+        return Error::Ok;
+      }
+      // Streams that synchronize with the legacy default stream cannot be captured safely
+      // while other threads use it; the legacy stream itself cannot be captured at all.
+      unsigned int flags = 0;
+      const bool capturable = stream != nullptr && cudaStreamGetFlags(stream, &flags) == cudaSuccess &&
+                              (flags & cudaStreamNonBlocking) != 0;
+      if (!capturable) {
+        (void)cudaGetLastError();
+        SLIMCUDA_CHECK_OR_RETURN_AT(function, mode_ != GraphMode::Strict, Error::NotSupported,
+                                    "CUDA graphs need a non-blocking stream (cudaStreamNonBlocking)");
+        fallbacks_.fetch_add(1, std::memory_order_relaxed);
+        return Error::Ok;
+      }
+      std::unique_ptr<Captured> g;
+      const Error e = capture(key, inputs, num_inputs, num_outputs, stream, &g, function);
+      if (e != Error::Ok) {
+        const std::string why = last_error_message();
+        note_failure(key, why);
+        if (mode_ == GraphMode::Strict) {
+          return set_last_error(Error::NotSupported, function, "the model run cannot be captured into a CUDA graph: %s",
+                                why.c_str());
+        }
+        clear_last_error();
+        fallbacks_.fetch_add(1, std::memory_order_relaxed);
+        return Error::Ok;
+      }
+      mine.push_back(std::move(g));
+      captures_.fetch_add(1, std::memory_order_relaxed);
+      graphs_.fetch_add(1, std::memory_order_relaxed);
+      it = mine.end() - 1;
+    }
+    SLIMCUDA_RETURN_IF_ERROR(replay(**it, inputs, num_inputs, outputs, num_outputs, stream, function));
+    replays_.fetch_add(1, std::memory_order_relaxed);
+    *handled = true;
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+  }
+}
+
+Error GraphRunner::capture(std::vector<int64_t> key, SlimTensor* const* inputs, size_t num_inputs, size_t num_outputs,
+                           cudaStream_t stream, std::unique_ptr<Captured>* out, const char* function) noexcept {
+  std::lock_guard<std::mutex> lock(capture_mu_);
+  SLIMCUDA_RETURN_IF_ERROR(ensure_container(function));
+  auto g = std::make_unique<Captured>();
+  g->key = std::move(key);
+  SLIMCUDA_RETURN_IF_ERROR(device_memory::PrivatePool::create(device_, &g->pool));
+  const StreamContext ctx = StreamContext::selected(stream, device_);
+  {
+    device_memory::StreamRoute route(stream, g->pool.get());
+    SLIMCUDA_RETURN_IF_ERROR(route.error());
+    // 2. Static inputs, from the pool.
+    for (size_t i = 0; i < num_inputs; ++i) {
+      std::unique_ptr<SlimTensor> t;
+      SLIMCUDA_RETURN_IF_ERROR(new_like(*inputs[i], ctx, &t, function));
+      SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*t, *inputs[i], ctx, function));
+      g->inputs.push_back(std::move(t));
+    }
+    // 3. Warm-up, for real.
+    std::vector<void*> in, outs(num_outputs, nullptr);
+    SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g->inputs, &in, function));
+    clear_last_error();
+    int32_t rc = abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream, nullptr);
+    in.clear();  // stolen by the container
+    drop(&outs);
+    if (rc != 0) {
+      const std::string why = last_error_message();
+      return set_last_error(Error::InvalidProgram, function, "the warm-up run failed with %d%s%s", rc,
+                            why.empty() ? "" : ": ", why.c_str());
+    }
+    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamSynchronize(stream));
+    // 4. Capture.
+    SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g->inputs, &in, function));
+    outs.assign(num_outputs, nullptr);
+    g->pool->set_capturing(true);
+    const cuda::CapturingStream capturing(stream, device_);
+    if (const cudaError_t err = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal); err != cudaSuccess) {
+      (void)cudaGetLastError();
+      g->pool->set_capturing(false);
+      drop(&in);
+      return set_last_error(Error::NotSupported, function, "cudaStreamBeginCapture failed: %s", cuda_text(err).c_str());
+    }
+    clear_last_error();
+    rc = abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream, nullptr);
+    in.clear();
+    const std::string run_why = last_error_message();
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(stream, &graph);  // always: leaves capture mode
+    g->pool->set_capturing(false);
+    if (end != cudaSuccess) (void)cudaGetLastError();
+    for (void* h : outs) g->outputs.emplace_back(static_cast<SlimTensor*>(h));
+    outs.clear();
+    if (rc != 0 || end != cudaSuccess || graph == nullptr) {
+      if (graph != nullptr && cudaGraphDestroy(graph) != cudaSuccess) (void)cudaGetLastError();
+      // What the capture broke (a synchronizing call, an allocation): the capture's own
+      // error, or the run's report of it.
+      if (rc != 0) {
+        return set_last_error(Error::NotSupported, function, "the run failed while capturing (%d%s%s%s%s)", rc,
+                              run_why.empty() ? "" : ": ", run_why.c_str(), end != cudaSuccess ? "; capture: " : "",
+                              end != cudaSuccess ? cuda_text(end).c_str() : "");
+      }
+      return set_last_error(Error::NotSupported, function, "the capture failed: %s", cuda_text(end).c_str());
+    }
+    const cudaError_t inst = cudaGraphInstantiate(&g->exec, graph, 0);
+    if (cudaGraphDestroy(graph) != cudaSuccess) (void)cudaGetLastError();
+    if (inst != cudaSuccess) {
+      (void)cudaGetLastError();
+      g->exec = nullptr;
+      return set_last_error(Error::NotSupported, function, "cudaGraphInstantiate failed: %s", cuda_text(inst).c_str());
+    }
+  }
+  for (size_t i = 0; i < g->outputs.size(); ++i) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, g->outputs[i] != nullptr, Error::InvalidProgram,
+                                "the model returned no output %zu", i);
+    SLIMCUDA_RETURN_IF_ERROR(check_(*g->outputs[i], i, function));
+  }
+  SLIMCUDA_CUDA_TRY_AT(function, cudaEventCreateWithFlags(&g->done, cudaEventDisableTiming));
+  *out = std::move(g);
+  return Error::Ok;
+}
+
+Error GraphRunner::replay(Captured& g, SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs,
+                          size_t num_outputs, cudaStream_t stream, const char* function) noexcept {
+  const StreamContext ctx = StreamContext::selected(stream, device_);
+  // The static buffers are one set: the previous replay (another stream) must be done with them.
+  if (g.last_stream != nullptr && g.last_stream != stream) {
+    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(stream, g.done, 0));
+  }
+  for (size_t i = 0; i < num_inputs; ++i) {
+    SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*g.inputs[i], *inputs[i], ctx, function));
+  }
+  SLIMCUDA_CUDA_TRY_AT(function, cudaGraphLaunch(g.exec, stream));
+  std::vector<std::unique_ptr<SlimTensor>> made(num_outputs);
+  for (size_t i = 0; i < num_outputs; ++i) {
+    SLIMCUDA_RETURN_IF_ERROR(new_like(*g.outputs[i], ctx, &made[i], function));
+    SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*made[i], *g.outputs[i], ctx, function));
+  }
+  SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(g.done, stream));
+  g.last_stream = stream;
+  for (size_t i = 0; i < num_outputs; ++i) outputs[i] = made[i].release();
+  return Error::Ok;
+}
+
+}  // namespace slimcuda::graph
