@@ -75,7 +75,11 @@ Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device m
       function, got.type == want_device.type && (got.type == DeviceType::CPU || got.index == want_device.index),
       on_mismatch, "%s %zu '%s': on %s:%d, want %s:%d", what, index, name, got.is_cuda() ? "cuda" : "cpu", got.index,
       want_device.is_cuda() ? "cuda" : "cpu", want_device.index);
-  if (got.is_cuda() && t.data_ptr() != nullptr) {
+  // Memory slimcuda's CUDA allocator handed out for this device is device memory by
+  // construction; anything else (a blob the caller tagged cuda) is asked of CUDA — one
+  // driver call per tensor that a run from many threads would otherwise pay every time.
+  const bool ours = t.storage() != nullptr && t.storage()->kind() == Storage::Kind::Device;
+  if (got.is_cuda() && t.data_ptr() != nullptr && !ours) {
     // The tag is not enough: the memory must really be this device's.
     cudaPointerAttributes attr{};
     const cudaError_t err = cudaPointerGetAttributes(&attr, t.data_ptr());
