@@ -89,7 +89,9 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(AtenT
 /* A new handle to the same view (shares storage). New reference. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig_handle,
                                                                         AtenTensorHandle* new_handle);
-/* A new view of self's storage; it must fit inside the storage. New reference. */
+/* A new view of self's storage at self's storage offset + storage_offset (PyTorch's
+ * torch::inductor::_reinterpret_tensor: the offset is an increment); it must fit inside the
+ * storage. New reference. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(AtenTensorHandle self, int64_t ndim,
                                                                           const int64_t* sizes_ptr,
                                                                           const int64_t* strides_ptr,

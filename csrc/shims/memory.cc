@@ -108,8 +108,15 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(AtenTensorHandle se
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
     *ret_new_tensor = nullptr;  // a failed call leaves no stale handle behind
+    // PyTorch's torch::inductor::_reinterpret_tensor adds the offset to self's own
+    // (Inductor reinterprets views of views: a buffer slice at an offset, re-viewed).
+    const SlimTensor& src = *tensor(self);
+    int64_t offset = 0;
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, !__builtin_add_overflow(src.storage_offset(), storage_offset, &offset),
+                                Error::InvalidArgument, "storage offset %lld + %lld overflows",
+                                static_cast<long long>(src.storage_offset()), static_cast<long long>(storage_offset));
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(reinterpret(*tensor(self), ndim, sizes_ptr, strides_ptr, storage_offset, &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(reinterpret(src, ndim, sizes_ptr, strides_ptr, offset, &t, function));
     *ret_new_tensor = handle(t);
     return Error::Ok;
   });

@@ -110,6 +110,36 @@ TEST(MemoryShims, HandlesShareStorage) {
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
 }
 
+// Inductor re-views views (a slice of a buffer at an offset, viewed again): the offset of
+// _reinterpret_tensor adds to self's, as in PyTorch. The zoo's LSTM read the wrong rows
+// while it replaced it.
+TEST(MemoryShims, ReinterpretAddsToTheViewsOffset) {
+  AtenTensorHandle a = cpu_tensor({16});
+  float* base = nullptr;
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(a, reinterpret_cast<void**>(&base)), 0);
+  for (int i = 0; i < 16; ++i) base[i] = static_cast<float>(i);
+  const int64_t four = 4, one = 1, two = 2;
+  AtenTensorHandle v = nullptr, w = nullptr;
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(a, 1, &four, &one, 3, &v), 0);
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(v, 1, &two, &one, 2, &w), 0);
+  int64_t offset = -1;
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_storage_offset)(w, &offset), 0);
+  EXPECT_EQ(offset, 5);
+  float* p = nullptr;
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(w, reinterpret_cast<void**>(&p)), 0);
+  EXPECT_EQ(p[0], 5.0f);
+  EXPECT_EQ(p[1], 6.0f);
+  // Past the storage from the view's offset: refused, though it would fit from offset 0.
+  AtenTensorHandle bad = nullptr;
+  const int64_t ten = 10;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(v, 1, &ten, &one, 4, &bad), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(bad, nullptr);
+  const int64_t huge = INT64_MAX;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(v, 1, &one, &one, huge, &bad),
+            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  for (AtenTensorHandle h : {a, v, w}) EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(h), 0);
+}
+
 TEST(MemoryShims, ViewAndCloneArgumentChecks) {
   AtenTensorHandle a = cpu_tensor({2, 3});
   AtenTensorHandle out = nullptr;
