@@ -52,13 +52,20 @@ cudaDataType_t data_type(ScalarType t) {
   }
 }
 
-int alignment(const void* p) {
+// The largest power of two, up to 256, that divides the address: what cuBLASLt's heuristic
+// must be told (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES, whose default is 256). Operands
+// are often views at a storage offset (an LSTM step's hidden state inside the sequence
+// buffer, a sliced weight), so an operand can be less aligned than the allocator's 256.
+uint32_t alignment(const void* p) {
   const auto a = reinterpret_cast<uintptr_t>(p);
-  for (int b : {16, 8, 4}) {
-    if (a % b == 0) return b;
-  }
-  return 2;
+  uint32_t b = 256;
+  while (b > 1 && a % b != 0) b /= 2;
+  return b;
 }
+
+// cuBLASLt's alignment preferences cover A, B, C and D but not the epilogue's bias vector;
+// its kernels may load the bias 16 bytes at a time, so a less aligned bias is added unfused.
+constexpr uint32_t kMinBiasAlignment = 16;
 
 // Descriptors and the chosen algorithm for one shape; owned by one thread's cache.
 struct Plan {
@@ -160,6 +167,17 @@ Error build_plan(const vendor::CublasLtApi& api, cublasLtHandle_t handle, const 
   const uint64_t ws = kMaxWorkspace;
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
                                plan->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  // The operands' real alignments (part of the plan key), so the heuristic cannot choose a
+  // kernel that assumes the default 256 bytes. C is D (the result is read back in place).
+  const uint32_t align_a = alignment(c.x_ptr), align_b = alignment(c.y_ptr), align_d = alignment(c.d_ptr);
+  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
+                               plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof(align_a)));
+  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
+                               plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof(align_b)));
+  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
+                               plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof(align_d)));
+  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
+                               plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof(align_d)));
   int found = 0;
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulAlgoGetHeuristic(handle, plan->desc, plan->a, plan->b, plan->d, plan->d,
                                                               plan->pref, 1, &plan->heuristic, &found));
@@ -265,7 +283,8 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
   // out's columns); any other self is expanded into the result first and read back as C.
   c.alpha = static_cast<float>(p.alpha);
   const bool bias_epilogue = p.self != nullptr && p.beta == 1.0 && transposed_orientation && p.self_strides[0] == 0 &&
-                             p.self_strides[1] == 0 && (p.self_strides[2] == 1 || p.n == 1);
+                             p.self_strides[1] == 0 && (p.self_strides[2] == 1 || p.n == 1) &&
+                             alignment(p.self->data_ptr()) >= kMinBiasAlignment;
   if (bias_epilogue) {
     c.bias = p.self->data_ptr();
   } else if (p.self != nullptr) {
