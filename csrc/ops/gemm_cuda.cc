@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -200,6 +201,18 @@ std::vector<int64_t> strides_3d_to(const SlimTensor& out, const int64_t s[3]) {
   return {s[1], s[2]};
 }
 
+// SLIMCUDA_GEMM_PLAIN=1 (read once): every GEMM on contiguous copies of its factors into a
+// contiguous temporary result, self broadcast into it (no bias epilogue), then copied to out.
+// A diagnostic: a model that is right with it and wrong without has met a layout or
+// epilogue the direct path gets wrong.
+bool plain_gemms() {
+  static const bool plain = [] {
+    const char* v = std::getenv("SLIMCUDA_GEMM_PLAIN");
+    return v != nullptr && v[0] != '\0' && std::string(v) != "0";
+  }();
+  return plain;
+}
+
 }  // namespace
 
 Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* function) {
@@ -219,9 +232,10 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
   std::unique_ptr<SlimTensor> temp_out;
   const int64_t* os = p.out_strides;
   bool transposed_orientation;
-  if (col_major_view(p.n, p.m, os[2], os[1], &c.dview) && !c.dview.trans) {
+  const bool plain = plain_gemms();
+  if (!plain && col_major_view(p.n, p.m, os[2], os[1], &c.dview) && !c.dview.trans) {
     transposed_orientation = true;  // D^T (N x M, column-major) = B^T A^T
-  } else if (col_major_view(p.m, p.n, os[1], os[2], &c.dview) && !c.dview.trans) {
+  } else if (!plain && col_major_view(p.m, p.n, os[1], os[2], &c.dview) && !c.dview.trans) {
     transposed_orientation = false;  // D (M x N, column-major) = A B
   } else {
     SLIMCUDA_RETURN_IF_ERROR(new_tensor(function, p.dtype, DeviceType::CUDA, ctx.device(), p.out->sizes(),
@@ -248,12 +262,12 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
     }
     return col_major_view(p.m, p.k, as[1], as[2], &c.x) && col_major_view(p.k, p.n, bs[1], bs[2], &c.y);
   };
-  if (!views()) {
+  if (plain || !views()) {
     MatView probe;
-    const bool a_ok = transposed_orientation ? col_major_view(p.k, p.m, as[2], as[1], &probe)
-                                             : col_major_view(p.m, p.k, as[1], as[2], &probe);
-    const bool b_ok = transposed_orientation ? col_major_view(p.n, p.k, bs[2], bs[1], &probe)
-                                             : col_major_view(p.k, p.n, bs[1], bs[2], &probe);
+    const bool a_ok = !plain && (transposed_orientation ? col_major_view(p.k, p.m, as[2], as[1], &probe)
+                                                        : col_major_view(p.m, p.k, as[1], as[2], &probe));
+    const bool b_ok = !plain && (transposed_orientation ? col_major_view(p.n, p.k, bs[2], bs[1], &probe)
+                                                        : col_major_view(p.k, p.n, bs[1], bs[2], &probe));
     if (!a_ok) {
       SlimTensor* t = nullptr;
       SLIMCUDA_RETURN_IF_ERROR(clone(*p.a, false, ctx, &t, function));
@@ -282,8 +296,8 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
   // self: a contiguous [N] bias with beta == 1 rides the bias epilogue (rows of D^T are
   // out's columns); any other self is expanded into the result first and read back as C.
   c.alpha = static_cast<float>(p.alpha);
-  const bool bias_epilogue = p.self != nullptr && p.beta == 1.0 && transposed_orientation && p.self_strides[0] == 0 &&
-                             p.self_strides[1] == 0 && (p.self_strides[2] == 1 || p.n == 1) &&
+  const bool bias_epilogue = !plain && p.self != nullptr && p.beta == 1.0 && transposed_orientation &&
+                             p.self_strides[0] == 0 && p.self_strides[1] == 0 && (p.self_strides[2] == 1 || p.n == 1) &&
                              alignment(p.self->data_ptr()) >= kMinBiasAlignment;
   if (bias_epilogue) {
     c.bias = p.self->data_ptr();
