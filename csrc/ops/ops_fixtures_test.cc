@@ -303,28 +303,37 @@ TEST(OpsFixtures, Gemm) {
     const std::string device = c.data["device"];
     const bool cuda = device == "cuda";
     const int32_t dtype = dtype_code(c.data["dtype"]);
-    std::vector<Tensor> in = inputs(c, dtype, device);
-    std::vector<AtenTensorHandle> raw;
-    for (auto& t : in) raw.push_back(t.get());
     const std::string fn = c.data["fn"];
     const double beta = c.data.value("beta", 1.0), alpha = c.data.value("alpha", 1.0);
     const std::vector<int64_t> sizes = ints(c.data, "expect_sizes");
-    Tensor out;
-    AtenTensorHandle ret0 = nullptr;
-    if (fn != "addmm_activation") {
-      const bool out_spec = c.data.contains("out");
-      const std::vector<int64_t> strides =
-          out_spec && c.data["out"].contains("strides") ? ints(c.data["out"], "strides") : contiguous(sizes);
-      out = make(
-          sizes, strides, dtype, device, [](int64_t) { return -7.0; },
-          out_spec ? c.data["out"].value("offset", int64_t{0}) : 0);
+    // Twice, the first round's tensors still alive: the second call has the same shapes at
+    // other addresses, so it reuses the op's cached plan (cuBLASLt descriptors, the bias
+    // pointer updated) as a model's repeated layers and an LSTM's steps do.
+    std::vector<Tensor> keep;
+    for (int round = 0; round < 2; ++round) {
+      SCOPED_TRACE(round == 0 ? "first call" : "second call (cached plan, other addresses)");
+      std::vector<Tensor> in = inputs(c, dtype, device);
+      std::vector<AtenTensorHandle> raw;
+      for (auto& t : in) raw.push_back(t.get());
+      Tensor out;
+      AtenTensorHandle ret0 = nullptr;
+      if (fn != "addmm_activation") {
+        const bool out_spec = c.data.contains("out");
+        const std::vector<int64_t> strides =
+            out_spec && c.data["out"].contains("strides") ? ints(c.data["out"], "strides") : contiguous(sizes);
+        out = make(
+            sizes, strides, dtype, device, [](int64_t) { return -7.0; },
+            out_spec ? c.data["out"].value("offset", int64_t{0}) : 0);
+      }
+      ASSERT_EQ(call_gemm(fn, cuda, out.get(), raw, beta, alpha, c.data.value("use_gelu", 0), &ret0), 0)
+          << slimcuda_last_error_message();
+      if (ret0 != nullptr) out.reset(ret0);
+      std::vector<int64_t> got_sizes;
+      const std::vector<double> got = read(out.get(), dtype, &got_sizes);
+      expect_values(c, got, got_sizes);
+      for (auto& t : in) keep.push_back(std::move(t));
+      keep.push_back(std::move(out));
     }
-    ASSERT_EQ(call_gemm(fn, cuda, out.get(), raw, beta, alpha, c.data.value("use_gelu", 0), &ret0), 0)
-        << slimcuda_last_error_message();
-    if (ret0 != nullptr) out.reset(ret0);
-    std::vector<int64_t> got_sizes;
-    const std::vector<double> got = read(out.get(), dtype, &got_sizes);
-    expect_values(c, got, got_sizes);
   }
 }
 
