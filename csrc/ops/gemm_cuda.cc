@@ -213,9 +213,8 @@ bool plain_gemms() {
   return plain;
 }
 
-}  // namespace
-
-Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* function) {
+// One GEMM; `plain`: on contiguous copies into a contiguous temporary (see plain_gemms).
+Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain, const char* function) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return Error::Ok;
   if (p.k == 0) {
     return set_last_error(Error::NotImplemented, function, "a GEMM with k = 0 is not implemented on CUDA yet");
@@ -232,7 +231,6 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
   std::unique_ptr<SlimTensor> temp_out;
   const int64_t* os = p.out_strides;
   bool transposed_orientation;
-  const bool plain = plain_gemms();
   if (!plain && col_major_view(p.n, p.m, os[2], os[1], &c.dview) && !c.dview.trans) {
     transposed_orientation = true;  // D^T (N x M, column-major) = B^T A^T
   } else if (!plain && col_major_view(p.m, p.n, os[1], os[2], &c.dview) && !c.dview.trans) {
@@ -352,6 +350,17 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
   }
   if (temp_out != nullptr) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*p.out, *temp_out, ctx, function));
   return Error::Ok;
+}
+
+}  // namespace
+
+Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* function) {
+  const bool plain = plain_gemms();
+  const Error e = gemm_cuda_once(p, ctx, plain, function);
+  // cuBLASLt may have no algorithm for operands this little aligned (views at odd offsets):
+  // aligned contiguous copies then (what ATen does: the unfused path).
+  if (e == Error::NotSupported && !plain) return gemm_cuda_once(p, ctx, true, function);
+  return e;
 }
 
 }  // namespace slimcuda::ops
