@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -52,13 +53,20 @@ cudaDataType_t data_type(ScalarType t) {
   }
 }
 
-int alignment(const void* p) {
+// The largest power of two, up to 256, that divides the address: what cuBLASLt's heuristic
+// must be told (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES, whose default is 256). Operands
+// are often views at a storage offset (an LSTM step's hidden state inside the sequence
+// buffer, a sliced weight), so an operand can be less aligned than the allocator's 256.
+uint32_t alignment(const void* p) {
   const auto a = reinterpret_cast<uintptr_t>(p);
-  for (int b : {16, 8, 4}) {
-    if (a % b == 0) return b;
-  }
-  return 2;
+  uint32_t b = 256;
+  while (b > 1 && a % b != 0) b /= 2;
+  return b;
 }
+
+// cuBLASLt's alignment preferences cover A, B, C and D but not the epilogue's bias vector;
+// its kernels may load the bias 16 bytes at a time, so a less aligned bias is added unfused.
+constexpr uint32_t kMinBiasAlignment = 16;
 
 // Descriptors and the chosen algorithm for one shape; owned by one thread's cache.
 struct Plan {
@@ -160,6 +168,17 @@ Error build_plan(const vendor::CublasLtApi& api, cublasLtHandle_t handle, const 
   const uint64_t ws = kMaxWorkspace;
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
                                plan->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  // The operands' real alignments (part of the plan key), so the heuristic cannot choose a
+  // kernel that assumes the default 256 bytes. C is D (the result is read back in place).
+  const uint32_t align_a = alignment(c.x_ptr), align_b = alignment(c.y_ptr), align_d = alignment(c.d_ptr);
+  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
+                               plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof(align_a)));
+  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
+                               plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof(align_b)));
+  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
+                               plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof(align_d)));
+  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
+                               plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof(align_d)));
   int found = 0;
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulAlgoGetHeuristic(handle, plan->desc, plan->a, plan->b, plan->d, plan->d,
                                                               plan->pref, 1, &plan->heuristic, &found));
@@ -182,9 +201,20 @@ std::vector<int64_t> strides_3d_to(const SlimTensor& out, const int64_t s[3]) {
   return {s[1], s[2]};
 }
 
-}  // namespace
+// SLIMCUDA_GEMM_PLAIN=1 (read once): every GEMM on contiguous copies of its factors into a
+// contiguous temporary result, self broadcast into it (no bias epilogue), then copied to out.
+// A diagnostic: a model that is right with it and wrong without has met a layout or
+// epilogue the direct path gets wrong.
+bool plain_gemms() {
+  static const bool plain = [] {
+    const char* v = std::getenv("SLIMCUDA_GEMM_PLAIN");
+    return v != nullptr && v[0] != '\0' && std::string(v) != "0";
+  }();
+  return plain;
+}
 
-Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* function) {
+// One GEMM; `plain`: on contiguous copies into a contiguous temporary (see plain_gemms).
+Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain, const char* function) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return Error::Ok;
   if (p.k == 0) {
     return set_last_error(Error::NotImplemented, function, "a GEMM with k = 0 is not implemented on CUDA yet");
@@ -201,9 +231,9 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
   std::unique_ptr<SlimTensor> temp_out;
   const int64_t* os = p.out_strides;
   bool transposed_orientation;
-  if (col_major_view(p.n, p.m, os[2], os[1], &c.dview) && !c.dview.trans) {
+  if (!plain && col_major_view(p.n, p.m, os[2], os[1], &c.dview) && !c.dview.trans) {
     transposed_orientation = true;  // D^T (N x M, column-major) = B^T A^T
-  } else if (col_major_view(p.m, p.n, os[1], os[2], &c.dview) && !c.dview.trans) {
+  } else if (!plain && col_major_view(p.m, p.n, os[1], os[2], &c.dview) && !c.dview.trans) {
     transposed_orientation = false;  // D (M x N, column-major) = A B
   } else {
     SLIMCUDA_RETURN_IF_ERROR(new_tensor(function, p.dtype, DeviceType::CUDA, ctx.device(), p.out->sizes(),
@@ -230,12 +260,12 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
     }
     return col_major_view(p.m, p.k, as[1], as[2], &c.x) && col_major_view(p.k, p.n, bs[1], bs[2], &c.y);
   };
-  if (!views()) {
+  if (plain || !views()) {
     MatView probe;
-    const bool a_ok = transposed_orientation ? col_major_view(p.k, p.m, as[2], as[1], &probe)
-                                             : col_major_view(p.m, p.k, as[1], as[2], &probe);
-    const bool b_ok = transposed_orientation ? col_major_view(p.n, p.k, bs[2], bs[1], &probe)
-                                             : col_major_view(p.k, p.n, bs[1], bs[2], &probe);
+    const bool a_ok = !plain && (transposed_orientation ? col_major_view(p.k, p.m, as[2], as[1], &probe)
+                                                        : col_major_view(p.m, p.k, as[1], as[2], &probe));
+    const bool b_ok = !plain && (transposed_orientation ? col_major_view(p.n, p.k, bs[2], bs[1], &probe)
+                                                        : col_major_view(p.k, p.n, bs[1], bs[2], &probe));
     if (!a_ok) {
       SlimTensor* t = nullptr;
       SLIMCUDA_RETURN_IF_ERROR(clone(*p.a, false, ctx, &t, function));
@@ -264,8 +294,9 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
   // self: a contiguous [N] bias with beta == 1 rides the bias epilogue (rows of D^T are
   // out's columns); any other self is expanded into the result first and read back as C.
   c.alpha = static_cast<float>(p.alpha);
-  const bool bias_epilogue = p.self != nullptr && p.beta == 1.0 && transposed_orientation && p.self_strides[0] == 0 &&
-                             p.self_strides[1] == 0 && (p.self_strides[2] == 1 || p.n == 1);
+  const bool bias_epilogue = !plain && p.self != nullptr && p.beta == 1.0 && transposed_orientation &&
+                             p.self_strides[0] == 0 && p.self_strides[1] == 0 && (p.self_strides[2] == 1 || p.n == 1) &&
+                             alignment(p.self->data_ptr()) >= kMinBiasAlignment;
   if (bias_epilogue) {
     c.bias = p.self->data_ptr();
   } else if (p.self != nullptr) {
@@ -319,6 +350,17 @@ Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* func
   }
   if (temp_out != nullptr) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*p.out, *temp_out, ctx, function));
   return Error::Ok;
+}
+
+}  // namespace
+
+Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* function) {
+  const bool plain = plain_gemms();
+  const Error e = gemm_cuda_once(p, ctx, plain, function);
+  // cuBLASLt may have no algorithm for operands this little aligned (views at odd offsets):
+  // aligned contiguous copies then (what ATen does: the unfused path).
+  if (e == Error::NotSupported && !plain) return gemm_cuda_once(p, ctx, true, function);
+  return e;
 }
 
 }  // namespace slimcuda::ops

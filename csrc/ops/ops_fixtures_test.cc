@@ -109,8 +109,12 @@ void for_each(const std::vector<int64_t>& sizes, const std::vector<int64_t>& str
 
 // A tensor on `device` ("cpu"/"cuda") with these sizes/strides, storage zero-filled, then
 // element j = values(j) (or `fill` everywhere the view reaches).
+Tensor make_at_offset(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset,
+                      int32_t dtype, const std::string& device, const std::function<double(int64_t)>& value);
+
 Tensor make(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int32_t dtype,
-            const std::string& device, const std::function<double(int64_t)>& value) {
+            const std::string& device, const std::function<double(int64_t)>& value, int64_t offset = 0) {
+  if (offset != 0) return make_at_offset(sizes, strides, offset, dtype, device, value);
   AtenTensorHandle h = nullptr;
   const int64_t nd = static_cast<int64_t>(sizes.size());
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(nd, sizes.data(), strides.data(), dtype,
@@ -142,6 +146,50 @@ Tensor make(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strid
   Tensor dev(d);
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(d, hf, 0), 0) << slimcuda_last_error_message();
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(d, nd, sizes.data(), strides.data(), zero, &view), 0)
+      << slimcuda_last_error_message();
+  return Tensor(view);
+}
+
+// The same as a view at storage offset `offset` (elements) of a flat storage that holds
+// `offset` zeros first: operands as generated code passes them (an LSTM step's hidden state
+// inside the sequence buffer, a slice of a bigger buffer).
+Tensor make_at_offset(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset,
+                      int32_t dtype, const std::string& device, const std::function<double(int64_t)>& value) {
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  int64_t span = 1;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (sizes[d] == 0) span = 0;
+  }
+  if (span != 0) {
+    for (int64_t d = 0; d < nd; ++d) span += (sizes[d] - 1) * strides[d];
+  }
+  const int64_t flat = offset + span, one = 1;
+  AtenTensorHandle hf = nullptr;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(1, &flat, &one, dtype, SLIMCUDA_SHIM(aoti_torch_device_type_cpu)(),
+                                                    0, &hf),
+            0)
+      << slimcuda_last_error_message();
+  Tensor host_flat(hf);
+  void* data = nullptr;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(hf, &data), 0);
+  const size_t es = dtype_size(dtype);
+  if (data != nullptr) std::memset(data, 0, static_cast<size_t>(flat) * es);
+  for_each(sizes, strides,
+           [&](int64_t j, int64_t off) { store(static_cast<char*>(data) + (offset + off) * es, dtype, value(j)); });
+  AtenTensorHandle base = hf;
+  Tensor dev;
+  if (device != "cpu") {
+    AtenTensorHandle d = nullptr;
+    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(1, &flat, &one, dtype,
+                                                      SLIMCUDA_SHIM(aoti_torch_device_type_cuda)(), 0, &d),
+              0)
+        << slimcuda_last_error_message();
+    dev.reset(d);
+    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(d, hf, 0), 0) << slimcuda_last_error_message();
+    base = d;
+  }
+  AtenTensorHandle view = nullptr;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(base, nd, sizes.data(), strides.data(), offset, &view), 0)
       << slimcuda_last_error_message();
   return Tensor(view);
 }
@@ -191,8 +239,9 @@ std::vector<Tensor> inputs(const Case& c, int32_t dtype, const std::string& devi
     const std::vector<int64_t> strides = spec.contains("strides") ? ints(spec, "strides") : contiguous(sizes);
     const bool nan = spec.value("fill", "") == "nan";
     const int64_t index = t++;
-    out.push_back(make(sizes, strides, dtype, device,
-                       [&](int64_t j) { return nan ? std::nan("") : input_value(seed, index, j); }));
+    out.push_back(make(
+        sizes, strides, dtype, device, [&](int64_t j) { return nan ? std::nan("") : input_value(seed, index, j); },
+        spec.value("offset", int64_t{0})));
   }
   return out;
 }
@@ -254,24 +303,37 @@ TEST(OpsFixtures, Gemm) {
     const std::string device = c.data["device"];
     const bool cuda = device == "cuda";
     const int32_t dtype = dtype_code(c.data["dtype"]);
-    std::vector<Tensor> in = inputs(c, dtype, device);
-    std::vector<AtenTensorHandle> raw;
-    for (auto& t : in) raw.push_back(t.get());
     const std::string fn = c.data["fn"];
     const double beta = c.data.value("beta", 1.0), alpha = c.data.value("alpha", 1.0);
     const std::vector<int64_t> sizes = ints(c.data, "expect_sizes");
-    Tensor out;
-    AtenTensorHandle ret0 = nullptr;
-    if (fn != "addmm_activation") {
-      const std::vector<int64_t> strides = c.data.contains("out") ? ints(c.data["out"], "strides") : contiguous(sizes);
-      out = make(sizes, strides, dtype, device, [](int64_t) { return -7.0; });
+    // Twice, the first round's tensors still alive: the second call has the same shapes at
+    // other addresses, so it reuses the op's cached plan (cuBLASLt descriptors, the bias
+    // pointer updated) as a model's repeated layers and an LSTM's steps do.
+    std::vector<Tensor> keep;
+    for (int round = 0; round < 2; ++round) {
+      SCOPED_TRACE(round == 0 ? "first call" : "second call (cached plan, other addresses)");
+      std::vector<Tensor> in = inputs(c, dtype, device);
+      std::vector<AtenTensorHandle> raw;
+      for (auto& t : in) raw.push_back(t.get());
+      Tensor out;
+      AtenTensorHandle ret0 = nullptr;
+      if (fn != "addmm_activation") {
+        const bool out_spec = c.data.contains("out");
+        const std::vector<int64_t> strides =
+            out_spec && c.data["out"].contains("strides") ? ints(c.data["out"], "strides") : contiguous(sizes);
+        out = make(
+            sizes, strides, dtype, device, [](int64_t) { return -7.0; },
+            out_spec ? c.data["out"].value("offset", int64_t{0}) : 0);
+      }
+      ASSERT_EQ(call_gemm(fn, cuda, out.get(), raw, beta, alpha, c.data.value("use_gelu", 0), &ret0), 0)
+          << slimcuda_last_error_message();
+      if (ret0 != nullptr) out.reset(ret0);
+      std::vector<int64_t> got_sizes;
+      const std::vector<double> got = read(out.get(), dtype, &got_sizes);
+      expect_values(c, got, got_sizes);
+      for (auto& t : in) keep.push_back(std::move(t));
+      keep.push_back(std::move(out));
     }
-    ASSERT_EQ(call_gemm(fn, cuda, out.get(), raw, beta, alpha, c.data.value("use_gelu", 0), &ret0), 0)
-        << slimcuda_last_error_message();
-    if (ret0 != nullptr) out.reset(ret0);
-    std::vector<int64_t> got_sizes;
-    const std::vector<double> got = read(out.get(), dtype, &got_sizes);
-    expect_values(c, got, got_sizes);
   }
 }
 

@@ -68,7 +68,10 @@ def flat(x):
 
 def gemm_expected(c, device):
     dt = c["dtype"]
-    ins = [operand(c["seed"], i, s, dt) for i, s in enumerate(c["inputs"])]
+    # An operand whose strides alias (a stride 0: an expanded weight) holds what was written
+    # last through its view, as the tests store it.
+    ins = [stored_operand(c["seed"], i, s) if 0 in s.get("strides", []) else operand(c["seed"], i, s, dt)
+           for i, s in enumerate(c["inputs"])]
     work = torch.float64 if dt == "float32" else DTYPES[dt]
     ins = [x.to(work) for x in ins]
     fn, beta, alpha = c["fn"], c.get("beta", 1.0), c.get("alpha", 1.0)
@@ -164,6 +167,35 @@ def build():
     gemm("baddbmm_float32_beta0_ignores_nan_self", "baddbmm", f, [T([2, 3, 5], fill="nan"), T([2, 3, 4]),
                                                                  T([2, 4, 5])], beta=0.0, seed=45)
     gemm("baddbmm_bfloat16_self_row", "baddbmm", "bfloat16", [T([5]), T([2, 3, 4]), T([2, 4, 5])], seed=46)
+    # The GEMMs of an exported nn.LSTM(32, 64, num_layers=2, batch_first=True) + Linear(64, 10)
+    # head at batch 2 (the zoo's lstm: the default CUDA export calls mm_out for every step and
+    # the layer-1 input projection, addmm_out for the head), with the operands as the
+    # generated wrapper passes them: a step's hidden state is a [2, 64] view at storage offset
+    # step * 128 of the [16, 2, 64] sequence buffer, the weights are transposed views
+    # (W.t(): strides [1, 64]), the head reads y[:, -1] (offset 15 * 128).
+    gemm("mm_float32_lstm_step", "mm", f, [T([2, 64], strides=[64, 1], offset=1920), transposed([64, 256])],
+         seed=81)
+    gemm("mm_float32_lstm_step_out_in_buffer", "mm", f,
+         [T([2, 64], strides=[64, 1], offset=128), transposed([64, 256])], out=dict(strides=[256, 1], offset=512),
+         seed=82)
+    gemm("mm_float32_lstm_layer_input", "mm", f, [T([32, 64]), transposed([64, 256])], seed=83)
+    gemm("addmm_float32_lstm_head", "addmm", f,
+         [T([10]), T([2, 64], strides=[64, 1], offset=1920), transposed([64, 10])], seed=84)
+    gemm("addmm_float32_lstm_gates_self_slice", "addmm", f,
+         [T([2, 256], strides=[256, 1], offset=512), T([2, 64], strides=[64, 1], offset=128), transposed([64, 256])],
+         seed=85)
+    # The layer-0 input projection as the CPU export leaves it: bmm of the batch-first input
+    # seen time-major ([16, 2, 32], strides [32, 512, 1]) with the weight expanded over time
+    # (batch stride 0).
+    gemm("bmm_float32_lstm_input_projection", "bmm", f,
+         [T([16, 2, 32], strides=[32, 512, 1]), T([16, 32, 256], strides=[0, 1, 32])], seed=86)
+    # Operands less aligned than the allocator's 256 bytes (views at odd offsets): cuBLASLt's
+    # heuristic must be told (MIN_ALIGNMENT_*), and a bias under 16 bytes is added unfused.
+    gemm("mm_float32_operands_at_odd_offsets", "mm", f,
+         [T([2, 64], strides=[64, 1], offset=2), dict(transposed([64, 10]), offset=1)],
+         out=dict(strides=[10, 1], offset=3), seed=87)
+    gemm("addmm_float32_bias_at_odd_offset", "addmm", f,
+         [T([10], offset=1), T([2, 64], strides=[64, 1], offset=1920), transposed([64, 10])], seed=88)
     gemm("addmm_activation_float32_gelu", "addmm_activation", f, [T([6]), T([4, 8]), T([8, 6])], use_gelu=1,
          seed=51)
     gemm("addmm_activation_float32_gelu_full_self", "addmm_activation", f, [T([4, 6]), T([4, 8]), T([8, 6])],
@@ -583,9 +615,10 @@ def main():
             "each value case once per device (name suffix _cpu: the CPU reference, requires none; _cuda: the CUDA "
             "op, requires gpu). inputs, in the shim's argument order (gemm: [self] mat1 mat2; convolution: input "
             "weight [bias]): {sizes, strides (optional, element strides over a storage just large enough, zero "
-            "filled), fill: nan (optional)}; element j (row-major over sizes) of operand t is "
-            "(splitmix64(seed * 1000003 + t * 7919 + j) % 17 - 8) / 8. out (gemm _out ops): {strides} for the "
-            "out tensor (default contiguous), pre-filled with -7. expected: the result in row-major order, "
+            "filled), offset (optional: the view's storage offset in elements, zeros before it), fill: nan "
+            "(optional)}; element j (row-major over sizes) of operand t is "
+            "(splitmix64(seed * 1000003 + t * 7919 + j) % 17 - 8) / 8. out (gemm _out ops): {strides, offset} for the "
+            "out tensor (default contiguous, offset 0), pre-filled with -7. expected: the result in row-major order, "
             "compared as |got - want| <= atol + rtol * |want| (float32 1e-5/1e-5 against a float64 reference, "
             "float16 1e-2/1e-2, bfloat16 5e-2/2e-2). GELU is exact (erf) on the CPU and tanh on CUDA, as ATen's "
             "kernels; the CUDA cases carry the tanh values. op gemm_error: bad input (sizes/dtypes per tensor, "

@@ -59,6 +59,12 @@ static inline of_result of_reinterpret(AtenTensorHandle t, int64_t ndim, const i
   return of_wrap(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(t, ndim, sizes, strides, 0, out));
 }
 
+/* The same at a storage offset (elements). */
+static inline of_result of_reinterpret_at(AtenTensorHandle t, int64_t ndim, const int64_t* sizes,
+                                          const int64_t* strides, int64_t offset, AtenTensorHandle* out) {
+  return of_wrap(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(t, ndim, sizes, strides, offset, out));
+}
+
 static inline of_result of_copy(AtenTensorHandle dst, AtenTensorHandle src) {
   return of_wrap(SLIMCUDA_SHIM(aoti_torch_copy_)(dst, src, 0));
 }

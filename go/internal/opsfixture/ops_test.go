@@ -47,6 +47,7 @@ func inputValue(seed, t int64, j int) float64 {
 type operandSpec struct {
 	Sizes   []int64 `json:"sizes"`
 	Strides []int64 `json:"strides"`
+	Offset  int64   `json:"offset"` // storage offset (elements) of the view
 	Fill    string  `json:"fill"`
 }
 
@@ -63,7 +64,7 @@ func inputs(t *testing.T, c fixture.Case, dtype string, cuda bool) []*Tensor {
 		}
 		idx := int64(i)
 		nan := s.Fill == "nan"
-		tensor, err := NewTensor(s.Sizes, strides, dtype, cuda, func(j int) float64 {
+		tensor, err := NewTensorAt(s.Sizes, strides, s.Offset, dtype, cuda, func(j int) float64 {
 			if nan {
 				return math.NaN()
 			}
@@ -127,12 +128,14 @@ func TestGemm(t *testing.T) {
 				strides := Contiguous(sizes)
 				var o struct {
 					Strides []int64 `json:"strides"`
+					Offset  int64   `json:"offset"`
 				}
-				if c.GetOr(t, "out", &o) && o.Strides != nil {
+				hasOut := c.GetOr(t, "out", &o)
+				if hasOut && o.Strides != nil {
 					strides = o.Strides
 				}
 				var err error
-				out, err = NewTensor(sizes, strides, dtype, cuda, func(int) float64 { return -7 })
+				out, err = NewTensorAt(sizes, strides, o.Offset, dtype, cuda, func(int) float64 { return -7 })
 				require.NoError(t, err)
 				defer out.Close()
 			}

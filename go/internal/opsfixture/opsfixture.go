@@ -163,6 +163,38 @@ func NewTensor(sizes, strides []int64, dtype string, cuda bool, value func(j int
 	return &Tensor{view}, nil
 }
 
+// NewTensorAt is NewTensor for a view at storage offset `offset` (elements) of a flat
+// storage whose first `offset` elements are zeros: an operand as generated code passes it
+// (an LSTM step's hidden state inside the sequence buffer, a slice of a bigger buffer).
+func NewTensorAt(sizes, strides []int64, offset int64, dtype string, cuda bool, value func(j int) float64) (*Tensor, error) {
+	if offset == 0 {
+		return NewTensor(sizes, strides, dtype, cuda, value)
+	}
+	span := int64(1)
+	for _, s := range sizes {
+		if s == 0 {
+			span = 0
+		}
+	}
+	if span != 0 {
+		for d := range sizes {
+			span += (sizes[d] - 1) * strides[d]
+		}
+	}
+	vals := make(map[int64]float64)
+	forEach(sizes, strides, func(j int, off int64) { vals[offset+off] = value(j) })
+	flat, err := NewTensor([]int64{offset + span}, []int64{1}, dtype, cuda, func(j int) float64 { return vals[int64(j)] })
+	if err != nil {
+		return nil, err
+	}
+	defer flat.Close()
+	var view C.AtenTensorHandle
+	if err := check(C.of_reinterpret_at(flat.h, C.int64_t(len(sizes)), ptr(sizes), ptr(strides), C.int64_t(offset), &view)); err != nil {
+		return nil, err
+	}
+	return &Tensor{view}, nil
+}
+
 // Values reads t back (through a CPU copy for a CUDA tensor): its elements in row-major
 // order as float64, and its sizes and strides.
 func (t *Tensor) Values(dtype string) (vals []float64, sizes, strides []int64, err error) {
