@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "csrc/device_memory/device_memory.h"
+#include "csrc/ops/convolution_cudnn.h"
 #include "csrc/ops/vendor_handles.h"
 #include "csrc/tensor/layout.h"
 #include "csrc/vendor/cudnn.h"
@@ -209,40 +210,14 @@ Error build_plan(const vendor::CudnnApi& api, cudnnHandle_t handle, const ConvPr
   return set_last_error(Error::NotSupported, function, "cuDNN offers no algorithm for this convolution");
 }
 
-}  // namespace
-
-Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const StreamContext& ctx, const char* function) {
-  if (out.numel() == 0) return Error::Ok;
+// The legacy API's convolution of p with `w` (packed) and `bias` (packed or null).
+Error convolution_legacy(const ConvProblem& p, const SlimTensor* w, bool weight_nhwc, const SlimTensor* bias,
+                         const SlimTensor& out, const StreamContext& ctx, const char* function) {
   auto api_r = vendor::cudnn(function);
   if (!api_r.ok()) return api_r.error();
   const vendor::CudnnApi& api = *api_r.value();
   cudnnHandle_t handle = nullptr;
   SLIMCUDA_RETURN_IF_ERROR(cudnn_handle(api, ctx.device(), ctx.stream(), &handle, function));
-
-  // The filter must be packed: NCHW (contiguous) or NHWC (channels-last); else a copy.
-  const SlimTensor* w = p.weight;
-  std::unique_ptr<SlimTensor> w_copy;
-  bool weight_nhwc = false;
-  if (is_contiguous(w->sizes(), w->strides())) {
-    weight_nhwc = false;
-  } else if (is_channels_last(w->sizes(), w->strides())) {
-    weight_nhwc = true;
-  } else {
-    SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(clone(*w, false, ctx, &t, function));
-    w_copy.reset(t);
-    w = t;
-  }
-
-  // The bias is read as a packed [1, C, 1, ...] tensor.
-  const SlimTensor* bias = p.bias;
-  std::unique_ptr<SlimTensor> bias_copy;
-  if (bias != nullptr && p.c_out > 1 && bias->strides()[0] != 1) {
-    SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(clone(*bias, false, ctx, &t, function));
-    bias_copy.reset(t);
-    bias = t;
-  }
 
   thread_local std::unordered_map<std::string, std::unique_ptr<Plan>> plans;
   const std::string key = plan_key(p, *w, out, weight_nhwc);
@@ -282,6 +257,49 @@ Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const Stream
                        api.cudnnAddTensor(handle, &one, plan.bias, bias->data_ptr(), &one, plan.y, out.data_ptr()));
   }
   return Error::Ok;
+}
+
+}  // namespace
+
+Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const StreamContext& ctx, const char* function) {
+  if (out.numel() == 0) return Error::Ok;
+
+  // The filter must be packed: NCHW (contiguous) or NHWC (channels-last); else a copy.
+  const SlimTensor* w = p.weight;
+  std::unique_ptr<SlimTensor> w_copy;
+  bool weight_nhwc = false;
+  if (is_contiguous(w->sizes(), w->strides())) {
+    weight_nhwc = false;
+  } else if (is_channels_last(w->sizes(), w->strides())) {
+    weight_nhwc = true;
+  } else {
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(clone(*w, false, ctx, &t, function));
+    w_copy.reset(t);
+    w = t;
+  }
+
+  // The bias is read as a packed [1, C, 1, ...] tensor.
+  const SlimTensor* bias = p.bias;
+  std::unique_ptr<SlimTensor> bias_copy;
+  if (bias != nullptr && p.c_out > 1 && bias->strides()[0] != 1) {
+    SlimTensor* t = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(clone(*bias, false, ctx, &t, function));
+    bias_copy.reset(t);
+    bias = t;
+  }
+
+  const ConvPath path = convolution_path();
+  if (path != ConvPath::Legacy) {
+    const Error e = convolution_cudnn(p, *w, bias, out, ctx, function);
+    if (e != Error::NotSupported) return e;
+    if (path == ConvPath::Frontend) {
+      return set_last_error(Error::NotSupported, function,
+                            "SLIMCUDA_CONV=frontend and the cuDNN frontend declined this convolution: %s",
+                            convolution_cudnn_unsupported_reason());
+    }
+  }
+  return convolution_legacy(p, w, weight_nhwc, bias, out, ctx, function);
 }
 
 }  // namespace slimcuda::ops

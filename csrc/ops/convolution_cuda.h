@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The CUDA convolution on cuDNN (legacy descriptor API; the frontend graph API is for
-// part 2's attention).
+// The CUDA convolution on cuDNN: the legacy descriptor API (this file's .cc) or the
+// frontend's graph API (convolution_cudnn.h), chosen by SLIMCUDA_CONV (convolution_path()).
 
 #include "csrc/cuda/stream_context.h"
 #include "csrc/ops/op_args.h"
@@ -16,7 +16,9 @@ namespace slimcuda::ops {
 /// bias added after (cudnnAddTensor). float32 with TF32 allowed (PyTorch's cuDNN default
 /// allow_tf32 = True), float16/bfloat16 with tensor-op math. The algorithm comes from
 /// cuDNN's heuristics (no benchmarking, no trial allocations), cached per thread and shape;
-/// workspace from the caching allocator.
+/// workspace from the caching allocator. SLIMCUDA_CONV=frontend|auto sends the call to
+/// convolution_cudnn first (same operand preparation; auto falls back here on NotSupported,
+/// frontend fails with the frontend's reason); legacy (the default) never does.
 [[nodiscard]] Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const StreamContext& ctx,
                                      const char* function);
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -20,6 +21,17 @@ namespace slimcuda::testing {
 namespace {
 
 const bool kOwnsFixture = own_fixture("ops.json");
+
+#ifdef SLIMCUDA_OPS_TEST_CONV_FRONTEND
+// ops_fixtures_conv_frontend_test: every CUDA convolution through the cuDNN graph API
+// (SLIMCUDA_CONV=frontend: a case it declines fails), set before the library reads the
+// variable at its first convolution, so that the binary behaves alike under bazel test and
+// tools/gpu/run.sh.
+const bool kConvFrontend = [] {
+  setenv("SLIMCUDA_CONV", "frontend", 1);
+  return true;
+}();
+#endif
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "csrc/ops/convolution_cudnn.h"
+
+#include <cuda_runtime_api.h>
+#include <cudnn_frontend.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "csrc/core/scalar_type.h"
+#include "csrc/device_memory/device_memory.h"
+#include "csrc/ops/conv_bias.h"
+#include "csrc/ops/vendor_handles.h"
+#include "csrc/vendor/cudnn.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda::ops {
+namespace {
+
+namespace fe = cudnn_frontend;
+
+constexpr size_t kMaxCachedGraphs = 256;  // per thread
+// The frontend declares every tensor 16-byte aligned (its default), and engines chosen on
+// that promise may use vector loads: a pointer that breaks it is declined, not risked.
+constexpr uintptr_t kAlignment = 16;
+
+// Tensor uids: the sorted-pointer execute takes user pointers in uid order.
+enum Uid : int64_t { kX = 1, kW = 2, kBias = 3, kY = 4, kMaxUid = 4 };
+
+// Everything a graph depends on. Fixed size: hashing it costs no allocation.
+struct Key {
+  std::array<int64_t, 64> v{};
+  size_t n = 0;
+  void add(int64_t x) noexcept { v[n++] = x; }
+  bool operator==(const Key& o) const noexcept {
+    return n == o.n && std::memcmp(v.data(), o.v.data(), n * sizeof(int64_t)) == 0;
+  }
+};
+
+struct KeyHash {
+  size_t operator()(const Key& k) const noexcept {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
+    for (size_t i = 0; i < k.n; ++i) {
+      h ^= static_cast<uint64_t>(k.v[i]);
+      h *= 1099511628211ull;
+    }
+    return static_cast<size_t>(h);
+  }
+};
+
+struct CachedGraph {
+  std::shared_ptr<fe::graph::Graph> graph;  // null: the frontend cannot serve this key
+  std::string reason;                       // why not
+  int64_t workspace = 0;
+  bool bias_fused = false;    // false with a bias: launch_add_channel_bias after the graph
+  std::vector<int64_t> uids;  // the user tensors' uids in the order execute takes them
+};
+
+struct ThreadState {
+  std::unordered_map<Key, CachedGraph, KeyHash> graphs;
+  ConvolutionCudnnStats stats;
+  std::string unsupported_reason;
+  int sm_device = -1;  // the device sm_version was read for
+  int sm_version = 0;
+};
+
+ThreadState& state() {
+  thread_local ThreadState s;
+  return s;
+}
+
+bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlignment == 0; }
+
+// Keeps this thread's last-error text as it was when the call began, so that a
+// NotSupported answer leaves no trace (as attention_cudnn.cc's).
+class LastErrorSnapshot {
+ public:
+  LastErrorSnapshot() noexcept {
+    const char* m = last_error_message();
+    const size_t n = strnlen(m, sizeof(saved_) - 1);
+    std::memcpy(saved_, m, n);
+    saved_[n] = '\0';
+  }
+  LastErrorSnapshot(const LastErrorSnapshot&) = delete;  // a snapshot belongs to one call
+  LastErrorSnapshot& operator=(const LastErrorSnapshot&) = delete;
+
+  void restore() const noexcept {
+    // set_last_error writes "<function>: <text>": splitting the saved text at its first
+    // ": " and writing it back reproduces it byte for byte.
+    const char* sep = std::strstr(saved_, ": ");
+    if (saved_[0] == '\0' || sep == nullptr) {
+      clear_last_error();
+      return;
+    }
+    char function[sizeof(saved_)];
+    const size_t n = static_cast<size_t>(sep - saved_);
+    std::memcpy(function, saved_, n);
+    function[n] = '\0';
+    (void)set_last_error(Error::Ok, function, "%s", sep + 2);
+  }
+
+ private:
+  char saved_[1024];
+};
+
+Error unsupported(const LastErrorSnapshot& snapshot, std::string reason) noexcept {
+  snapshot.restore();
+  try {
+    state().unsupported_reason = std::move(reason);
+  } catch (...) {
+    // Out of host memory for the reason alone: the answer stands without it.
+  }
+  return Error::NotSupported;
+}
+
+// cuDNN wants >= 4-D: a 1-D convolution becomes 2-D with a leading H of 1 (as the legacy
+// path does).
+void as_cudnn_dims(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, std::vector<int64_t>* dims,
+                   std::vector<int64_t>* str) {
+  *dims = sizes;
+  *str = strides;
+  if (dims->size() == 3) {
+    dims->insert(dims->begin() + 2, 1);
+    str->insert(str->begin() + 2, (*str)[2] * std::max<int64_t>((*dims)[3], 1));
+  }
+}
+
+Key make_key(const ConvProblem& p, const SlimTensor& w, const SlimTensor* bias, const SlimTensor& out) {
+  Key k;
+  k.add(p.input->dim());
+  for (const std::vector<int64_t>* v :
+       {&p.input->sizes(), &p.input->strides(), &w.sizes(), &w.strides(), &out.sizes(), &out.strides()}) {
+    for (int64_t x : *v) k.add(x);
+  }
+  for (int i = 0; i < 3; ++i) k.add(p.stride[i]), k.add(p.padding[i]), k.add(p.dilation[i]);
+  k.add(p.groups);
+  k.add(p.transposed);
+  k.add(static_cast<int64_t>(p.dtype));
+  k.add(p.device);
+  k.add(bias != nullptr);
+  return k;
+}
+
+fe::DataType_t fe_type(ScalarType t) {
+  switch (t) {
+    case ScalarType::Half:
+      return fe::DataType_t::HALF;
+    case ScalarType::BFloat16:
+      return fe::DataType_t::BFLOAT16;
+    default:
+      return fe::DataType_t::FLOAT;
+  }
+}
+
+// Builds the graph for p into *out: the convolution, then (fuse_bias) + bias as a pointwise
+// node; false (with *reason) when cuDNN cannot serve it. An exception the frontend throws is
+// caught here and is a reason too.
+bool build_graph(const ConvProblem& p, const SlimTensor& w, const SlimTensor* bias, const SlimTensor& out,
+                 bool fuse_bias, cudnnHandle_t handle, int sm_version, CachedGraph* result, std::string* reason) {
+  try {
+    auto g = std::make_shared<fe::graph::Graph>();
+    g->set_io_data_type(fe_type(p.dtype))
+        .set_intermediate_data_type(fe::DataType_t::FLOAT)
+        .set_compute_data_type(fe::DataType_t::FLOAT);
+    // Set here so the frontend never asks the CUDA runtime itself (it would dlopen one).
+    g->set_sm_version(sm_version);
+    auto tensor = [&](const char* name, int64_t uid, const std::vector<int64_t>& sizes,
+                      const std::vector<int64_t>& strides) {
+      std::vector<int64_t> dims, str;
+      as_cudnn_dims(sizes, strides, &dims, &str);
+      return g->tensor(fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(str));
+    };
+    auto x = tensor("X", kX, p.input->sizes(), p.input->strides());
+    auto wt = tensor("W", kW, w.sizes(), w.strides());
+    const int nsp = p.spatial == 1 ? 2 : p.spatial;
+    std::vector<int64_t> pad, stride, dil;
+    for (int i = 3 - nsp; i < 3; ++i) {
+      pad.push_back(p.padding[i]);
+      stride.push_back(p.stride[i]);
+      dil.push_back(p.dilation[i]);
+    }
+    std::shared_ptr<fe::graph::Tensor_attributes> y;
+    if (!p.transposed) {
+      y = g->conv_fprop(x, wt,
+                        fe::graph::Conv_fprop_attributes()
+                            .set_name("conv")
+                            .set_padding(pad)
+                            .set_stride(stride)
+                            .set_dilation(dil)
+                            .set_compute_data_type(fe::DataType_t::FLOAT));
+    } else {
+      // y = conv_transpose(x, w) is the data gradient of a forward convolution from y to x:
+      // our input is its DY, our output its DX.
+      y = g->conv_dgrad(x, wt,
+                        fe::graph::Conv_dgrad_attributes()
+                            .set_name("conv")
+                            .set_padding(pad)
+                            .set_stride(stride)
+                            .set_dilation(dil)
+                            .set_compute_data_type(fe::DataType_t::FLOAT));
+    }
+    std::vector<int64_t> out_dims, out_str;
+    as_cudnn_dims(out.sizes(), out.strides(), &out_dims, &out_str);
+    std::shared_ptr<fe::graph::Tensor_attributes> result_tensor = y;
+    if (bias != nullptr && fuse_bias) {
+      // [1, C, 1, ...]: strides of the output's layout (any value is right for size-1
+      // dimensions; this is the form cuDNN's fusion engines expect).
+      const bool nhwc = is_channels_last(out.sizes(), out.strides());
+      std::vector<int64_t> bdims(out_dims.size(), 1), bstr(out_dims.size(), nhwc ? p.c_out : 1);
+      bdims[1] = p.c_out;
+      bstr[0] = p.c_out;
+      bstr[1] = 1;
+      auto b = g->tensor(fe::graph::Tensor_attributes().set_name("B").set_uid(kBias).set_dim(bdims).set_stride(bstr));
+      y->set_dim(out_dims).set_stride(out_str);  // the virtual float32 intermediate
+      result_tensor = g->pointwise(y, b,
+                                   fe::graph::Pointwise_attributes()
+                                       .set_name("bias")
+                                       .set_mode(fe::PointwiseMode_t::ADD)
+                                       .set_compute_data_type(fe::DataType_t::FLOAT));
+    }
+    result_tensor->set_output(true).set_uid(kY).set_dim(out_dims).set_stride(out_str).set_data_type(fe_type(p.dtype));
+
+    auto check = [&](fe::error_t st, const char* step) {
+      if (st.is_good()) return true;
+      *reason = std::string("cuDNN ") + step + ": " + st.err_msg;
+      return false;
+    };
+    if (!check(g->validate(), "validate")) return false;
+    if (!check(g->build_operation_graph(handle), "build_operation_graph")) return false;
+    if (!check(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "create_execution_plans"))
+      return false;
+    if (!check(g->check_support(), "check_support")) return false;
+    if (!check(g->build_plans(), "build_plans")) return false;
+    int64_t workspace = 0;
+    if (!check(g->get_workspace_size(workspace), "get_workspace_size")) return false;
+    std::vector<int64_t> uids = g->get_variant_pack_uids_sorted();
+    for (int64_t u : uids) {
+      if (u < kX || u > kMaxUid) {
+        *reason = "the convolution graph wants an input slimcuda does not provide (uid " + std::to_string(u) + ")";
+        return false;
+      }
+    }
+    result->graph = std::move(g);
+    result->workspace = workspace;
+    result->bias_fused = bias != nullptr && fuse_bias;
+    result->uids = std::move(uids);
+    return true;
+  } catch (const std::exception& e) {
+    *reason = std::string("the cuDNN frontend threw: ") + e.what();
+  } catch (...) {
+    *reason = "the cuDNN frontend threw a non-standard exception";
+  }
+  return false;
+}
+
+// The device's compute capability as the frontend's sm_version (90 for an H200).
+Error sm_version_of(int device, int* out, const char* function) noexcept {
+  ThreadState& s = state();
+  if (s.sm_device != device) {
+    int major = 0, minor = 0;
+    cudaError_t err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return set_last_error(Error::Internal, function, "cudaDeviceGetAttribute(cuda:%d) failed: %s", device,
+                            cudaGetErrorString(err));
+    }
+    s.sm_device = device;
+    s.sm_version = major * 10 + minor;
+  }
+  *out = s.sm_version;
+  return Error::Ok;
+}
+
+BiasElement bias_element(ScalarType t) {
+  switch (t) {
+    case ScalarType::Half:
+      return BiasElement::Half;
+    case ScalarType::BFloat16:
+      return BiasElement::BFloat16;
+    default:
+      return BiasElement::Float;
+  }
+}
+
+std::atomic<int> g_path_override{-1};
+
+Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const SlimTensor* bias, const SlimTensor& out,
+                             const StreamContext& ctx, const char* function) {
+  ThreadState& ts = state();
+  ts.unsupported_reason.clear();
+  const LastErrorSnapshot snapshot;
+  if (p.dtype != ScalarType::Float && p.dtype != ScalarType::Half && p.dtype != ScalarType::BFloat16) {
+    return unsupported(snapshot, "the cuDNN graph convolution takes float32, float16 or bfloat16, not " +
+                                     std::string(scalar_type_name(p.dtype)));
+  }
+  if (p.input == nullptr) return set_last_error(Error::InvalidArgument, function, "convolution without an input");
+  if (!aligned(p.input->data_ptr()) || !aligned(w.data_ptr()) || !aligned(out.data_ptr()) ||
+      (bias != nullptr && !aligned(bias->data_ptr()))) {
+    return unsupported(snapshot, "input, weight, bias or output is not 16-byte aligned");
+  }
+  auto api = vendor::cudnn(function);
+  if (!api.ok()) return unsupported(snapshot, last_error_message());
+
+  const Key key = make_key(p, w, bias, out);
+  auto it = ts.graphs.find(key);
+  if (it != ts.graphs.end() && it->second.graph == nullptr) return unsupported(snapshot, it->second.reason);
+
+  cudnnHandle_t handle = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(cudnn_handle(*api.value(), p.device, ctx.stream(), &handle, function));
+
+  if (it == ts.graphs.end()) {
+    int sm = 0;
+    SLIMCUDA_RETURN_IF_ERROR(sm_version_of(p.device, &sm, function));
+    CachedGraph built;
+    std::string reason;
+    bool ok = build_graph(p, w, bias, out, true, handle, sm, &built, &reason);
+    if (!ok && bias != nullptr) {
+      // No engine fuses the bias here (fusion engines want particular layouts and types):
+      // the convolution alone, and slimcuda's kernel adds the bias after it.
+      std::string unfused;
+      ok = build_graph(p, w, bias, out, false, handle, sm, &built, &unfused);
+      if (!ok && unfused != reason) reason += "; without the bias: " + unfused;
+    }
+    try {
+      if (ts.graphs.size() >= kMaxCachedGraphs) ts.graphs.clear();
+      if (!ok) built.reason = reason;
+      it = ts.graphs.emplace(key, std::move(built)).first;
+    } catch (...) {
+      return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory caching a cuDNN graph");
+    }
+    if (!ok) {
+      ++ts.stats.rejected;
+      return unsupported(snapshot, reason);
+    }
+    ++ts.stats.graphs_built;
+    if (bias != nullptr && !it->second.bias_fused) ++ts.stats.unfused_bias;
+  }
+  const CachedGraph& entry = it->second;
+
+  void* workspace = nullptr;
+  if (entry.workspace > 0) {
+    auto r = device_memory::allocate(static_cast<size_t>(entry.workspace), kAlignment, ctx);
+    if (!r.ok()) {
+      return set_last_error(r.error(), function, "no %lld-byte cuDNN convolution workspace on cuda:%d: %s",
+                            static_cast<long long>(entry.workspace), p.device, last_error_message());
+    }
+    workspace = r.value();
+  }
+  void* by_uid[kMaxUid + 1] = {};
+  by_uid[kX] = p.input->data_ptr();
+  by_uid[kW] = w.data_ptr();
+  by_uid[kBias] = bias != nullptr ? bias->data_ptr() : nullptr;
+  by_uid[kY] = out.data_ptr();
+  void* ptrs[kMaxUid];
+  const int n = static_cast<int>(entry.uids.size());
+  for (int i = 0; i < n; ++i) ptrs[i] = by_uid[entry.uids[i]];
+  Error result = Error::Ok;
+  try {
+    fe::error_t st = entry.graph->execute(handle, ptrs, n, workspace);
+    if (st.is_bad()) {
+      result = set_last_error(Error::Internal, function, "cuDNN convolution failed: %s", st.err_msg.c_str());
+    }
+  } catch (const std::exception& e) {
+    result = set_last_error(Error::Internal, function, "cuDNN convolution failed: %s", e.what());
+  } catch (...) {
+    result = set_last_error(Error::Internal, function, "cuDNN convolution failed (non-standard exception)");
+  }
+  // Stream-ordered reuse makes freeing right after the launch safe (see gemm_cuda.cc).
+  if (workspace != nullptr) (void)device_memory::free(workspace, p.device);
+  SLIMCUDA_RETURN_IF_ERROR(result);
+  if (bias != nullptr && !entry.bias_fused) {
+    int64_t inner = 1;
+    if (!is_channels_last(out.sizes(), out.strides())) {
+      for (size_t i = 2; i < out.sizes().size(); ++i) inner *= out.sizes()[i];
+    }
+    const int64_t bias_stride = p.c_out > 1 ? bias->strides()[0] : 0;
+    SLIMCUDA_RETURN_IF_ERROR(launch_add_channel_bias(out.data_ptr(), bias->data_ptr(), bias_element(p.dtype),
+                                                     out.numel(), p.c_out, std::max<int64_t>(inner, 1), bias_stride,
+                                                     ctx.stream(), function));
+  }
+  ++ts.stats.executions;
+  return Error::Ok;
+}
+
+}  // namespace
+
+ConvPath parse_convolution_path(const char* v) noexcept {
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "legacy") == 0) return ConvPath::Legacy;
+  if (std::strcmp(v, "frontend") == 0) return ConvPath::Frontend;
+  if (std::strcmp(v, "auto") == 0) return ConvPath::Auto;
+  std::fprintf(stderr, "slimcuda: SLIMCUDA_CONV=%s is not legacy, frontend or auto; using legacy\n", v);
+  return ConvPath::Legacy;
+}
+
+ConvPath convolution_path() noexcept {
+  const int forced = g_path_override.load(std::memory_order_relaxed);
+  if (forced >= 0) return static_cast<ConvPath>(forced);
+  static const ConvPath path = parse_convolution_path(std::getenv("SLIMCUDA_CONV"));
+  return path;
+}
+
+void set_convolution_path(ConvPath path) noexcept {
+  g_path_override.store(static_cast<int>(path), std::memory_order_relaxed);
+}
+
+const char* convolution_cudnn_unsupported_reason() noexcept { return state().unsupported_reason.c_str(); }
+
+ConvolutionCudnnStats convolution_cudnn_stats() noexcept {
+  ConvolutionCudnnStats s = state().stats;
+  s.cached_graphs = 0;
+  for (const auto& [key, entry] : state().graphs) s.cached_graphs += entry.graph != nullptr;
+  return s;
+}
+
+Error convolution_cudnn(const ConvProblem& p, const SlimTensor& weight, const SlimTensor* bias, const SlimTensor& out,
+                        const StreamContext& ctx, const char* function) noexcept {
+  try {
+    return convolution_cudnn_impl(p, weight, bias, out, ctx, function);
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory in cuDNN convolution");
+  } catch (...) {
+    return set_last_error(Error::Internal, function, "unexpected exception in cuDNN convolution");
+  }
+}
+
+}  // namespace slimcuda::ops
