@@ -39,9 +39,10 @@ class ArchiveEntrySource final : public WeightSource {
 
 /// Where a `.pt2` model's weights are, as the archive says.
 enum class Pt2WeightsFormat {
-  InLibrary,   ///< inside the `.so` (the default export): nothing to attach
-  BinaryBlob,  ///< `<hash>.wrapper_weights.blob` beside the library
-  None,        ///< package_constants_in_so=False with no on-disk format: nowhere
+  InLibrary,      ///< inside the `.so` (the default export): nothing to attach
+  BinaryBlob,     ///< `<hash>.wrapper_weights.blob` beside the library
+  PickleWeights,  ///< `weights_config.json` beside it, the storages in `<root>data/weights/`
+  None,           ///< package_constants_in_so=False with no on-disk format: nowhere
 };
 [[nodiscard]] const char* pt2_weights_format_name(Pt2WeightsFormat f) noexcept;
 
@@ -59,15 +60,20 @@ enum class Pt2WeightsFormat {
 ///    (none in the archive -> NotSupported), checked against the container (blob_shapes);
 ///    the bytes are uploaded from the archive's mapping (no other host copy but the pinned
 ///    chunks) by Model::attach_constants. More than one blob -> InvalidProgram.
-///  - `weights_config.json` in the folder (pickle_weights) -> NotSupported (not wired yet).
+///  - `weights_config.json` in the folder (pickle_weights, no blob): per FQN, the file of
+///    `<root>data/weights/` it names — a torch.save zip, STORED in the archive (NotSupported
+///    otherwise), CRC-checked — read with the same zip reader from the outer entry's bytes;
+///    its one `<dir>/data/0` entry (STORED) is the storage, uploaded in place; sizes,
+///    strides and storage offset from the config, dtype from the container. A file the
+///    archive lacks, or one with no storage or two -> InvalidProgram.
 ///  - No weights in the archive while the wrapper says its library has none -> InvalidProgram
 ///    naming the first constant it lacks.
 ///  - Otherwise the weights are the library's own: nothing is done.
 ///
-/// Sharing: the model identity is the library's XXH3-128 (`library_hash_hex`); the blob's
-/// identity is the mapped file's (device, inode, size, modification time) with the entry's
-/// place and CRC, or for an archive in memory the XXH3-128 of the blob's bytes. Two loads of
-/// one `.pt2` on one device share one copy (WeightsCache).
+/// Sharing: the model identity is the library's XXH3-128 (`library_hash_hex`); a weights
+/// entry's (the blob, a weights file) identity is the mapped file's (device, inode, size, modification time) with the
+/// entry's place and CRC, or for an archive in memory the XXH3-128 of the entry's bytes. Two loads of one `.pt2` on one
+/// device share one copy (WeightsCache).
 ///
 /// Streams: `ctx` is the load's entry context (the caller's stream when one is selected, on
 /// the model's device): the upload goes there, else on the model's own stream; either way it

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The .pt2 loader's weights wiring (attach_pt2_weights) on the CPU, against the real
-// exports of testdata/pt2/: what each format gives, that two loads of one archive share one
+// exports of testdata/pt2/: what each format gives (binary_blob, pickle_weights, in the
+// library, none), that two loads of one archive share one
 // copy (from a file and from memory), and the wrapper source's include_weights flag.
 // The C ABI's view of the same archives: csrc/c_api/pt2_load_test.cc.
 #include "csrc/archive/pt2_weights.h"
@@ -62,6 +63,28 @@ TEST(Pt2Weights, BinaryBlobIsAttachedFromTheArchive) {
   EXPECT_EQ(l.model->constants()->path, ConstantsPath::UserManagedPairs) << "PyTorch 2.11's libraries have Pairs";
   EXPECT_FALSE(l.model->constants()->shared);
   EXPECT_GE(l.model->constants()->bytes, 48u) << "linear.weight: 3 x 4 float32";
+}
+
+// pickle_weights: the storage of data/weights/weight_0 (a torch.save zip inside the
+// archive) in place; a second load shares it, from a file and from memory.
+TEST(Pt2Weights, PickleWeightsAreAttachedFromTheArchive) {
+  Loaded a, b;
+  ASSERT_EQ(load_file("weights_pickle_linear.pt2", &a), Error::Ok) << last_error_message();
+  EXPECT_EQ(a.format, Pt2WeightsFormat::PickleWeights);
+  ASSERT_TRUE(a.model->constants().has_value());
+  EXPECT_FALSE(a.model->constants()->shared);
+  EXPECT_GE(a.model->constants()->bytes, 48u);
+  ASSERT_EQ(load_file("weights_pickle_linear.pt2", &b), Error::Ok) << last_error_message();
+  EXPECT_TRUE(b.model->constants()->shared);
+  const std::vector<uint8_t> bytes = read_bytes(pt2("weights_pickle_linear.pt2"));
+  Loaded c, d;
+  std::unique_ptr<Pt2Archive> first, second;
+  ASSERT_EQ(Pt2Archive::open_memory(bytes.data(), bytes.size(), &first, "test"), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open_memory(bytes.data(), bytes.size(), &second, "test"), Error::Ok);
+  ASSERT_EQ(load(std::move(first), &c), Error::Ok) << last_error_message();
+  ASSERT_EQ(load(std::move(second), &d), Error::Ok) << last_error_message();
+  EXPECT_FALSE(c.model->constants()->shared) << "a memory archive's identity is not the file's";
+  EXPECT_TRUE(d.model->constants()->shared);
 }
 
 TEST(Pt2Weights, WeightsInTheLibraryNeedNothing) {

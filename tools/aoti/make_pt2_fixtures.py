@@ -5,9 +5,10 @@
                                                   test model library (models/testing:
                                                   libconstant_1.so, y = x + 1)
   make_pt2_fixtures.py --export OUT_DIR           also the real CPU exports (needs PyTorch 2.11):
-                                                  weights in the .so, in a binary_blob, nowhere
-                                                  (package_constants_in_so=False alone), and the
-                                                  blob export with a truncated / a corrupted blob
+                                                  weights in the .so, in a binary_blob, as
+                                                  pickle_weights, nowhere (package_constants_in_so
+                                                  =False alone), and the blob and pickle exports
+                                                  with one defect each
   make_pt2_fixtures.py --demo DEVICE LIBRARY OUT  the demo model's library (models/demo) as a .pt2
                                                   for DEVICE (cpu, cuda), input x: float32
                                                   [1..64, 16] (Bazel: //models/demo:demo_pt2)
@@ -288,6 +289,12 @@ def export_real(out):
     blob = out / "weights_blob_linear.pt2"
     _export(model, args, blob, {"aot_inductor.package_constants_in_so": False,
                                 "aot_inductor.package_constants_on_disk_format": "binary_blob"})
+    # Weights in the archive as torch.save files (data/weights/*, weights_config.json).
+    _export(model, args, out / "weights_pickle_linear.pt2", {
+        "aot_inductor.package_constants_in_so": False,
+        "aot_inductor.package_constants_on_disk_format": "pickle_weights"})
+    _rewrite(out / "weights_pickle_linear.pt2", out / "weights_pickle_missing_file.pt2",
+             lambda n, d: None if "/data/weights/" in n else d)
     # Weights nowhere: PyTorch's own loader crashes on the first run of such an export.
     _export(model, args, out / "no_weights_linear.pt2", {"aot_inductor.package_constants_in_so": False})
     # The blob export with one defect each (zipfile keeps the archive consistent: only the
