@@ -104,17 +104,7 @@ Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcu
   static const char kDigits[] = "0123456789abcdef";
   std::string hash_hex;
   for (uint8_t b : hash.bytes) hash_hex += {kDigits[b >> 4], kDigits[b & 15]};
-  Pt2WeightsFormat format = Pt2WeightsFormat::InLibrary;
-  SLIMCUDA_RETURN_IF_ERROR(attach_pt2_weights(archive, pm, hash_hex, model.get(), ctx, &format, function));
-  // The capture container of CUDA graphs (csrc/graph) is a second container of the library,
-  // which would start without the attached weights.
-  SLIMCUDA_CHECK_OR_RETURN_AT(
-      function,
-      format == Pt2WeightsFormat::InLibrary || !model->device().is_cuda() || o.cuda_graphs == SLIMCUDA_GRAPHS_OFF,
-      Error::NotSupported,
-      "model '%s' keeps its weights outside its library (%s): CUDA graphs are not wired for "
-      "such models yet; load it with cuda_graphs off",
-      pm.name.c_str(), pt2_weights_format_name(format));
+  SLIMCUDA_RETURN_IF_ERROR(attach_pt2_weights(archive, pm, hash_hex, model.get(), ctx, nullptr, function));
   *out = reinterpret_cast<slimcuda_model*>(model.release());
   return Error::Ok;
 }

@@ -479,15 +479,34 @@ TEST_F(Pt2CudaWeights, TwoLoadsShareOneCopy) {
   EXPECT_EQ(after.allocated_bytes, before.allocated_bytes) << "freed with the last model";
 }
 
-// CUDA graphs' capture container would start without the attached weights: refused with the
-// reason until it is wired.
-TEST_F(Pt2CudaWeights, CudaGraphsRefusedForArchiveWeights) {
-  slimcuda_load_options o{static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, 0, nullptr, SLIMCUDA_GRAPHS_ON};
+// With CUDA graphs on, the capture container gets the weights attached to the model's own
+// (shared, not uploaded again): a run on a caller's non-blocking stream is captured, the
+// next replayed, both matching eager.
+TEST_F(Pt2CudaWeights, CudaGraphsCaptureWithArchiveWeights) {
+  // One instance: one slot, so one capture.
+  slimcuda_load_options o{
+      static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, 1, nullptr, SLIMCUDA_GRAPHS_STRICT};
   Model model;
-  EXPECT_EQ(slimcuda_model_load_file_with(path_.c_str(), &o, &model.m), SLIMCUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_NE(std::string(slimcuda_last_error_message()).find("CUDA graphs are not wired"), std::string::npos)
-      << slimcuda_last_error_message();
-  EXPECT_EQ(model.m, nullptr);
+  ASSERT_EQ(slimcuda_model_load_file_with(path_.c_str(), &o, &model.m), SLIMCUDA_OK) << slimcuda_last_error_message();
+  void* stream = nullptr;
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+  const int64_t sizes[2] = {4, 16};
+  for (int i = 0; i < 2; ++i) {
+    Tensor tx, ty;
+    ASSERT_EQ(slimcuda_tensor_empty(2, sizes, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CUDA, 0, 0, &tx.t),
+              SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_tensor_copy_from_host_on(tx.t, x_.data(), x_.size() * 4, SLIMCUDA_FLOAT32, stream), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_model_run_on(model.m, &tx.t, 1, &ty.t, 1, stream), SLIMCUDA_OK) << slimcuda_last_error_message();
+    std::vector<float> got(y_.size(), -1);
+    ASSERT_EQ(slimcuda_tensor_copy_to_host_on(ty.t, got.data(), got.size() * 4, SLIMCUDA_FLOAT32, stream), SLIMCUDA_OK);
+    for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], y_[k], 1e-4) << "run " << i << " output " << k;
+  }
+  slimcuda_graph_stats stats{};
+  ASSERT_EQ(slimcuda_model_graph_stats(model.m, &stats), SLIMCUDA_OK);
+  EXPECT_EQ(stats.captures, 1u);
+  EXPECT_EQ(stats.replays, 2u) << "strict mode: the captured run is replayed, then the next";
+  EXPECT_EQ(stats.fallbacks, 0u);
+  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
 }
 
 // A CPU model's weights are uploaded by the CPU (no stream): a caller stream selected for

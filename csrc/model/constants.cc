@@ -207,6 +207,40 @@ Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConsta
 
 std::string device_name(Device d) { return d.is_cuda() ? "cuda:" + std::to_string(d.index) : "cpu"; }
 
+// The hand-over itself: the first path the library has (the copying one only when
+// `may_copy`).
+Error hand_over(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights, bool may_copy,
+                ConstantsPath* out, const char* function) {
+  clear_last_error();  // what the container's shim calls report, if anything, goes into ours
+  int32_t rc = 0;
+  ConstantsPath path = ConstantsPath::UserManagedPairs;
+  if (api.update_user_managed_pairs != nullptr) {
+    std::vector<ContainerConstantsApi::Pair> pairs(weights.count());
+    for (size_t i = 0; i < weights.count(); ++i) pairs[i] = {weights.name(i).c_str(), weights.tensor(i)};
+    rc = api.update_user_managed_pairs(container, pairs.data(), pairs.size(), false, true);
+  } else {
+    path = api.update_user_managed_map != nullptr ? ConstantsPath::UserManagedMap : ConstantsPath::ContainerCopy;
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != ConstantsPath::ContainerCopy || (may_copy && api.update_copy_map),
+                                Error::NotSupported,
+                                "the model library cannot share constants (no AOTInductorModelContainerUpdate"
+                                "UserManagedConstantBuffer[Pairs])");
+    // Exactly the map type the container casts the handle to.
+    std::unordered_map<std::string, AtenTensorOpaque*> map;
+    for (size_t i = 0; i < weights.count(); ++i) {
+      map.emplace(weights.name(i), reinterpret_cast<AtenTensorOpaque*>(weights.tensor(i)));
+    }
+    rc = path == ConstantsPath::UserManagedMap ? api.update_user_managed_map(container, &map, false, true)
+                                               : api.update_copy_map(container, &map, false, true);
+  }
+  if (rc != 0) {
+    const std::string why = last_error_message();
+    return set_last_error(Error::InvalidProgram, function, "the container refused its constants (%s: error %d)%s%s",
+                          constants_path_name(path), rc, why.empty() ? "" : ": ", why.c_str());
+  }
+  *out = path;
+  return Error::Ok;
+}
+
 }  // namespace
 
 const char* constants_path_name(ConstantsPath path) noexcept {
@@ -297,6 +331,17 @@ Error entries_from_blob(const std::vector<ContainerConstant>& constants, const s
     return Error::Ok;
   } catch (const std::bad_alloc&) {
     return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+  }
+}
+
+Error hand_over_constants(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
+                          ConstantsPath* path, const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr && path != nullptr, Error::InvalidArgument,
+                              "null container or path");
+  try {
+    return hand_over(api, container, weights, false, path, function);
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory handing over constants");
   }
 }
 
@@ -396,28 +441,8 @@ Error attach_constants(const ContainerConstantsApi& api, void* container, Device
         },
         &weights, &shared));
 
-    clear_last_error();  // what the container's shim calls report, if anything, goes into ours
-    int32_t rc = 0;
     ConstantsPath path = ConstantsPath::UserManagedPairs;
-    if (api.update_user_managed_pairs != nullptr) {
-      std::vector<ContainerConstantsApi::Pair> pairs(weights->count());
-      for (size_t i = 0; i < weights->count(); ++i) pairs[i] = {weights->name(i).c_str(), weights->tensor(i)};
-      rc = api.update_user_managed_pairs(container, pairs.data(), pairs.size(), false, true);
-    } else {
-      // Exactly the map type the container casts the handle to.
-      std::unordered_map<std::string, AtenTensorOpaque*> map;
-      for (size_t i = 0; i < weights->count(); ++i) {
-        map.emplace(weights->name(i), reinterpret_cast<AtenTensorOpaque*>(weights->tensor(i)));
-      }
-      path = api.update_user_managed_map != nullptr ? ConstantsPath::UserManagedMap : ConstantsPath::ContainerCopy;
-      rc = path == ConstantsPath::UserManagedMap ? api.update_user_managed_map(container, &map, false, true)
-                                                 : api.update_copy_map(container, &map, false, true);
-    }
-    if (rc != 0) {
-      const std::string why = last_error_message();
-      return set_last_error(Error::InvalidProgram, function, "the container refused its constants (%s: error %d)%s%s",
-                            constants_path_name(path), rc, why.empty() ? "" : ": ", why.c_str());
-    }
+    SLIMCUDA_RETURN_IF_ERROR(hand_over(api, container, *weights, true, &path, function));
     out->path = path;
     out->bytes = weights->bytes();
     out->shared = shared;

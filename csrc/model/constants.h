@@ -113,6 +113,16 @@ struct ConstantShape {
                                       const std::shared_ptr<const WeightSource>& blob, std::vector<ConstantEntry>* out,
                                       const char* function) noexcept;
 
+class DeviceWeights;
+
+/// Hands weights already uploaded (an attach's) to another container of the same library,
+/// through the first user-managed path it has (UpdateUserManagedConstantBufferPairs, then
+/// UpdateUserManagedConstantBuffer): the container then uses the same memory, which must
+/// outlive it. Without either -> NotSupported (a copying container would need a copy of
+/// its own); a container that refuses -> InvalidProgram with its error.
+[[nodiscard]] Error hand_over_constants(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
+                                        ConstantsPath* path, const char* function) noexcept;
+
 /// What attach_constants leaves behind: the memory the container now uses (keep it alive
 /// until the container is deleted), how it got there, and whether it was shared with an
 /// earlier load.

@@ -10,6 +10,7 @@
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
 #include "csrc/memory/memory.h"
+#include "csrc/model/weights_cache.h"
 #include "csrc/tensor/layout.h"
 #include "slimcuda/last_error.h"
 
@@ -199,6 +200,8 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
           reinterpret_cast<graph::ContainerAbi::RunFn>(library.symbol("AOTInductorModelContainerRunSingleThreaded"));
       abi.device_str = device_str;
       Model* self = m.get();
+      // The capture container starts without the weights attach_constants gave the model's.
+      abi.prepare = [self](void* container, const char* fn) { return self->share_constants_with(container, fn); };
       m->graphs_ = std::make_unique<graph::GraphRunner>(
           std::move(abi), std::shared_ptr<void>(m->loaded_->library), m->device_.index, static_cast<size_t>(instances),
           graphs, [self](const SlimTensor& t, size_t i, const char* fn) {
@@ -290,6 +293,19 @@ Error Model::attach_constants(const std::vector<ConstantEntry>& entries, const s
   attached.keep_alive.reset();  // one owner: the container's Loaded
   constants_ = std::move(attached);
   return Error::Ok;
+}
+
+Error Model::share_constants_with(void* container, const char* function) const noexcept {
+  if (!constants_.has_value()) return Error::Ok;  // the library's own weights: each container has them
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, loaded_->weights != nullptr, Error::NotSupported,
+                              "the model's constants were copied into its container (%s): a second container would "
+                              "need a copy of its own",
+                              constants_path_name(constants_->path));
+  const ContainerConstantsApi api =
+      ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
+  ConstantsPath path = ConstantsPath::UserManagedPairs;
+  return hand_over_constants(api, container, *std::static_pointer_cast<const DeviceWeights>(loaded_->weights), &path,
+                             function);
 }
 
 Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,

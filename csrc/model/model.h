@@ -134,6 +134,9 @@ class Model {
   // inputs as `describe` says (unknown where it cannot), the outputs unknown.
   [[nodiscard]] Error describe_from_container(size_t n_in, size_t n_out, const DescribeInputs& describe,
                                               const char* function);
+  // Hands the attached constants (if any) to another container of the library: the CUDA
+  // graphs' capture container.
+  [[nodiscard]] Error share_constants_with(void* container, const char* function) const noexcept;
 
   using CreateFn = int32_t (*)(void**, size_t, const char*, const char*);
   using DeleteFn = int32_t (*)(void*);

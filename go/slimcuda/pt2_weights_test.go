@@ -83,6 +83,21 @@ func TestPt2CudaWeightsMatchEager(t *testing.T) {
 		defer m.Close()
 		runCudaWeights(t, m, x, y, OnStream(other))
 	})
+	t.Run("cuda graphs share the weights", func(t *testing.T) {
+		m, err := Load(path, WithInstances(1), WithCUDAGraphs(GraphsStrict))
+		require.NoError(t, err)
+		defer m.Close()
+		s, err := NewStream(NonBlocking())
+		require.NoError(t, err)
+		defer s.Close()
+		runCudaWeights(t, m, x, y, OnStream(s)) // captured, then replayed
+		runCudaWeights(t, m, x, y, OnStream(s)) // replayed
+		stats, err := m.GraphStats()
+		require.NoError(t, err)
+		require.Equal(t, uint64(1), stats.Captures)
+		require.Equal(t, uint64(2), stats.Replays)
+		require.Zero(t, stats.Fallbacks)
+	})
 }
 
 // Two loads of one .pt2 on one GPU hold one copy of its weights (the blob's size is what
