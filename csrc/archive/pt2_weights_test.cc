@@ -147,6 +147,18 @@ TEST(Pt2Weights, AnotherLibraryHashIsNotShared) {
   EXPECT_FALSE(other->constants()->shared);
 }
 
+// A mapped file is named by its device, inode, size and modification time: two files of
+// the same bytes are two names (two copies), one file opened twice is one.
+TEST(Pt2Weights, ArchiveIdentityNamesTheFile) {
+  std::unique_ptr<Pt2Archive> a, b, other;
+  ASSERT_EQ(Pt2Archive::open(pt2("weights_blob_linear.pt2").c_str(), &a, "test"), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open(pt2("weights_blob_linear.pt2").c_str(), &b, "test"), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open(pt2("real_cpu_linear.pt2").c_str(), &other, "test"), Error::Ok);
+  EXPECT_EQ(a->identity().rfind("file:", 0), 0u) << a->identity();
+  EXPECT_EQ(a->identity(), b->identity());
+  EXPECT_NE(a->identity(), other->identity());
+}
+
 TEST(Pt2Weights, ArchiveEntrySourceReadsOnlyItsBytes) {
   const uint8_t bytes[4] = {1, 2, 3, 4};
   const ArchiveEntrySource source(ArchiveSpan{bytes, sizeof bytes}, "id");
