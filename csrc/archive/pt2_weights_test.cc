@@ -6,6 +6,7 @@
 // The C ABI's view of the same archives: csrc/c_api/pt2_load_test.cc.
 #include "csrc/archive/pt2_weights.h"
 
+#include <atomic>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "csrc/allocator/device_allocator.h"
 #include "csrc/model/weights_cache.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/last_error.h"
@@ -28,6 +30,35 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   EXPECT_TRUE(in.good()) << path;
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
+
+// The bytes the CPU allocator hands out while it lives (the weights' host memory of a CPU
+// model), forwarding to the real one.
+class CpuBytes final : public DeviceAllocator {
+ public:
+  CpuBytes() : inner_(get_device_allocator(DeviceType::CPU)) { register_device_allocator(this); }
+  ~CpuBytes() override { register_device_allocator(inner_); }
+  CpuBytes(const CpuBytes&) = delete;
+  CpuBytes& operator=(const CpuBytes&) = delete;
+
+  Result<void*> allocate(size_t nbytes, size_t alignment, const StreamContext& ctx) noexcept override {
+    Result<void*> r = inner_->allocate(nbytes, alignment, ctx);
+    if (r.ok()) allocated_ += nbytes;
+    return r;
+  }
+  Error deallocate(void* ptr, int device) noexcept override { return inner_->deallocate(ptr, device); }
+  Error copy_host_to_device(void* d, const void* s, size_t n, const StreamContext& c) noexcept override {
+    return inner_->copy_host_to_device(d, s, n, c);
+  }
+  Error copy_device_to_host(void* d, const void* s, size_t n, const StreamContext& c) noexcept override {
+    return inner_->copy_device_to_host(d, s, n, c);
+  }
+  DeviceType device_type() const noexcept override { return DeviceType::CPU; }
+  size_t allocated() const noexcept { return allocated_.load(); }
+
+ private:
+  DeviceAllocator* inner_;
+  std::atomic<size_t> allocated_{0};
+};
 
 // One archive's model loaded (not run) and its weights attached.
 struct Loaded {
@@ -107,11 +138,15 @@ TEST(Pt2Weights, NoWeightsAnywhereIsRefused) {
 TEST(Pt2Weights, TwoLoadsShareOneCopy) {
   const size_t live = WeightsCache::instance().live();
   {
+    CpuBytes bytes;
     Loaded a, b;
     ASSERT_EQ(load_file("weights_blob_linear.pt2", &a), Error::Ok) << last_error_message();
+    const size_t one = bytes.allocated();
     ASSERT_EQ(load_file("weights_blob_linear.pt2", &b), Error::Ok) << last_error_message();
     EXPECT_FALSE(a.model->constants()->shared);
     EXPECT_TRUE(b.model->constants()->shared) << "the second load of one file shares the first's weights";
+    EXPECT_GE(one, a.model->constants()->bytes) << "the first load allocated the weights";
+    EXPECT_EQ(bytes.allocated(), one) << "the second allocated nothing";
     EXPECT_EQ(WeightsCache::instance().live(), live + 1);
   }
   EXPECT_EQ(WeightsCache::instance().live(), live) << "gone with the last model";
