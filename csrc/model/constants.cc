@@ -12,6 +12,7 @@
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
 #include "csrc/model/weights_cache.h"
+#include "csrc/tensor/handle_adoption.h"
 #include "csrc/transfer/staged_copy.h"
 #include "csrc/transfer/transfer.h"
 #include "slimcuda/last_error.h"
@@ -191,9 +192,12 @@ Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConsta
     names.reserve(plan.size());
     tensors.reserve(plan.size());
     for (const Planned& p : plan) {
+      // Not owning: PyTorch 2.11's user-managed containers keep a copy of each handle they
+      // are given (aoti_torch_new_tensor_handle in MaybeOwningAtenTensorHandle) and never
+      // delete it; a copy that owned the memory would keep the weights forever. The memory
+      // is DeviceWeights' (and a run's output aliasing it keeps the model: Model::run).
       std::shared_ptr<Storage> own = Storage::borrow(p.entry->nbytes > 0 ? base + p.offset : nullptr,
                                                      static_cast<size_t>(p.entry->nbytes), device);
-      own->retain_owner(memory);
       tensors.push_back(
           std::make_unique<SlimTensor>(std::move(own), p.entry->sizes, p.strides, p.dtype, p.entry->storage_offset));
       names.push_back(constants[p.index].name);
@@ -210,8 +214,20 @@ std::string device_name(Device d) { return d.is_cuda() ? "cuda:" + std::to_strin
 // The hand-over itself: the first path the library has (the copying one only when
 // `may_copy`).
 Error hand_over(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights, bool may_copy,
-                ConstantsPath* out, const char* function) {
+                ConstantsPath* out, std::shared_ptr<const void>* adopted, const char* function) {
   clear_last_error();  // what the container's shim calls report, if anything, goes into ours
+  std::vector<const SlimTensor*> lent(weights.count());
+  for (size_t i = 0; i < weights.count(); ++i) lent[i] = weights.tensor(i);
+  HandleAdoption adoption(std::move(lent));
+  // Whatever happens below, the handles the container made of ours are deleted with it.
+  struct Taken {
+    HandleAdoption& from;
+    std::shared_ptr<const void>* to;
+    ~Taken() {
+      auto handles = std::make_shared<std::vector<std::unique_ptr<SlimTensor>>>(from.take());
+      if (to != nullptr && !handles->empty()) *to = std::move(handles);
+    }
+  } taken{adoption, adopted};
   int32_t rc = 0;
   ConstantsPath path = ConstantsPath::UserManagedPairs;
   if (api.update_user_managed_pairs != nullptr) {
@@ -335,11 +351,11 @@ Error entries_from_blob(const std::vector<ContainerConstant>& constants, const s
 }
 
 Error hand_over_constants(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
-                          ConstantsPath* path, const char* function) noexcept {
+                          ConstantsPath* path, std::shared_ptr<const void>* adopted, const char* function) noexcept {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr && path != nullptr, Error::InvalidArgument,
                               "null container or path");
   try {
-    return hand_over(api, container, weights, false, path, function);
+    return hand_over(api, container, weights, false, path, adopted, function);
   } catch (const std::bad_alloc&) {
     return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory handing over constants");
   }
@@ -442,7 +458,7 @@ Error attach_constants(const ContainerConstantsApi& api, void* container, Device
         &weights, &shared));
 
     ConstantsPath path = ConstantsPath::UserManagedPairs;
-    SLIMCUDA_RETURN_IF_ERROR(hand_over(api, container, *weights, true, &path, function));
+    SLIMCUDA_RETURN_IF_ERROR(hand_over(api, container, *weights, true, &path, &out->adopted, function));
     out->path = path;
     out->bytes = weights->bytes();
     out->shared = shared;

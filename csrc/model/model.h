@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -148,10 +149,15 @@ class Model {
   struct Loaded {
     std::shared_ptr<ModelLibrary> library;
     std::shared_ptr<const void> weights;  // constants the container uses (attach_constants)
+    // Handles of the constants the containers (the model's, the graphs' capture container)
+    // keep and never delete: freed after every container is gone.
+    std::mutex adopted_mu;
+    std::vector<std::shared_ptr<const void>> adopted;
     void* container = nullptr;
     DeleteFn destroy = nullptr;
     ~Loaded() {
       if (container != nullptr && destroy != nullptr) destroy(container);
+      adopted.clear();
       weights.reset();  // after the container that points at them
     }
   };
