@@ -2,6 +2,7 @@
 #include "csrc/archive/pt2_archive.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
 #include <zlib.h>
@@ -138,6 +139,13 @@ Error Pt2Archive::open(const char* path, std::unique_ptr<Pt2Archive>* out, const
     uint64_t size = 0;
     SLIMCUDA_RETURN_IF_ERROR(open_regular_file(path, &fd, &size, function));
     std::unique_ptr<Pt2Archive> a(new Pt2Archive());
+    struct stat st {};
+    if (::fstat(fd, &st) == 0) {
+      a->identity_ = "file:" + std::to_string(static_cast<unsigned long long>(st.st_dev)) + ":" +
+                     std::to_string(static_cast<unsigned long long>(st.st_ino)) + ":" + std::to_string(size) + ":" +
+                     std::to_string(static_cast<long long>(st.st_mtim.tv_sec)) + "." +
+                     std::to_string(static_cast<long long>(st.st_mtim.tv_nsec));
+    }
     if (size > 0) {
       if (size > std::numeric_limits<size_t>::max()) {
         (void)::close(fd);

@@ -77,6 +77,10 @@ class Pt2Archive {
   [[nodiscard]] std::vector<const ArchiveEntry*> entries_under(std::string_view prefix) const;
   /// The archive's size in bytes.
   [[nodiscard]] size_t size() const noexcept { return size_; }
+  /// What names the mapped file stably (its device, inode, size and modification time), for
+  /// sharing what was uploaded from it (WeightSource::identity); empty for an archive opened
+  /// from memory (its bytes have no name).
+  [[nodiscard]] const std::string& identity() const noexcept { return identity_; }
 
   /// A zero-copy view of a STORED entry (NotSupported for a compressed one: use read).
   /// Not CRC-checked (see verify_crc).
@@ -108,6 +112,7 @@ class Pt2Archive {
   std::unique_ptr<Source> source_;
   void* zip_ = nullptr;  // zip_t*
   std::vector<ArchiveEntry> entries_;
+  std::string identity_;
   mutable std::mutex zip_mutex_;  // zip_t and the source's position
 };
 

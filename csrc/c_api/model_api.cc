@@ -11,11 +11,13 @@
 
 #include "csrc/archive/pt2_archive.h"
 #include "csrc/archive/pt2_model.h"
+#include "csrc/archive/pt2_weights.h"
 #include "csrc/entry/c_entry.h"
 #include "csrc/entry/caller_context.h"
 #include "csrc/model/model.h"
 #include "csrc/package/elf_check.h"
 #include "csrc/package/file_reader.h"
+#include "csrc/package/library_hash.h"
 #include "csrc/package/manifest.h"
 #include "csrc/package/model_package.h"
 #include "slimcuda/slimcuda.h"
@@ -93,6 +95,16 @@ Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcu
   SLIMCUDA_RETURN_IF_ERROR(Model::load_library(so.data, so.size, pm.device_type, o.device_index, o.instances, nullptr,
                                                describe, &model, function,
                                                static_cast<graph::GraphMode>(o.cuda_graphs)));
+  // Weights kept outside the library (docs/weights.md): uploaded before the model can run,
+  // on the caller's stream when one is selected (this call's context), else on the
+  // model's own; attach returns once they are on the device, so any stream may run it.
+  StreamContext ctx = StreamContext::unselected(-1);
+  if (model->device().is_cuda()) SLIMCUDA_RETURN_IF_ERROR(caller_context(model->device().index, &ctx, function));
+  const LibraryHash hash = library_hash(so.data, so.size);
+  static const char kDigits[] = "0123456789abcdef";
+  std::string hash_hex;
+  for (uint8_t b : hash.bytes) hash_hex += {kDigits[b >> 4], kDigits[b & 15]};
+  SLIMCUDA_RETURN_IF_ERROR(attach_pt2_weights(archive, pm, hash_hex, model.get(), ctx, nullptr, function));
   *out = reinterpret_cast<slimcuda_model*>(model.release());
   return Error::Ok;
 }

@@ -4,11 +4,16 @@
 // memory), every malformed one gets its code and message, a real CPU export matches eager
 // PyTorch, a wrong input is refused before the library runs, and a load leaves no file in
 // TMPDIR.
+// Weights in the archive (docs/weights.md): the binary_blob export matches eager through
+// the "real" cases; the malformed-weights rows are "load" cases; a CUDA binary_blob export
+// made on the GPU machine (SLIMCUDA_PT2_CUDA_WEIGHTS) loads on a caller stream, runs on
+// another, and two loads hold one copy in the caching allocator's stats.
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -365,6 +370,164 @@ TEST(Pt2Demo, CudaArchiveWithoutGpuFailsCleanly) {
   EXPECT_NE(rc, SLIMCUDA_OK);
   EXPECT_EQ(model.m, nullptr);
   EXPECT_STRNE(slimcuda_last_error_message(), "");
+}
+
+// The weights of a CUDA binary_blob export (tools/aoti/export_weights_example.py DIR cuda:
+// DIR/model.pt2, x.bin [4, 16] and eager's y.bin [4, 8]); SLIMCUDA_PT2_CUDA_WEIGHTS names
+// DIR/model.pt2. Skips without a GPU or without the export, fails for either under
+// SLIMCUDA_REQUIRE_GPU=1.
+class Pt2CudaWeights : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+    const char* path = std::getenv("SLIMCUDA_PT2_CUDA_WEIGHTS");
+    if (path == nullptr || *path == '\0') {
+      const char* require = std::getenv("SLIMCUDA_REQUIRE_GPU");
+      if (require != nullptr && std::string(require) == "1") {
+        FAIL() << "SLIMCUDA_PT2_CUDA_WEIGHTS is not set (tools/aoti/export_weights_example.py DIR cuda, then "
+                  "SLIMCUDA_PT2_CUDA_WEIGHTS=DIR/model.pt2)";
+      }
+      GTEST_SKIP() << "SLIMCUDA_PT2_CUDA_WEIGHTS is not set";
+    }
+    path_ = path;
+    const std::string dir = path_.substr(0, path_.find_last_of('/') + 1);
+    const std::vector<uint8_t> x = read_bytes(dir + "x.bin"), y = read_bytes(dir + "y.bin");
+    ASSERT_EQ(x.size(), 4u * 16 * 4);
+    ASSERT_EQ(y.size(), 4u * 8 * 4);
+    x_.resize(4 * 16);
+    y_.resize(4 * 8);
+    std::memcpy(x_.data(), x.data(), x.size());
+    std::memcpy(y_.data(), y.data(), y.size());
+  }
+
+  // Loads with `load_stream` selected (nullptr: none), then runs on `run_stream` (nullptr:
+  // the model's own) and compares with eager.
+  void load_and_run(Model* model, void* load_stream, void* run_stream) {
+    if (load_stream != nullptr) {
+      ASSERT_EQ(slimcuda_caller_stream_push(load_stream), SLIMCUDA_OK);
+    }
+    const int32_t rc = slimcuda_model_load_file(path_.c_str(), -1, -1, &model->m);
+    if (load_stream != nullptr) {
+      ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+    }
+    ASSERT_EQ(rc, SLIMCUDA_OK) << slimcuda_last_error_message();
+    int32_t type = -1, index = -1;
+    ASSERT_EQ(slimcuda_model_device(model->m, &type, &index), SLIMCUDA_OK);
+    ASSERT_EQ(type, SLIMCUDA_DEVICE_CUDA) << "SLIMCUDA_PT2_CUDA_WEIGHTS must be a CUDA export";
+    const int64_t sizes[2] = {4, 16};
+    Tensor tx, ty;
+    ASSERT_EQ(slimcuda_tensor_empty(2, sizes, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CUDA, index, 0, &tx.t),
+              SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_tensor_copy_from_host(tx.t, x_.data(), x_.size() * 4, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+    const int32_t run = run_stream != nullptr ? slimcuda_model_run_on(model->m, &tx.t, 1, &ty.t, 1, run_stream)
+                                              : slimcuda_model_run(model->m, &tx.t, 1, &ty.t, 1);
+    ASSERT_EQ(run, SLIMCUDA_OK) << slimcuda_last_error_message();
+    std::vector<float> got(y_.size(), -1);
+    ASSERT_EQ(run_stream != nullptr
+                  ? slimcuda_tensor_copy_to_host_on(ty.t, got.data(), got.size() * 4, SLIMCUDA_FLOAT32, run_stream)
+                  : slimcuda_tensor_copy_to_host(ty.t, got.data(), got.size() * 4, SLIMCUDA_FLOAT32),
+              SLIMCUDA_OK);
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], y_[i], 1e-4) << "output " << i;
+  }
+
+  std::string path_;
+  std::vector<float> x_, y_;
+};
+
+TEST_F(Pt2CudaWeights, LoadsOnItsStreamAndMatchesEager) {
+  Model model;
+  load_and_run(&model, nullptr, nullptr);
+}
+
+// Uploaded on one caller stream, run on another: the load returns with the weights on the
+// device, whichever stream runs next.
+TEST_F(Pt2CudaWeights, LoadedOnACallerStreamRunsOnAnother) {
+  void* load_stream = nullptr;
+  void* run_stream = nullptr;
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &load_stream), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &run_stream), SLIMCUDA_OK);
+  {
+    Model model;
+    load_and_run(&model, load_stream, run_stream);
+  }
+  {
+    Model model;
+    load_and_run(&model, load_stream, nullptr);
+  }
+  EXPECT_EQ(slimcuda_stream_destroy(load_stream), SLIMCUDA_OK);
+  EXPECT_EQ(slimcuda_stream_destroy(run_stream), SLIMCUDA_OK);
+}
+
+// Two loads of one .pt2 on one GPU: the second allocates no second copy of the weights
+// (the blob's size is what one copy takes at least); all of it goes with the last model.
+TEST_F(Pt2CudaWeights, TwoLoadsShareOneCopy) {
+  // export_weights_example.py writes the blob beside the archive: one copy takes at least that.
+  const uint64_t blob = read_bytes(path_.substr(0, path_.find_last_of('/') + 1) + "weights.blob").size();
+  ASSERT_GT(blob, 0u);
+  slimcuda_memory_stats before{}, one{}, two{}, after{};
+  ASSERT_EQ(slimcuda_memory_stats_get(0, &before), SLIMCUDA_OK);
+  {
+    Model a, b;
+    ASSERT_EQ(slimcuda_model_load_file(path_.c_str(), -1, -1, &a.m), SLIMCUDA_OK) << slimcuda_last_error_message();
+    ASSERT_EQ(slimcuda_memory_stats_get(0, &one), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_model_load_file(path_.c_str(), -1, -1, &b.m), SLIMCUDA_OK) << slimcuda_last_error_message();
+    ASSERT_EQ(slimcuda_memory_stats_get(0, &two), SLIMCUDA_OK);
+    EXPECT_GE(one.allocated_bytes - before.allocated_bytes, blob) << "the first load uploads the weights";
+    EXPECT_LT(two.allocated_bytes - one.allocated_bytes, blob) << "the second load shares them";
+  }
+  ASSERT_EQ(slimcuda_memory_stats_get(0, &after), SLIMCUDA_OK);
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes) << "freed with the last model";
+}
+
+// With CUDA graphs on, the capture container gets the weights attached to the model's own
+// (shared, not uploaded again): a run on a caller's non-blocking stream is captured, the
+// next replayed, both matching eager.
+TEST_F(Pt2CudaWeights, CudaGraphsCaptureWithArchiveWeights) {
+  // One instance: one slot, so one capture.
+  slimcuda_load_options o{
+      static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, 1, nullptr, SLIMCUDA_GRAPHS_STRICT};
+  Model model;
+  ASSERT_EQ(slimcuda_model_load_file_with(path_.c_str(), &o, &model.m), SLIMCUDA_OK) << slimcuda_last_error_message();
+  void* stream = nullptr;
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+  const int64_t sizes[2] = {4, 16};
+  for (int i = 0; i < 2; ++i) {
+    Tensor tx, ty;
+    ASSERT_EQ(slimcuda_tensor_empty(2, sizes, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CUDA, 0, 0, &tx.t),
+              SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_tensor_copy_from_host_on(tx.t, x_.data(), x_.size() * 4, SLIMCUDA_FLOAT32, stream), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_model_run_on(model.m, &tx.t, 1, &ty.t, 1, stream), SLIMCUDA_OK) << slimcuda_last_error_message();
+    std::vector<float> got(y_.size(), -1);
+    ASSERT_EQ(slimcuda_tensor_copy_to_host_on(ty.t, got.data(), got.size() * 4, SLIMCUDA_FLOAT32, stream), SLIMCUDA_OK);
+    for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], y_[k], 1e-4) << "run " << i << " output " << k;
+  }
+  slimcuda_graph_stats stats{};
+  ASSERT_EQ(slimcuda_model_graph_stats(model.m, &stats), SLIMCUDA_OK);
+  EXPECT_EQ(stats.captures, 1u);
+  EXPECT_EQ(stats.replays, 2u) << "strict mode: the captured run is replayed, then the next";
+  EXPECT_EQ(stats.fallbacks, 0u);
+  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
+}
+
+// A CPU model's weights are uploaded by the CPU (no stream): a caller stream selected for
+// the load changes nothing, and the model runs as without one.
+TEST(Pt2Weights, CpuBlobExportIgnoresTheCallerStreamAtLoad) {
+  if (has_gpu()) {
+    void* stream = nullptr;
+    ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_caller_stream_push(stream), SLIMCUDA_OK);
+    Model model;
+    const int32_t rc = slimcuda_model_load_file(pt2("weights_blob_linear.pt2").c_str(), -1, -1, &model.m);
+    ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+    EXPECT_EQ(rc, SLIMCUDA_OK) << slimcuda_last_error_message();
+    EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
+  } else {
+    ASSERT_EQ(slimcuda_caller_stream_push(nullptr), SLIMCUDA_OK);  // the legacy stream: a selection
+    Model model;
+    const int32_t rc = slimcuda_model_load_file(pt2("weights_blob_linear.pt2").c_str(), -1, -1, &model.m);
+    ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+    EXPECT_EQ(rc, SLIMCUDA_OK) << slimcuda_last_error_message();
+  }
 }
 
 }  // namespace

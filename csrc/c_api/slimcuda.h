@@ -256,7 +256,12 @@ SLIMCUDA_API int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src,
  *     read in place (mapped read-only; nothing extracted to disk), the model chosen by
  *     name (slimcuda_load_options.model_name) among its data/aotinductor/<name>/ folders,
  *     its device from its metadata (AOTI_DEVICE_KEY), its input specs from the archive
- *     (docs/pt2.md: what the archive states and what it does not);
+ *     (docs/pt2.md: what the archive states and what it does not); weights kept outside
+ *     its library (binary_blob, pickle_weights) are uploaded from the archive before the
+ *     load returns — on the caller stream selected for the load call, else on the model's
+ *     own stream, ready for a run on any stream when it returns — one copy per model and
+ *     device shared by every load; an export with no weights anywhere
+ *     (package_constants_in_so=False alone) is INVALID_PROGRAM;
  *   - slimcuda's own package (csrc/package/package.fbs): compiled model libraries (one per
  *     device type) with the manifest of their inputs and outputs (kept for existing users:
  *     docs/pt2.md).

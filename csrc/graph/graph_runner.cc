@@ -138,6 +138,15 @@ Error GraphRunner::ensure_container(const char* function) noexcept {
     return set_last_error(Error::NotSupported, function, "the capture container could not be created (error %d%s%s)",
                           rc, why.empty() ? "" : ": ", why.c_str());
   }
+  if (abi_.prepare) {
+    const Error e = abi_.prepare(c, function);
+    if (e != Error::Ok) {
+      const std::string why = last_error_message();
+      abi_.destroy(c);
+      return set_last_error(Error::NotSupported, function, "the capture container could not be prepared: %s",
+                            why.c_str());
+    }
+  }
   container_ = c;
   return Error::Ok;
 }

@@ -27,7 +27,9 @@
 // stream, nothing waits on the host.
 //
 // Memory: each graph keeps its pool (the run's activations, peak of one run) while the
-// model lives; the second container holds its own copy of the weights the library embeds.
+// model lives; the second container holds its own copy of the weights the library embeds,
+// and shares the model's when they were attached from outside the library (ContainerAbi::
+// prepare).
 
 #include <cuda_runtime_api.h>
 
@@ -54,6 +56,10 @@ struct ContainerAbi {
   DeleteFn destroy = nullptr;
   RunFn run_single_threaded = nullptr;  ///< AOTInductorModelContainerRunSingleThreaded
   std::string device_str;               ///< "cuda:N", as the model's own container was made
+  /// Called once on the capture container right after it is made, before its first run
+  /// (the model hands it the weights it attached to its own container); an error leaves no
+  /// capture container (the capture fails with that reason). Empty: nothing to do.
+  std::function<Error(void* container, const char* function)> prepare;
 };
 
 /// Counters, for stats and tests.

@@ -12,6 +12,7 @@
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
 #include "csrc/model/weights_cache.h"
+#include "csrc/tensor/handle_adoption.h"
 #include "csrc/transfer/staged_copy.h"
 #include "csrc/transfer/transfer.h"
 #include "slimcuda/last_error.h"
@@ -191,9 +192,12 @@ Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConsta
     names.reserve(plan.size());
     tensors.reserve(plan.size());
     for (const Planned& p : plan) {
+      // Not owning: PyTorch 2.11's user-managed containers keep a copy of each handle they
+      // are given (aoti_torch_new_tensor_handle in MaybeOwningAtenTensorHandle) and never
+      // delete it; a copy that owned the memory would keep the weights forever. The memory
+      // is DeviceWeights' (and a run's output aliasing it keeps the model: Model::run).
       std::shared_ptr<Storage> own = Storage::borrow(p.entry->nbytes > 0 ? base + p.offset : nullptr,
                                                      static_cast<size_t>(p.entry->nbytes), device);
-      own->retain_owner(memory);
       tensors.push_back(
           std::make_unique<SlimTensor>(std::move(own), p.entry->sizes, p.strides, p.dtype, p.entry->storage_offset));
       names.push_back(constants[p.index].name);
@@ -206,6 +210,52 @@ Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConsta
 }
 
 std::string device_name(Device d) { return d.is_cuda() ? "cuda:" + std::to_string(d.index) : "cpu"; }
+
+// The hand-over itself: the first path the library has (the copying one only when
+// `may_copy`).
+Error hand_over(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights, bool may_copy,
+                ConstantsPath* out, std::shared_ptr<const void>* adopted, const char* function) {
+  clear_last_error();  // what the container's shim calls report, if anything, goes into ours
+  std::vector<const SlimTensor*> lent(weights.count());
+  for (size_t i = 0; i < weights.count(); ++i) lent[i] = weights.tensor(i);
+  HandleAdoption adoption(std::move(lent));
+  // Whatever happens below, the handles the container made of ours are deleted with it.
+  struct Taken {
+    HandleAdoption& from;
+    std::shared_ptr<const void>* to;
+    ~Taken() {
+      auto handles = std::make_shared<std::vector<std::unique_ptr<SlimTensor>>>(from.take());
+      if (to != nullptr && !handles->empty()) *to = std::move(handles);
+    }
+  } taken{adoption, adopted};
+  int32_t rc = 0;
+  ConstantsPath path = ConstantsPath::UserManagedPairs;
+  if (api.update_user_managed_pairs != nullptr) {
+    std::vector<ContainerConstantsApi::Pair> pairs(weights.count());
+    for (size_t i = 0; i < weights.count(); ++i) pairs[i] = {weights.name(i).c_str(), weights.tensor(i)};
+    rc = api.update_user_managed_pairs(container, pairs.data(), pairs.size(), false, true);
+  } else {
+    path = api.update_user_managed_map != nullptr ? ConstantsPath::UserManagedMap : ConstantsPath::ContainerCopy;
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != ConstantsPath::ContainerCopy || (may_copy && api.update_copy_map),
+                                Error::NotSupported,
+                                "the model library cannot share constants (no AOTInductorModelContainerUpdate"
+                                "UserManagedConstantBuffer[Pairs])");
+    // Exactly the map type the container casts the handle to.
+    std::unordered_map<std::string, AtenTensorOpaque*> map;
+    for (size_t i = 0; i < weights.count(); ++i) {
+      map.emplace(weights.name(i), reinterpret_cast<AtenTensorOpaque*>(weights.tensor(i)));
+    }
+    rc = path == ConstantsPath::UserManagedMap ? api.update_user_managed_map(container, &map, false, true)
+                                               : api.update_copy_map(container, &map, false, true);
+  }
+  if (rc != 0) {
+    const std::string why = last_error_message();
+    return set_last_error(Error::InvalidProgram, function, "the container refused its constants (%s: error %d)%s%s",
+                          constants_path_name(path), rc, why.empty() ? "" : ": ", why.c_str());
+  }
+  *out = path;
+  return Error::Ok;
+}
 
 }  // namespace
 
@@ -297,6 +347,17 @@ Error entries_from_blob(const std::vector<ContainerConstant>& constants, const s
     return Error::Ok;
   } catch (const std::bad_alloc&) {
     return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+  }
+}
+
+Error hand_over_constants(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
+                          ConstantsPath* path, std::shared_ptr<const void>* adopted, const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr && path != nullptr, Error::InvalidArgument,
+                              "null container or path");
+  try {
+    return hand_over(api, container, weights, false, path, adopted, function);
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory handing over constants");
   }
 }
 
@@ -396,28 +457,8 @@ Error attach_constants(const ContainerConstantsApi& api, void* container, Device
         },
         &weights, &shared));
 
-    clear_last_error();  // what the container's shim calls report, if anything, goes into ours
-    int32_t rc = 0;
     ConstantsPath path = ConstantsPath::UserManagedPairs;
-    if (api.update_user_managed_pairs != nullptr) {
-      std::vector<ContainerConstantsApi::Pair> pairs(weights->count());
-      for (size_t i = 0; i < weights->count(); ++i) pairs[i] = {weights->name(i).c_str(), weights->tensor(i)};
-      rc = api.update_user_managed_pairs(container, pairs.data(), pairs.size(), false, true);
-    } else {
-      // Exactly the map type the container casts the handle to.
-      std::unordered_map<std::string, AtenTensorOpaque*> map;
-      for (size_t i = 0; i < weights->count(); ++i) {
-        map.emplace(weights->name(i), reinterpret_cast<AtenTensorOpaque*>(weights->tensor(i)));
-      }
-      path = api.update_user_managed_map != nullptr ? ConstantsPath::UserManagedMap : ConstantsPath::ContainerCopy;
-      rc = path == ConstantsPath::UserManagedMap ? api.update_user_managed_map(container, &map, false, true)
-                                                 : api.update_copy_map(container, &map, false, true);
-    }
-    if (rc != 0) {
-      const std::string why = last_error_message();
-      return set_last_error(Error::InvalidProgram, function, "the container refused its constants (%s: error %d)%s%s",
-                            constants_path_name(path), rc, why.empty() ? "" : ": ", why.c_str());
-    }
+    SLIMCUDA_RETURN_IF_ERROR(hand_over(api, container, *weights, true, &path, &out->adopted, function));
     out->path = path;
     out->bytes = weights->bytes();
     out->shared = shared;

@@ -113,11 +113,28 @@ struct ConstantShape {
                                       const std::shared_ptr<const WeightSource>& blob, std::vector<ConstantEntry>* out,
                                       const char* function) noexcept;
 
+class DeviceWeights;
+
+/// Hands weights already uploaded (an attach's) to another container of the same library,
+/// through the first user-managed path it has (UpdateUserManagedConstantBufferPairs, then
+/// UpdateUserManagedConstantBuffer): the container then uses the same memory, which must
+/// outlive it. Without either -> NotSupported (a copying container would need a copy of
+/// its own); a container that refuses -> InvalidProgram with its error.
+/// `*adopted` receives the handles the container made of ours and never deletes (PyTorch
+/// 2.11's user-managed constants: csrc/tensor/handle_adoption.h): release it after the
+/// container is destroyed.
+[[nodiscard]] Error hand_over_constants(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
+                                        ConstantsPath* path, std::shared_ptr<const void>* adopted,
+                                        const char* function) noexcept;
+
 /// What attach_constants leaves behind: the memory the container now uses (keep it alive
 /// until the container is deleted), how it got there, and whether it was shared with an
 /// earlier load.
 struct AttachedConstants {
   std::shared_ptr<const void> keep_alive;
+  /// The handles the container made of the constants and keeps without ever deleting them
+  /// (PyTorch 2.11's user-managed path): release after the container is destroyed.
+  std::shared_ptr<const void> adopted;
   ConstantsPath path = ConstantsPath::UserManagedPairs;
   bool shared = false;
   uint64_t bytes = 0;  ///< the device (or host) bytes the weights occupy

@@ -10,6 +10,7 @@
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
 #include "csrc/memory/memory.h"
+#include "csrc/model/weights_cache.h"
 #include "csrc/tensor/layout.h"
 #include "slimcuda/last_error.h"
 
@@ -203,6 +204,8 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
           reinterpret_cast<graph::ContainerAbi::RunFn>(library.symbol("AOTInductorModelContainerRunSingleThreaded"));
       abi.device_str = device_str;
       Model* self = m.get();
+      // The capture container starts without the weights attach_constants gave the model's.
+      abi.prepare = [self](void* container, const char* fn) { return self->share_constants_with(container, fn); };
       m->graphs_ = std::make_unique<graph::GraphRunner>(
           std::move(abi), std::shared_ptr<void>(m->loaded_->library), m->device_.index, static_cast<size_t>(instances),
           graphs, [self](const SlimTensor& t, size_t i, const char* fn) {
@@ -292,8 +295,39 @@ Error Model::attach_constants(const std::vector<ConstantEntry>& entries, const s
                                                       &attached, function));
   loaded_->weights = attached.keep_alive;
   attached.keep_alive.reset();  // one owner: the container's Loaded
+  if (attached.adopted != nullptr) {
+    try {
+      loaded_->adopted.push_back(std::move(attached.adopted));
+    } catch (const std::bad_alloc&) {
+      return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    }
+  }
   constants_ = std::move(attached);
   return Error::Ok;
+}
+
+Error Model::share_constants_with(void* container, const char* function) const noexcept {
+  if (!constants_.has_value()) return Error::Ok;  // the library's own weights: each container has them
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, loaded_->weights != nullptr, Error::NotSupported,
+                              "the model's constants were copied into its container (%s): a second container would "
+                              "need a copy of its own",
+                              constants_path_name(constants_->path));
+  const ContainerConstantsApi api =
+      ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
+  ConstantsPath path = ConstantsPath::UserManagedPairs;
+  std::shared_ptr<const void> adopted;
+  const Error e = hand_over_constants(api, container, *static_cast<const DeviceWeights*>(loaded_->weights.get()), &path,
+                                      &adopted, function);
+  if (adopted != nullptr) {
+    try {
+      std::lock_guard<std::mutex> lock(loaded_->adopted_mu);
+      loaded_->adopted.push_back(std::move(adopted));
+    } catch (const std::bad_alloc&) {
+      // Not kept: the handles are deleted now; the capture container is refused below.
+      return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    }
+  }
+  return e;
 }
 
 Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
@@ -387,10 +421,36 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
       return e;
     }
   }
+  const auto* weights = static_cast<const DeviceWeights*>(loaded_->weights.get());  // attached, or null
   for (size_t i = 0; i < num_outputs; ++i) {
     SlimTensor* t = static_cast<SlimTensor*>(out[i]);
     // Memory the model lent (create_tensor_from_blob over its own data): keep its owner.
-    if (t->storage() != nullptr && t->storage()->kind() == Storage::Kind::Borrowed) t->storage()->retain_owner(loaded_);
+    if (t->storage() != nullptr && t->storage()->kind() == Storage::Kind::Borrowed) {
+      if (weights != nullptr && weights->contains(t->storage()->data())) {
+        // An output aliasing an attached constant: a storage of its own that keeps the model
+        // (the constant's is shared with the weights, which the model holds: no cycle).
+        SlimTensor* fresh = nullptr;
+        try {
+          std::shared_ptr<Storage> own = Storage::borrow(t->storage()->data(), t->storage()->nbytes(), device_);
+          own->retain_owner(loaded_);
+          fresh = new SlimTensor(std::move(own), t->sizes(), t->strides(), t->dtype(), t->storage_offset());
+        } catch (const std::bad_alloc&) {
+          fresh = nullptr;
+        }
+        if (fresh == nullptr) {
+          for (size_t k = i; k < num_outputs; ++k) delete static_cast<SlimTensor*>(out[k]);
+          for (size_t k = 0; k < i; ++k) {
+            delete outputs[k];
+            outputs[k] = nullptr;
+          }
+          return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+        }
+        delete t;
+        t = fresh;
+      } else {
+        t->storage()->retain_owner(loaded_);
+      }
+    }
     outputs[i] = t;
   }
   return Error::Ok;

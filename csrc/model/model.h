@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -134,6 +135,9 @@ class Model {
   // inputs as `describe` says (unknown where it cannot), the outputs unknown.
   [[nodiscard]] Error describe_from_container(size_t n_in, size_t n_out, const DescribeInputs& describe,
                                               const char* function);
+  // Hands the attached constants (if any) to another container of the library: the CUDA
+  // graphs' capture container.
+  [[nodiscard]] Error share_constants_with(void* container, const char* function) const noexcept;
 
   using CreateFn = int32_t (*)(void**, size_t, const char*, const char*);
   using DeleteFn = int32_t (*)(void*);
@@ -145,10 +149,15 @@ class Model {
   struct Loaded {
     std::shared_ptr<ModelLibrary> library;
     std::shared_ptr<const void> weights;  // constants the container uses (attach_constants)
+    // Handles of the constants the containers (the model's, the graphs' capture container)
+    // keep and never delete: freed after every container is gone.
+    std::mutex adopted_mu;
+    std::vector<std::shared_ptr<const void>> adopted;
     void* container = nullptr;
     DeleteFn destroy = nullptr;
     ~Loaded() {
       if (container != nullptr && destroy != nullptr) destroy(container);
+      adopted.clear();
       weights.reset();  // after the container that points at them
     }
   };

@@ -18,7 +18,7 @@ DeviceWeights::DeviceWeights(std::shared_ptr<Storage> memory, std::vector<std::s
 }
 
 DeviceWeights::~DeviceWeights() {
-  tensors_.clear();  // their borrowed storages keep memory_ alive until here
+  tensors_.clear();  // views of memory_, which they do not own
   if (memory_ && device_.is_cuda() && memory_->data() != nullptr) {
     // Runs on callers' streams may still read the weights; the caching allocator would hand
     // the block out again at once on the stream it was allocated on.

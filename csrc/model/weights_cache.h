@@ -18,8 +18,9 @@
 namespace slimcuda {
 
 /// One model's constants on one device: one allocation holding them all and one tensor per
-/// constant viewing it (each over a borrowed storage of exactly its own bytes, so a
-/// container that asks a constant's storage size gets that constant's). What the
+/// constant viewing it (each over a borrowed, non-owning storage of exactly its own bytes,
+/// so a container that asks a constant's storage size gets that constant's, and a handle
+/// copy the container never deletes holds no memory). What the
 /// container's user-managed constants point at; freed with the last reference, after
 /// waiting for the device (a run on a caller's stream may still read them: the same wait
 /// cudaFree would make for weights the container owned).
@@ -42,6 +43,12 @@ class DeviceWeights {
   [[nodiscard]] SlimTensor* tensor(size_t i) const noexcept { return tensors_[i].get(); }
   [[nodiscard]] uint64_t bytes() const noexcept { return memory_ ? memory_->nbytes() : 0; }
   [[nodiscard]] Device device() const noexcept { return device_; }
+  /// Whether `p` points into the weights' memory (a tensor aliasing a constant).
+  [[nodiscard]] bool contains(const void* p) const noexcept {
+    const char* base = memory_ ? static_cast<const char*>(memory_->data()) : nullptr;
+    return base != nullptr && p != nullptr && static_cast<const char*>(p) >= base &&
+           static_cast<const char*>(p) < base + memory_->nbytes();
+  }
 
  private:
   std::shared_ptr<Storage> memory_;

@@ -5,6 +5,7 @@
 #include "csrc/entry/caller_context.h"
 #include "csrc/shims/shim_util.h"
 #include "csrc/tensor/copy.h"
+#include "csrc/tensor/handle_adoption.h"
 
 using namespace slimcuda;         // NOLINT: thin C shells over the C++ tensor
 using namespace slimcuda::shims;  // NOLINT
@@ -96,6 +97,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig
     *new_handle = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = new (std::nothrow) SlimTensor(*tensor(orig_handle));
     SLIMCUDA_CHECK_OR_RETURN_AT(function, t != nullptr, Error::MemoryAllocationFailed, "out of host memory");
+    HandleAdoption::note(tensor(orig_handle), t);  // a constant's copy its container never deletes
     *new_handle = handle(t);
     return Error::Ok;
   });

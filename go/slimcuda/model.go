@@ -181,7 +181,12 @@ func LoadOnDevice(device Device) LoadOption {
 //
 // A .pt2 is mapped read-only and read in place, nothing extracted to disk: its only model
 // (or the one called "model", or WithModelName's) loads on the device its metadata names
-// (AOTI_DEVICE_KEY; LoadOnDevice with another device type is ErrNotSupported). Its input
+// (AOTI_DEVICE_KEY; LoadOnDevice with another device type is ErrNotSupported). Weights it
+// keeps outside its library (package_constants_on_disk_format "binary_blob" or
+// "pickle_weights") are uploaded from the archive before Load returns, on the stream of an
+// enclosing WithCallerStream, else on the model's own, and are then ready for a run on any
+// stream; loads of one .pt2 on one device share one copy; an export with no weights at all
+// (package_constants_in_so=False alone) is ErrInvalidProgram. Its input
 // specs come from the archive (docs/pt2.md); a malformed archive (truncated, a zip bomb, a
 // path-traversal or duplicate entry name, a library that is not an x86-64 ELF or whose CRC
 // does not match) is ErrInvalidProgram with the reason; a model whose GPU kernels are files

@@ -6,12 +6,15 @@
 
 Exports Linear(16, 32) -> relu -> Linear(32, 8, no bias) with AOTInductor
 (package_constants_in_so=False, package_constants_on_disk_format="binary_blob",
-link_libtorch=False) to DIR/model.pt2 and writes beside it what
-csrc/model:constants_test's RealExportWithBinaryBlobMatchesEager reads (until the .pt2
-reader loads the archive itself): model.so, wrapper.cpp and weights.blob from
-data/aotinductor/model/, device (the metadata's AOTI_DEVICE_KEY), x.bin (the float32
-input [4, 16]) and y.bin (eager PyTorch's output [4, 8]). Then:
+link_libtorch=False) to DIR/model.pt2 and writes beside it x.bin (the float32 input
+[4, 16]), y.bin (eager PyTorch's output [4, 8]) and, unpacked from data/aotinductor/model/,
+model.so, wrapper.cpp, weights.blob and device (the metadata's AOTI_DEVICE_KEY). Then:
 
+  # the .pt2 itself, through the loader (cuda: on the GPU machine)
+  SLIMCUDA_PT2_CUDA_WEIGHTS="$PWD/DIR/model.pt2" SLIMCUDA_REQUIRE_GPU=1 pt2_load_test
+  bazel test //csrc/c_api:pt2_load_test //go/slimcuda:slimcuda_test \
+      --test_env=SLIMCUDA_PT2_CUDA_WEIGHTS="$PWD/DIR/model.pt2" --nocache_test_results
+  # the unpacked parts, through attach_constants directly
   bazel test //csrc/model:constants_test --test_env=SLIMCUDA_PT2_EXPORT_DIR="$PWD/DIR" --nocache_test_results
 """
 import json

@@ -4,7 +4,11 @@
   make_pt2_fixtures.py LIBRARY OUT_DIR            synthetic and malformed archives around a
                                                   test model library (models/testing:
                                                   libconstant_1.so, y = x + 1)
-  make_pt2_fixtures.py --export OUT_DIR           also a real CPU export (needs PyTorch 2.11)
+  make_pt2_fixtures.py --export OUT_DIR           also the real CPU exports (needs PyTorch 2.11):
+                                                  weights in the .so, in a binary_blob, as
+                                                  pickle_weights, nowhere (package_constants_in_so
+                                                  =False alone), and the blob and pickle exports
+                                                  with one defect each
   make_pt2_fixtures.py --demo DEVICE LIBRARY OUT  the demo model's library (models/demo) as a .pt2
                                                   for DEVICE (cpu, cuda), input x: float32
                                                   [1..64, 16] (Bazel: //models/demo:demo_pt2)
@@ -210,36 +214,100 @@ def main(argv):
     print(f"make_pt2_fixtures: {len(files)} archives in {out}")
 
 
-def export_real(out):
-    """A real CPU export: y = relu(x @ W.T + b + z), x [2, 4], z [2, 3] (weights in the .so)."""
+class _Linear:
+    """y = relu(x @ W.T + b + z), x [2, 4], z [2, 3]: the real exports' model."""
+
+    @staticmethod
+    def make():
+        import torch
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = torch.nn.Linear(4, 3)
+
+            def forward(self, x, z):
+                return (self.linear(x) + z).relu()
+
+        torch.manual_seed(0)
+        return Model().eval(), (torch.randn(2, 4), torch.randn(2, 3))
+
+
+def _export(model, args, path, configs):
+    """aoti_compile_and_package with `configs`, keeping every entry PyTorch wrote but the
+    kernel source (unused here, and large); returns the entries' names."""
     import torch
 
-    class Model(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.linear = torch.nn.Linear(4, 3)
-
-        def forward(self, x, z):
-            return (self.linear(x) + z).relu()
-
-    torch.manual_seed(0)
-    model = Model().eval()
-    args = (torch.randn(2, 4), torch.randn(2, 3))
-    tmp = out / "real_cpu_linear.full.pt2"
+    tmp = path.with_suffix(".full.pt2")
     torch._inductor.aoti_compile_and_package(
         torch.export.export(model, args), package_path=str(tmp),
-        inductor_configs={"aot_inductor.link_libtorch": False, "aot_inductor.package_constants_in_so": True})
-    # Keep every entry PyTorch wrote but the kernel source (unused here, and large), as written.
-    with zipfile.ZipFile(tmp) as src, zipfile.ZipFile(out / "real_cpu_linear.pt2", "w") as dst:
+        inductor_configs=dict({"aot_inductor.link_libtorch": False}, **configs))
+    # The exporting machine's paths (PyTorch's headers, its compile cache) that the library's
+    # strings and the wrapper's compile-command comments hold: blanked, keeping every size.
+    import os
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    machine = [os.path.dirname(os.path.dirname(torch.__file__)), cache_dir()]
+
+    def scrub(name, data):
+        if name.endswith(".wrapper.cpp"):
+            data = b"\n".join(l for l in data.split(b"\n") if not l.startswith(b"// g++ "))
+        for m in machine:
+            data = data.replace(m.encode(), b"/" + b"_" * (len(m.encode()) - 1))
+        return data
+
+    with zipfile.ZipFile(tmp) as src, zipfile.ZipFile(path, "w") as dst:
         for info in src.infolist():
             if not info.filename.endswith(".kernel.cpp"):
-                dst.writestr(info, src.read(info))
+                dst.writestr(info, scrub(info.filename, src.read(info)))
+        names = src.namelist()
     tmp.unlink()
+    return names
+
+
+def _rewrite(src, dst, change):
+    """Copies archive `src` to `dst` with entry data passed through change(name, data)
+    (returning None drops the entry)."""
+    with zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, "w") as b:
+        for info in a.infolist():
+            data = change(info.filename, a.read(info))
+            if data is not None:
+                b.writestr(info, data)
+
+
+def export_real(out):
+    """The real CPU exports of _Linear and their eager reference."""
+    import torch
+
+    model, args = _Linear.make()
     with torch.no_grad():
         y = model(*args)
+    _export(model, args, out / "real_cpu_linear.pt2", {"aot_inductor.package_constants_in_so": True})
     ref = {"x": args[0].flatten().tolist(), "z": args[1].flatten().tolist(), "y": y.flatten().tolist()}
     (out / "real_cpu_linear.ref.json").write_text(json.dumps(ref) + "\n")
-    print(f"make_pt2_fixtures: real export in {out}")
+    # Weights in the archive: one STORED <hash>.wrapper_weights.blob beside the library.
+    blob = out / "weights_blob_linear.pt2"
+    _export(model, args, blob, {"aot_inductor.package_constants_in_so": False,
+                                "aot_inductor.package_constants_on_disk_format": "binary_blob"})
+    # Weights in the archive as torch.save files (data/weights/*, weights_config.json).
+    _export(model, args, out / "weights_pickle_linear.pt2", {
+        "aot_inductor.package_constants_in_so": False,
+        "aot_inductor.package_constants_on_disk_format": "pickle_weights"})
+    _rewrite(out / "weights_pickle_linear.pt2", out / "weights_pickle_missing_file.pt2",
+             lambda n, d: None if "/data/weights/" in n else d)
+    # Weights nowhere: PyTorch's own loader crashes on the first run of such an export.
+    _export(model, args, out / "no_weights_linear.pt2", {"aot_inductor.package_constants_in_so": False})
+    # The blob export with one defect each (zipfile keeps the archive consistent: only the
+    # blob's bytes are wrong).
+    _rewrite(blob, out / "weights_blob_truncated.pt2", lambda n, d: d[:len(d) // 2] if n.endswith(".blob") else d)
+    _rewrite(blob, out / "weights_blob_no_source.pt2", lambda n, d: None if n.endswith(".wrapper.cpp") else d)
+    corrupt = bytearray(blob.read_bytes())
+    with zipfile.ZipFile(blob) as z:
+        name = next(n for n in z.namelist() if n.endswith(".blob"))
+    local, _ = headers(corrupt, name)
+    corrupt[local + 30 + len(name.encode()) + 5] ^= 0xFF  # a byte of the first weight (no extra field: zipfile)
+    (out / "weights_blob_corrupted.pt2").write_bytes(bytes(corrupt))
+    print(f"make_pt2_fixtures: real exports in {out}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 # DIR/demo.slimcuda  the demo model package (demo_sync.slimcuda: its variant CUDA graphs cannot capture)
 # DIR/models/   the loader's test models (models/testing: packages and one library)
 # DIR/zoo_runner, DIR/pack  for tools/aoti/run_zoo.sh (real AOTInductor exports)
+# DIR/export_weights_example.py  the CUDA export with weights in the archive (run.sh runs it)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${1:-gpu-bundle}"
@@ -48,6 +49,7 @@ cp -L bazel-bin/csrc/libslimcuda.so.0 bazel-bin/csrc/testing/libslimcuda_testing
 ln -sf libslimcuda.so.0 "$out/lib/libslimcuda.so" # for programs that link -lslimcuda
 cp -L "$(bin_of //go/cmd/slimcuda:slimcuda)" "$out/slimcuda"
 cp -L bazel-bin/tools/aoti/zoo_runner bazel-bin/csrc/package/pack "$out/"
+cp tools/aoti/export_weights_example.py "$out/" # run.sh makes the CUDA weights export with it
 cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/null ||
   cp -L "$(bazel info output_base 2>/dev/null)"/external/local_cuda/lib/libcudart.so.[0-9]* "$out/lib/"
 # libzip (the .pt2 reader) is Debian's shared library; the GPU machine may lack it.

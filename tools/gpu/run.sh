@@ -21,6 +21,13 @@ export SLIMCUDA_TEST_MODELS SLIMCUDA_TEST_LIBRARY="$here/models/libconstant_1.so
   SLIMCUDA_DEMO_CPU_SO="$here/models/libdemo_cpu.so"
 logs="${SLIMCUDA_GPU_LOGS:-$here/logs}"
 mkdir -p "$logs"
+# The CUDA .pt2 with its weights in the archive (csrc/c_api/pt2_load_test.cc, go/slimcuda/
+# pt2_weights_test.go): exported here with the machine's PyTorch unless given; without one
+# those tests fail (SLIMCUDA_REQUIRE_GPU=1).
+if [[ -z "${SLIMCUDA_PT2_CUDA_WEIGHTS:-}" ]] && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  python3 "$here/export_weights_example.py" "$here/weights-export" cuda >"$logs/export_weights_example.log" 2>&1 &&
+    export SLIMCUDA_PT2_CUDA_WEIGHTS="$here/weights-export/model.pt2"
+fi
 
 echo "gpu run: $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'

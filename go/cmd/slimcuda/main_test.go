@@ -426,6 +426,27 @@ func TestRunPt2(t *testing.T) {
 	require.Contains(t, errOut.String(), "-inputs")
 }
 
+// `slimcuda run model.pt2` on an export whose weights are in the archive (binary_blob):
+// the same model as real_cpu_linear.pt2, the same specs; an export without its weights is
+// refused with the library's reason.
+func TestRunPt2WithWeightsInTheArchive(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"run", "-json", "-iterations", "2", pt2Fixture(t, "weights_blob_linear.pt2")}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	var s Summary
+	require.NoError(t, json.Unmarshal(out.Bytes(), &s))
+	require.Equal(t, "cpu", s.Device)
+	require.Len(t, s.Inputs, 2)
+	require.Equal(t, []int64{2, 4}, s.Inputs[0].Sizes)
+	require.Len(t, s.Outputs, 1)
+	require.Equal(t, []int64{2, 3}, s.Outputs[0].Sizes)
+	require.GreaterOrEqual(t, float64(s.Outputs[0].Min), 0.0, "relu")
+
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"run", pt2Fixture(t, "no_weights_linear.pt2")}, &out, &errOut))
+	require.Contains(t, errOut.String(), "the archive holds no weights for constant 'linear_weight'")
+}
+
 func TestInfoDescribesAModel(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, run([]string{"info", pt2Fixture(t, "real_cpu_linear.pt2")}, &out, &errOut), errOut.String())

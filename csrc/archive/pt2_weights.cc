@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "csrc/archive/pt2_weights.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "csrc/model/archive_constants.h"
+#include "csrc/model/constants.h"
+#include "csrc/package/library_hash.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda {
+namespace {
+
+// The wrapper source read for the constants' shapes (as for the input checks).
+constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
+// weights_config.json: one short line per constant.
+constexpr uint64_t kMaxConfigBytes = uint64_t{64} << 20;
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string hex(const uint8_t* bytes, size_t n) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string s(2 * n, '0');
+  for (size_t i = 0; i < n; ++i) {
+    s[2 * i] = kDigits[bytes[i] >> 4];
+    s[2 * i + 1] = kDigits[bytes[i] & 15];
+  }
+  return s;
+}
+
+Error read_source(const Pt2Archive& archive, const ArchiveEntry& e, std::string* out, const char* function) {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, e.size <= kMaxWrapperSourceBytes, Error::InvalidProgram,
+                              "%s: %llu bytes (at most %llu)", e.name.c_str(), static_cast<unsigned long long>(e.size),
+                              static_cast<unsigned long long>(kMaxWrapperSourceBytes));
+  out->assign(static_cast<size_t>(e.size), '\0');
+  return archive.read(e, 0, e.size, out->data(), function);
+}
+
+// What names an outer entry's bytes across loads: the mapped file's identity with the
+// entry's place, or (an archive in memory) the bytes' own XXH3-128.
+std::string entry_identity(const Pt2Archive& archive, const ArchiveEntry& e, ArchiveSpan span) {
+  if (!archive.identity().empty()) {
+    return archive.identity() + "|" + e.name + "@" + std::to_string(e.data_offset) + "+" + std::to_string(e.size) +
+           ":crc" + std::to_string(e.crc32);
+  }
+  const LibraryHash h = library_hash(span.data, span.size);
+  return "xxh3-128:" + hex(h.bytes, kLibraryHashBytes) + "+" + std::to_string(span.size);
+}
+
+// pickle_weights: weights_config.json names, per FQN, a file of <root>data/weights/ (a
+// torch.save zip, STORED inside the archive) whose one `<dir>/data/0` entry (STORED too) is
+// the storage. Each constant is a range of the outer entry's bytes, read in place.
+Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const ArchiveEntry& config, const Model& model,
+                      std::vector<ConstantEntry>* out, const char* function) {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, config.size <= kMaxConfigBytes, Error::InvalidProgram,
+                              "%s: %llu bytes (at most %llu)", config.name.c_str(),
+                              static_cast<unsigned long long>(config.size),
+                              static_cast<unsigned long long>(kMaxConfigBytes));
+  std::string text(static_cast<size_t>(config.size), '\0');
+  SLIMCUDA_RETURN_IF_ERROR(archive.read(config, 0, config.size, text.data(), function));
+  std::vector<PickledWeight> weights;
+  SLIMCUDA_RETURN_IF_ERROR(parse_weights_config(text.data(), text.size(), &weights, function));
+  std::vector<ContainerConstant> constants;
+  SLIMCUDA_RETURN_IF_ERROR(model.container_constants(&constants, function));
+  std::map<std::string, uint64_t> room;  // each constant's bytes in the container, by name and FQN
+  for (const ContainerConstant& c : constants) {
+    room.emplace(c.name, c.data_size);
+    if (!c.original_fqn.empty()) room.emplace(c.original_fqn, c.data_size);
+  }
+  const std::string root = pm.folder.substr(0, pm.folder.rfind("data/aotinductor/"));
+  struct File {
+    std::shared_ptr<const WeightSource> source;
+    uint64_t offset = 0, size = 0;  // the storage inside the outer entry
+  };
+  std::map<std::string, File> files;  // weights sharing a storage share a file
+  std::vector<ConstantEntry> entries;
+  for (const PickledWeight& w : weights) {
+    auto it = files.find(w.file);
+    if (it == files.end()) {
+      const std::string name = root + "data/weights/" + w.file;
+      const ArchiveEntry* e = archive.find(name);
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, e != nullptr, Error::InvalidProgram,
+                                  "weight '%s' is in %s, which the archive does not hold", w.fqn.c_str(), name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, e->stored, Error::NotSupported,
+                                  "weights file %s is compressed; store it (PyTorch does), so it is uploaded in place",
+                                  name.c_str());
+      ArchiveSpan span;
+      SLIMCUDA_RETURN_IF_ERROR(archive.view(*e, &span, function));
+      SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(*e, function));  // covers the inner zip's bytes too
+      std::unique_ptr<Pt2Archive> inner;
+      const Error opened = Pt2Archive::open_memory(span.data, span.size, &inner, function);
+      if (opened != Error::Ok) {
+        return set_last_error(opened, function, "weights file %s: %s", name.c_str(), last_error_message());
+      }
+      const ArchiveEntry* storage = nullptr;
+      for (const ArchiveEntry& ie : inner->entries()) {
+        const size_t slash = ie.name.find('/');
+        if (slash == std::string::npos || ie.name.compare(slash, std::string::npos, "/data/0") != 0) continue;
+        SLIMCUDA_CHECK_OR_RETURN_AT(function, storage == nullptr, Error::InvalidProgram,
+                                    "weights file %s holds two storages (%s, %s)", name.c_str(), storage->name.c_str(),
+                                    ie.name.c_str());
+        storage = &ie;
+      }
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, storage != nullptr, Error::InvalidProgram,
+                                  "weights file %s holds no storage (<dir>/data/0): not a torch.save file",
+                                  name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, storage->stored, Error::NotSupported,
+                                  "weights file %s: its storage %s is compressed (torch.save stores it)", name.c_str(),
+                                  storage->name.c_str());
+      ArchiveSpan bytes;
+      SLIMCUDA_RETURN_IF_ERROR(inner->view(*storage, &bytes, function));
+      File f;
+      f.source = std::make_shared<ArchiveEntrySource>(span, entry_identity(archive, *e, span));
+      f.offset = static_cast<uint64_t>(bytes.data - span.data);
+      f.size = bytes.size;
+      it = files.emplace(w.file, std::move(f)).first;
+    }
+    ConstantEntry c;
+    c.name = w.fqn;
+    c.sizes = w.shape;
+    c.strides = w.stride;
+    c.storage_offset = w.offset;
+    c.source = it->second.source;
+    c.source_offset = it->second.offset;
+    c.nbytes = it->second.size;
+    // A storage shared by several constants holds more than each: give each what the
+    // container holds for it (attach_constants checks its view fits).
+    if (auto r = room.find(w.fqn); r != room.end() && r->second < c.nbytes) c.nbytes = r->second;
+    entries.push_back(std::move(c));
+  }
+  *out = std::move(entries);
+  return Error::Ok;
+}
+
+}  // namespace
+
+Error ArchiveEntrySource::read(uint64_t offset, size_t n, void* dst) const noexcept {
+  if (offset > span_.size || n > span_.size - offset) {
+    return set_last_error(Error::InvalidProgram, "ArchiveEntrySource::read",
+                          "bytes [%llu, +%zu) of an archive entry of %zu bytes",
+                          static_cast<unsigned long long>(offset), n, span_.size);
+  }
+  if (n > 0) std::memcpy(dst, span_.data + offset, n);
+  return Error::Ok;
+}
+
+const char* pt2_weights_format_name(Pt2WeightsFormat f) noexcept {
+  switch (f) {
+    case Pt2WeightsFormat::InLibrary:
+      return "in the library";
+    case Pt2WeightsFormat::BinaryBlob:
+      return "binary_blob";
+    case Pt2WeightsFormat::PickleWeights:
+      return "pickle_weights";
+    case Pt2WeightsFormat::None:
+      return "none";
+  }
+  return "?";
+}
+
+std::optional<bool> wrapper_includes_weights(std::string_view source) noexcept {
+  // AOTInductorModel::AOTInductorModel(...)
+  //     : AOTInductorModelBase(<inputs>, <outputs>, <constants>, device_str, std::move(cubin_dir), <include_weights>) {
+  const size_t ctor = source.find("AOTInductorModel::AOTInductorModel(");
+  if (ctor == std::string_view::npos) return std::nullopt;
+  const std::string_view base_call = ": AOTInductorModelBase(";
+  const size_t base = source.find(base_call, ctor);
+  if (base == std::string_view::npos) return std::nullopt;
+  // The call's arguments hold one nested pair of parentheses (std::move(cubin_dir)).
+  int depth = 1;
+  size_t i = base + base_call.size(), last_comma = std::string_view::npos;
+  for (; i < source.size() && depth > 0; ++i) {
+    if (source[i] == '(') ++depth;
+    if (source[i] == ')') --depth;
+    if (source[i] == ',' && depth == 1) last_comma = i;
+  }
+  if (depth != 0 || last_comma == std::string_view::npos) return std::nullopt;
+  std::string_view arg = source.substr(last_comma + 1, i - 1 - (last_comma + 1));
+  while (!arg.empty() && std::strchr(" \t\r\n", arg.front()) != nullptr) arg.remove_prefix(1);
+  while (!arg.empty() && std::strchr(" \t\r\n", arg.back()) != nullptr) arg.remove_suffix(1);
+  if (arg == "true") return true;
+  if (arg == "false") return false;
+  return std::nullopt;
+}
+
+Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const std::string& library_hash_hex,
+                         Model* model, const StreamContext& ctx, Pt2WeightsFormat* format,
+                         const char* function) noexcept {
+  try {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
+    Pt2WeightsFormat found = Pt2WeightsFormat::InLibrary;
+    if (format != nullptr) *format = found;
+    const char* name = pm.name.c_str();
+    const ArchiveEntry* blob = nullptr;
+    const ArchiveEntry* config = nullptr;
+    for (const ArchiveEntry* f : pm.files) {
+      if (ends_with(f->name, ".blob")) {
+        SLIMCUDA_CHECK_OR_RETURN_AT(function, blob == nullptr, Error::InvalidProgram,
+                                    "model '%s' has two weights blobs (%s, %s)", name, blob ? blob->name.c_str() : "",
+                                    f->name.c_str());
+        blob = f;
+      } else if (f->name == pm.folder + "weights_config.json") {
+        config = f;
+      }
+    }
+    std::string source;
+    if (pm.wrapper_source != nullptr)
+      SLIMCUDA_RETURN_IF_ERROR(read_source(archive, *pm.wrapper_source, &source, function));
+
+    if (blob == nullptr) {
+      if (config != nullptr) {
+        if (format != nullptr) *format = Pt2WeightsFormat::PickleWeights;
+        std::vector<ConstantEntry> entries;
+        SLIMCUDA_RETURN_IF_ERROR(pickled_entries(archive, pm, *config, *model, &entries, function));
+        return model->attach_constants(entries, library_hash_hex.empty() ? std::string() : "pt2:" + library_hash_hex,
+                                       ctx, function);
+      }
+      // Without a source nothing says the library lacks its weights: they are its own.
+      if (pm.wrapper_source == nullptr || wrapper_includes_weights(source) != std::optional<bool>(false)) {
+        return Error::Ok;
+      }
+      std::vector<ContainerConstant> constants;
+      SLIMCUDA_RETURN_IF_ERROR(model->container_constants(&constants, function));
+      for (const ContainerConstant& c : constants) {
+        if (c.from_folded || c.data_size == 0) continue;
+        if (format != nullptr) *format = Pt2WeightsFormat::None;
+        return set_last_error(
+            Error::InvalidProgram, function,
+            "model '%s' was exported with aot_inductor.package_constants_in_so=False and no "
+            "package_constants_on_disk_format: the archive holds no weights for constant '%s'%s%s%s (%llu bytes) "
+            "(PyTorch's own loader crashes on such a model); export with "
+            "\"aot_inductor.package_constants_on_disk_format\": \"binary_blob\", or with the weights in the library",
+            name, c.name.c_str(), c.original_fqn.empty() ? "" : " (", c.original_fqn.c_str(),
+            c.original_fqn.empty() ? "" : ")", static_cast<unsigned long long>(c.data_size));
+      }
+      return Error::Ok;  // no constant needs bytes: nothing to attach
+    }
+
+    found = Pt2WeightsFormat::BinaryBlob;
+    if (format != nullptr) *format = found;
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, blob->stored, Error::NotSupported,
+                                "model '%s': its weights blob %s is compressed; store it (PyTorch does), so it is "
+                                "uploaded from the archive in place",
+                                name, blob->name.c_str());
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, pm.wrapper_source != nullptr, Error::NotSupported,
+                                "model '%s' keeps its weights in %s, but the archive has no wrapper source "
+                                "(<hash>.wrapper.cpp), the only place that states the constants' shapes",
+                                name, blob->name.c_str());
+    ArchiveSpan span;
+    SLIMCUDA_RETURN_IF_ERROR(archive.view(*blob, &span, function));
+    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(*blob, function));
+    std::vector<WrapperConstant> declared;
+    SLIMCUDA_RETURN_IF_ERROR(parse_wrapper_constants(source.data(), source.size(), &declared, function));
+    std::vector<ContainerConstant> constants;
+    SLIMCUDA_RETURN_IF_ERROR(model->container_constants(&constants, function));
+    std::vector<ConstantShape> shapes;
+    SLIMCUDA_RETURN_IF_ERROR(blob_shapes(constants, declared, model->device().type, &shapes, function));
+    auto source_of_blob = std::make_shared<ArchiveEntrySource>(span, entry_identity(archive, *blob, span));
+    std::vector<ConstantEntry> entries;
+    SLIMCUDA_RETURN_IF_ERROR(entries_from_blob(constants, shapes, source_of_blob, &entries, function));
+    return model->attach_constants(entries, library_hash_hex.empty() ? std::string() : "pt2:" + library_hash_hex, ctx,
+                                   function);
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory attaching the weights");
+  }
+}
+
+}  // namespace slimcuda
