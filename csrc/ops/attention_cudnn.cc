@@ -405,6 +405,13 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
   if (p.seq_kv == 0 || p.head_dim == 0 || p.head_dim_v == 0) {
     return unsupported(snapshot, "an empty key sequence or head dimension (cuDNN needs seq_kv, head dims > 0)");
   }
+  // cuDNN's fused SDPA takes head dims that are multiples of 8 up to 256. Asking it about
+  // others is not only slow: on the H200 (cuDNN 9.19, 2026-12-01) rejecting head dim 12 in
+  // float16 crashed the process inside cuDNN. Decline them here, before any cuDNN call.
+  if (p.head_dim % 8 != 0 || p.head_dim_v % 8 != 0 || p.head_dim > 256 || p.head_dim_v > 256) {
+    return unsupported(snapshot, "head dims " + std::to_string(p.head_dim) + "/" + std::to_string(p.head_dim_v) +
+                                     " (cuDNN's fused attention takes multiples of 8 up to 256)");
+  }
   const bool pointers_aligned = aligned(p.q->data_ptr()) && aligned(p.k->data_ptr()) && aligned(p.v->data_ptr()) &&
                                 aligned(p.out->data_ptr()) &&
                                 (p.logsumexp == nullptr || aligned(p.logsumexp->data_ptr()));

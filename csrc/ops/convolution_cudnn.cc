@@ -396,11 +396,11 @@ Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const Sl
 }  // namespace
 
 ConvPath parse_convolution_path(const char* v) noexcept {
-  if (v == nullptr || *v == '\0' || std::strcmp(v, "legacy") == 0) return ConvPath::Legacy;
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) return ConvPath::Auto;
   if (std::strcmp(v, "frontend") == 0) return ConvPath::Frontend;
-  if (std::strcmp(v, "auto") == 0) return ConvPath::Auto;
-  std::fprintf(stderr, "slimcuda: SLIMCUDA_CONV=%s is not legacy, frontend or auto; using legacy\n", v);
-  return ConvPath::Legacy;
+  if (std::strcmp(v, "legacy") == 0) return ConvPath::Legacy;
+  std::fprintf(stderr, "slimcuda: SLIMCUDA_CONV=%s is not auto, frontend or legacy; using auto\n", v);
+  return ConvPath::Auto;
 }
 
 ConvPath convolution_path() noexcept {

@@ -22,12 +22,14 @@ namespace slimcuda::ops {
 
 /// Which convolution implementation aoti_torch_cuda_convolution uses:
 /// SLIMCUDA_CONV=legacy|frontend|auto, read once per process.
-///  - Legacy (the default, also for an unset or empty variable): cuDNN's legacy API only
-///    (SLIMCUDA_CUDNN_BENCHMARK applies to it).
+///  - Auto (the default, also for an unset or empty variable): the graph API first, the
+///    legacy API where it declines (NotSupported). On the H200 (2026-12-01,
+///    bench/conv_benchmark) the graph API costs 3–19 × less host time per call than the
+///    legacy API for the same kernels, and serves every fixture case.
 ///  - Frontend: the graph API or an error: a convolution it declines fails with the reason
 ///    (NotSupported), for runs that must measure or test the frontend and nothing else.
-///  - Auto: the graph API first, the legacy API where it declines (NotSupported).
-/// Any other value is Legacy, with one warning on stderr.
+///  - Legacy: cuDNN's legacy API only (SLIMCUDA_CUDNN_BENCHMARK applies to it).
+/// Any other value is Auto, with one warning on stderr.
 enum class ConvPath : int8_t { Legacy, Frontend, Auto };
 [[nodiscard]] ConvPath convolution_path() noexcept;
 

@@ -24,12 +24,12 @@ namespace {
 namespace ops = slimcuda::ops;
 
 TEST(ConvolutionPath, Parse) {
-  EXPECT_EQ(ops::parse_convolution_path(nullptr), ops::ConvPath::Legacy);
-  EXPECT_EQ(ops::parse_convolution_path(""), ops::ConvPath::Legacy);
+  EXPECT_EQ(ops::parse_convolution_path(nullptr), ops::ConvPath::Auto);
+  EXPECT_EQ(ops::parse_convolution_path(""), ops::ConvPath::Auto);
   EXPECT_EQ(ops::parse_convolution_path("legacy"), ops::ConvPath::Legacy);
   EXPECT_EQ(ops::parse_convolution_path("frontend"), ops::ConvPath::Frontend);
   EXPECT_EQ(ops::parse_convolution_path("auto"), ops::ConvPath::Auto);
-  EXPECT_EQ(ops::parse_convolution_path("Frontend"), ops::ConvPath::Legacy);  // warned, the default
+  EXPECT_EQ(ops::parse_convolution_path("Frontend"), ops::ConvPath::Auto);  // warned, the default
 }
 
 struct Tensor {
@@ -157,7 +157,7 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 class PathScope {
  public:
   explicit PathScope(ops::ConvPath p) { ops::set_convolution_path(p); }
-  ~PathScope() { ops::set_convolution_path(ops::ConvPath::Legacy); }
+  ~PathScope() { ops::set_convolution_path(ops::ConvPath::Auto); }
   PathScope(const PathScope&) = delete;
   PathScope& operator=(const PathScope&) = delete;
 };

@@ -49,6 +49,9 @@ for bin in "$here"/bin/*; do
   # The Go binaries fork the toolchain's runtime threads; the sanitizer runs cover C++ only.
   if ((${#wrap[@]} > 0)) && [[ "$name" == go_* ]]; then continue; fi
   log="$logs/$name.log"
+  # As bazel test: a private, empty TEST_TMPDIR per test binary.
+  TEST_TMPDIR="$(mktemp -d)"
+  export TEST_TMPDIR
   if [[ "$name" == go_* ]]; then
     (cd "$here" && "$bin" -test.v -test.count=1 -test.run . >"$log" 2>&1)
     rc=$?
