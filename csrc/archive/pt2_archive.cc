@@ -11,7 +11,10 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <system_error>
+#include <thread>
 #include <unordered_set>
+#include <vector>
 
 #include "csrc/package/file_reader.h"
 #include "slimcuda/last_error.h"
@@ -389,11 +392,45 @@ Error Pt2Archive::read(const ArchiveEntry& entry, uint64_t offset, uint64_t size
   }
 }
 
+// The CRC-32 of n mapped bytes. One thread checksums about 1-2 GB/s, which made the CRC the
+// slowest part of loading a model with gigabytes of weights in its archive (2.7 s for 5 GiB
+// on the H200 machine, where the upload itself runs at 46 GB/s): large ranges are split
+// over threads (also spreading the page faults of a cold mapping) and the parts' CRCs
+// combined. Falls back to one thread if threads cannot be started.
+uint32_t crc32_of(const uint8_t* p, uint64_t n) noexcept {
+  constexpr uint64_t kPerThread = uint64_t{64} << 20;
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const uint64_t parts = std::min<uint64_t>({uint64_t{hw}, uint64_t{32}, (n + kPerThread - 1) / kPerThread});
+  if (parts <= 1) return static_cast<uint32_t>(crc32_z(0, p, static_cast<z_size_t>(n)));
+  const uint64_t step = (n + parts - 1) / parts;
+  std::vector<uLong> crc(parts, 0);
+  std::vector<std::thread> threads;
+  try {
+    for (uint64_t i = 1; i < parts; ++i) {
+      threads.emplace_back([&, i] {
+        const uint64_t lo = i * step, len = std::min(step, n - lo);
+        crc[i] = crc32_z(0, p + lo, static_cast<z_size_t>(len));
+      });
+    }
+  } catch (const std::system_error&) {
+    for (std::thread& t : threads) t.join();
+    return static_cast<uint32_t>(crc32_z(0, p, static_cast<z_size_t>(n)));
+  }
+  crc[0] = crc32_z(0, p, static_cast<z_size_t>(std::min(step, n)));
+  for (std::thread& t : threads) t.join();
+  uLong all = crc[0];
+  for (uint64_t i = 1; i < parts; ++i) {
+    const uint64_t lo = i * step, len = std::min(step, n - lo);
+    all = crc32_combine(all, crc[i], static_cast<z_off_t>(len));
+  }
+  return static_cast<uint32_t>(all);
+}
+
 Error Pt2Archive::verify_crc(const ArchiveEntry& entry, const char* function) const noexcept {
   try {
     if (entry.stored) {
       const uint8_t* p = data_ + entry.data_offset;
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, entry.size == 0 || crc32_z(0, p, entry.size) == entry.crc32,
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, entry.size == 0 || crc32_of(p, entry.size) == entry.crc32,
                                   Error::InvalidProgram, "entry '%s': CRC mismatch (corrupted)", entry.name.c_str());
       return Error::Ok;
     }

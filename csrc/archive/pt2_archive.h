@@ -116,4 +116,7 @@ class Pt2Archive {
   mutable std::mutex zip_mutex_;  // zip_t and the source's position
 };
 
+/// The CRC-32 (zlib's) of n bytes, over several threads for large n (verify_crc's).
+[[nodiscard]] uint32_t crc32_of(const uint8_t* p, uint64_t n) noexcept;
+
 }  // namespace slimcuda

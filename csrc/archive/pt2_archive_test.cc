@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 #include <zip.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include "slimcuda/last_error.h"
 
@@ -253,6 +255,20 @@ TEST(Archive, RecognisesZipSignatures) {
   EXPECT_FALSE(Pt2Archive::looks_like_zip(package, 4));
   EXPECT_FALSE(Pt2Archive::looks_like_zip(local, 3));
   EXPECT_FALSE(Pt2Archive::looks_like_zip(nullptr, 4));
+}
+
+// The parallel CRC equals zlib's one-pass CRC, for sizes that split unevenly too.
+TEST(Archive, ParallelCrcEqualsOnePass) {
+  std::vector<uint8_t> bytes((size_t{300} << 20) + 12345);
+  uint64_t x = 88172645463325252ull;
+  for (uint8_t& b : bytes) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    b = static_cast<uint8_t>(x);
+  }
+  for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{64} << 20, static_cast<uint64_t>(bytes.size())}) {
+    EXPECT_EQ(crc32_of(bytes.data(), n), static_cast<uint32_t>(crc32_z(0, bytes.data(), static_cast<z_size_t>(n))))
+        << n << " bytes";
+  }
 }
 
 }  // namespace
