@@ -24,6 +24,7 @@
 #   ZOO_PYTHON=python3  the Python with torch, torchvision, timm and transformers
 #   ZOO_DEVICE=cpu      export for the CPU (a dry run of the export phase without a GPU: with
 #                       ZOO_EXPORT_ONLY=1)
+#   ZOO_RESERVE_S=120   seconds of the budget kept for checks, timing and the report
 #   ZOO_BUDGET_S=540    wall-time budget: exports not started 120 s (export only: 30 s) before its end are skipped,
 #                       running ones stopped; timing stops 20 s before it; the report is written
 #                       after every phase (and on SIGTERM/SIGINT), so a cut-off run keeps its results
@@ -146,7 +147,7 @@ check_model() { # load and check one exported model
 }
 
 stamp "phase 1: export (background)$([[ "$export_only" == 1 ]] || echo ' + load + check as each export ends')"
-reserve=120 # for the checks' tail, the timing and the report
+reserve=${ZOO_RESERVE_S:-120} # for the checks' tail, the timing and the report
 [[ "$export_only" == 1 ]] && reserve=30
 export_args=(--jobs "${ZOO_JOBS:-8}" --weights "$weights" --device "${ZOO_DEVICE:-cuda}"
   --deadline "$((t_start + budget - reserve))")
