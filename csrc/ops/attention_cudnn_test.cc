@@ -384,7 +384,9 @@ TEST_F(AttentionCudnnTest, EachThreadBuildsItsOwnGraph) {
 }
 
 TEST_F(AttentionCudnnTest, RejectedShapeIsNotSupportedQuietlyAndRemembered) {
-  // head_dim 12 is not a multiple of 8: cuDNN's SDPA rejects it.
+  // head_dim 12 is not a multiple of 8: cuDNN's SDPA rejects it, so it is declined before
+  // cuDNN is asked at all (asking crashed inside cuDNN 9.19 on the H200): no graph is built
+  // or rejected by cuDNN, the answer is the same every time, and the last error untouched.
   Case c{"reject", ScalarType::Half, 1, 1, 1, 16, 16, 12, Layout::BHSD, false, 0, Mask::None, false};
   Problem pr;
   make_problem(c, ctx(), &pr);
@@ -393,10 +395,11 @@ TEST_F(AttentionCudnnTest, RejectedShapeIsNotSupportedQuietlyAndRemembered) {
   const ops::AttentionCudnnStats before = ops::attention_cudnn_stats();
   EXPECT_EQ(ops::attention_cudnn(pr.p, ctx(), kFn), Error::NotSupported);
   EXPECT_STREQ(last_error_message(), "earlier_call: sentinel 7");
-  EXPECT_STRNE(ops::attention_cudnn_unsupported_reason(), "");
-  EXPECT_EQ(ops::attention_cudnn_stats().rejected, before.rejected + 1);
+  EXPECT_NE(std::string(ops::attention_cudnn_unsupported_reason()).find("multiples of 8"), std::string::npos)
+      << ops::attention_cudnn_unsupported_reason();
   EXPECT_EQ(ops::attention_cudnn(pr.p, ctx(), kFn), Error::NotSupported);
-  EXPECT_EQ(ops::attention_cudnn_stats().rejected, before.rejected + 1) << "a rejected key is not rebuilt";
+  EXPECT_EQ(ops::attention_cudnn_stats().graphs_built, before.graphs_built);
+  EXPECT_EQ(ops::attention_cudnn_stats().rejected, before.rejected) << "cuDNN was never asked";
   EXPECT_STREQ(last_error_message(), "earlier_call: sentinel 7");
   clear_last_error();
   EXPECT_EQ(ops::attention_cudnn(pr.p, ctx(), kFn), Error::NotSupported);
