@@ -10,7 +10,7 @@ namespace {
 
 // A fixed buffer per thread: recording an error must not allocate (it may report an
 // allocation failure) and must not throw.
-constexpr int kMessageCapacity = 1024;
+constexpr int kMessageCapacity = static_cast<int>(LastErrorSnapshot::kCapacity);
 thread_local char tls_message[kMessageCapacity] = {0};
 
 }  // namespace
@@ -32,5 +32,9 @@ Error set_last_error(Error error, const char* function, const char* format, ...)
 const char* last_error_message() noexcept { return tls_message; }
 
 void clear_last_error() noexcept { tls_message[0] = '\0'; }
+
+LastErrorSnapshot::LastErrorSnapshot() noexcept { std::memcpy(saved_, tls_message, kCapacity); }
+
+void LastErrorSnapshot::restore() const noexcept { std::memcpy(tls_message, saved_, kCapacity); }
 
 }  // namespace slimcuda

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstddef>
+
 #include "slimcuda/error.h"
 
 namespace slimcuda {
@@ -17,6 +19,21 @@ Error set_last_error(Error error, const char* function, const char* format, ...)
 
 /// Empties this thread's last-error text.
 void clear_last_error() noexcept;
+
+/// This thread's last-error text when the snapshot was taken, put back byte for byte by
+/// restore(): for a call that answers "not here, try elsewhere" (NotSupported from a fast
+/// path with a fallback) without leaving a trace of what it tried.
+class LastErrorSnapshot {
+ public:
+  static constexpr size_t kCapacity = 1024;  ///< the per-thread message buffer's size
+  LastErrorSnapshot() noexcept;
+  LastErrorSnapshot(const LastErrorSnapshot&) = delete;  // a snapshot belongs to one call
+  LastErrorSnapshot& operator=(const LastErrorSnapshot&) = delete;
+  void restore() const noexcept;
+
+ private:
+  char saved_[kCapacity];
+};
 
 }  // namespace slimcuda
 

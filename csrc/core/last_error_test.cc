@@ -23,6 +23,19 @@ TEST(LastError, WrapsThePreviousMessage) {
   EXPECT_STREQ(last_error_message(), "outer: pinned memory needs a GPU: inner: no CUDA device");
 }
 
+TEST(LastError, SnapshotPutsTheTextBackByteForByte) {
+  (void)slimcuda::set_last_error(slimcuda::Error::InvalidArgument, "earlier_call", "sentinel: %d", 7);
+  const slimcuda::LastErrorSnapshot snapshot;
+  (void)slimcuda::set_last_error(slimcuda::Error::NotSupported, "fast_path", "declined");
+  snapshot.restore();
+  EXPECT_STREQ(slimcuda::last_error_message(), "earlier_call: sentinel: 7");
+  slimcuda::clear_last_error();
+  const slimcuda::LastErrorSnapshot empty;
+  (void)slimcuda::set_last_error(slimcuda::Error::NotSupported, "fast_path", "declined");
+  empty.restore();
+  EXPECT_STREQ(slimcuda::last_error_message(), "");
+}
+
 TEST(LastError, LongMessagesAreTruncatedNotOverrun) {
   const std::string long_text(5000, 'x');
   (void)set_last_error(Error::Internal, "g", "%s", long_text.c_str());

@@ -96,38 +96,6 @@ int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlignment == 0; }
 
-// Keeps this thread's last-error text as it was when the call began, so that a
-// NotSupported answer leaves no trace (loading cuDNN records why it failed, for example).
-class LastErrorSnapshot {
- public:
-  LastErrorSnapshot() noexcept {
-    const char* m = last_error_message();
-    const size_t n = strnlen(m, sizeof(saved_) - 1);
-    std::memcpy(saved_, m, n);
-    saved_[n] = '\0';
-  }
-  LastErrorSnapshot(const LastErrorSnapshot&) = delete;  // a snapshot belongs to one call
-  LastErrorSnapshot& operator=(const LastErrorSnapshot&) = delete;
-
-  void restore() const noexcept {
-    // set_last_error writes "<function>: <text>": splitting the saved text at its first
-    // ": " and writing it back reproduces it byte for byte.
-    const char* sep = std::strstr(saved_, ": ");
-    if (saved_[0] == '\0' || sep == nullptr) {
-      clear_last_error();
-      return;
-    }
-    char function[sizeof(saved_)];
-    const size_t n = static_cast<size_t>(sep - saved_);
-    std::memcpy(function, saved_, n);
-    function[n] = '\0';
-    (void)set_last_error(Error::Ok, function, "%s", sep + 2);
-  }
-
- private:
-  char saved_[1024];
-};
-
 // Answers NotSupported for this problem: the reason is kept for
 // attention_cudnn_unsupported_reason(), the last-error text restored.
 Error unsupported(const LastErrorSnapshot& snapshot, std::string reason) noexcept {

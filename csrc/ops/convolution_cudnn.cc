@@ -81,38 +81,6 @@ ThreadState& state() {
 
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlignment == 0; }
 
-// Keeps this thread's last-error text as it was when the call began, so that a
-// NotSupported answer leaves no trace (as attention_cudnn.cc's).
-class LastErrorSnapshot {
- public:
-  LastErrorSnapshot() noexcept {
-    const char* m = last_error_message();
-    const size_t n = strnlen(m, sizeof(saved_) - 1);
-    std::memcpy(saved_, m, n);
-    saved_[n] = '\0';
-  }
-  LastErrorSnapshot(const LastErrorSnapshot&) = delete;  // a snapshot belongs to one call
-  LastErrorSnapshot& operator=(const LastErrorSnapshot&) = delete;
-
-  void restore() const noexcept {
-    // set_last_error writes "<function>: <text>": splitting the saved text at its first
-    // ": " and writing it back reproduces it byte for byte.
-    const char* sep = std::strstr(saved_, ": ");
-    if (saved_[0] == '\0' || sep == nullptr) {
-      clear_last_error();
-      return;
-    }
-    char function[sizeof(saved_)];
-    const size_t n = static_cast<size_t>(sep - saved_);
-    std::memcpy(function, saved_, n);
-    function[n] = '\0';
-    (void)set_last_error(Error::Ok, function, "%s", sep + 2);
-  }
-
- private:
-  char saved_[1024];
-};
-
 Error unsupported(const LastErrorSnapshot& snapshot, std::string reason) noexcept {
   snapshot.restore();
   try {
