@@ -4,9 +4,6 @@ package slimcuda
 
 import (
 	"errors"
-	"fmt"
-	"math"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,38 +45,7 @@ func TestCUDAGraphReplaysFromManyGoroutinesAreBitExact(t *testing.T) {
 		want[g], err = runDemo(plain, concurrentInput(g))
 		require.NoError(t, err)
 	}
-	errs := make(chan error, goroutines)
-	var wg sync.WaitGroup
-	for g := 0; g < goroutines; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			s, err := NewStream(NonBlocking())
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer s.Close()
-			for r := 0; r < runs; r++ {
-				y, err := runDemo(m, concurrentInput(g), OnStream(s))
-				if err != nil {
-					errs <- err
-					return
-				}
-				for i := range y {
-					if math.Float32bits(y[i]) != math.Float32bits(want[g][i]) {
-						errs <- fmt.Errorf("goroutine %d run %d output %d: %v, want %v", g, r, i, y[i], want[g][i])
-						return
-					}
-				}
-			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	require.NoError(t, runBitExact(m, goroutines, runs, want))
 	s, err := m.GraphStats()
 	require.NoError(t, err)
 	require.Equal(t, uint64(goroutines*runs), s.Replays)
