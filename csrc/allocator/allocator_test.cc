@@ -315,6 +315,47 @@ TEST(CachingAllocator, ReleasedForeignStreamHandsItsBlocksOn) {
   EXPECT_EQ(slimcuda_stream_destroy(other), SLIMCUDA_OK);
 }
 
+// A stream slimcuda did not create, destroyed without slimcuda_stream_release: nothing the
+// allocator does later touches it (on the H200, 2026-12-01, the next allocation on another
+// stream recorded a marker on the destroyed stream and crashed inside the driver: the
+// attention and constants tests' streams did this). Device and pinned blocks alike.
+TEST(CachingAllocator, ForeignStreamDestroyedWithoutReleaseIsNeverTouched) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  void* other = nullptr;
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &other), SLIMCUDA_OK);
+  const std::vector<size_t> sizes = {512, 70000, 1u << 20, (5u << 20) + 512};
+  const std::vector<char> host(sizes.back(), 1);
+  for (int round = 0; round < 3; ++round) {
+    cudaStream_t foreign = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&foreign, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(slimcuda_caller_stream_push(foreign), SLIMCUDA_OK);
+    for (size_t n : sizes) {  // a pageable copy of >= 1 MiB stages through pinned blocks
+      void* d = nullptr;
+      ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &d), SLIMCUDA_OK);
+      ASSERT_EQ(slimcuda_copy_host_to_device(d, host.data(), n, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+      ASSERT_EQ(slimcuda_device_free(d, 0), SLIMCUDA_OK);
+    }
+    ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+    ASSERT_EQ(cudaStreamSynchronize(foreign), cudaSuccess);
+    ASSERT_EQ(cudaStreamDestroy(foreign), cudaSuccess);  // no slimcuda_stream_release
+
+    // Another stream wants exactly those sizes, over and over: the foreign stream's cached
+    // blocks are the first candidates.
+    ASSERT_EQ(slimcuda_caller_stream_push(other), SLIMCUDA_OK);
+    for (int i = 0; i < 4; ++i) {
+      for (size_t n : sizes) {
+        void* d = nullptr;
+        ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &d), SLIMCUDA_OK) << slimcuda_last_error_message();
+        ASSERT_EQ(slimcuda_copy_host_to_device(d, host.data(), n, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
+        ASSERT_EQ(slimcuda_device_free(d, 0), SLIMCUDA_OK);
+      }
+    }
+    ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(slimcuda_stream_destroy(other), SLIMCUDA_OK);
+}
+
 // A pointer freed twice, or pointing inside a block, is refused with InvalidArgument: it
 // must never reach cudaFree, which would release a segment the cache still hands out.
 TEST(CachingAllocator, DoubleFreeAndInteriorPointersAreRefused) {

@@ -104,7 +104,10 @@ SLIMCUDA_API int32_t slimcuda_stream_destroy(void* stream);
 /* Call before destroying a stream slimcuda did not create (yours, another library's) on
  * which slimcuda memory was freed: waits for the stream's device, then the allocator's
  * cached blocks no longer refer to the stream (a later stream at the same address must not
- * inherit them). The stream itself is left alone. NULL: INVALID_ARGUMENT. */
+ * inherit them) and serve any stream at once. The stream itself is left alone. Forgetting
+ * it is safe from crashes: slimcuda calls CUDA on a stream only inside a call given that
+ * stream (its blocks then serve other streams once the allocator knows their work is
+ * done). NULL: INVALID_ARGUMENT. */
 SLIMCUDA_API int32_t slimcuda_stream_release(void* stream);
 /* Blocks until all work enqueued on `stream` (NULL = legacy default stream) is done. */
 SLIMCUDA_API int32_t slimcuda_stream_synchronize(void* stream);

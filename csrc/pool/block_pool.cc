@@ -33,46 +33,56 @@ BlockPool::~BlockPool() {
     if (m.marker != nullptr) backend_->release_marker(m.marker);
   }
   release_free_segments();
-  for (FreeSet& set : free_) {
-    for (Block* b : set) delete b;
+  for (auto& [stream, f] : free_) {
+    for (FreeSet& set : f.set) {
+      for (Block* b : set) delete b;
+    }
   }
   for (auto& [ptr, b] : in_use_) delete b;
+}
+
+void BlockPool::insert_free(Block* b) { free_[b->stream].set[b->small ? 1 : 0].insert(b); }
+
+void BlockPool::erase_free(Block* b) {
+  auto it = free_.find(b->stream);
+  if (it == free_.end()) return;
+  it->second.set[b->small ? 1 : 0].erase(b);
+  if (it->second.empty()) free_.erase(it);  // streams come and go: keep only those with blocks
 }
 
 bool BlockPool::ready_for(Block* b, void* stream) {
   // Same stream: ordered after the earlier use. Retired: its work is known to be over.
   if (b->stream == stream || b->stream == kRetired) return true;
-  StreamMarker& m = markers_[b->stream];
+  auto it = markers_.find(b->stream);
+  if (it == markers_.end()) return false;  // no marker was ever recorded for its stream
+  StreamMarker& m = it->second;
   if (b->freed_at < m.done_before) return true;  // a completed marker covers it
-  auto settle = [&] {                            // the marker completed: what it covers is done, the marker goes back
-    m.done_before = m.recorded_at;
-    backend_->release_marker(m.marker);
-    m.marker = nullptr;
-  };
-  if (m.marker != nullptr) {
-    // Pending, whether it covers b or not: b waits, and the marker is not replaced by a
-    // newer one (that would push back the blocks it covers). Asked once per search.
-    if (m.checked == search_) return false;
-    m.checked = search_;
-    if (!backend_->done(m.marker)) return false;
-    settle();
-    if (b->freed_at < m.done_before) return true;
-  }
-  // Freed after every marker so far: record one now (b's work was enqueued before).
-  m.marker = backend_->record(b->stream);
-  m.recorded_at = ++sequence_;
+  // Pending, whether it covers b or not: asked once per search. Never a new marker here:
+  // b's stream may be gone (only an allocation on a stream records on it, mark_stream).
+  if (m.marker == nullptr || m.checked == search_) return false;
   m.checked = search_;
-  if (m.marker == nullptr || !backend_->done(m.marker)) return false;  // no marker: not this time
-  settle();
-  return true;
+  if (!backend_->done(m.marker)) return false;
+  m.done_before = std::max(m.done_before, m.recorded_at);  // a synchronize may have gone further
+  backend_->release_marker(m.marker);
+  m.marker = nullptr;
+  return b->freed_at < m.done_before;
 }
 
-BlockPool::Block* BlockPool::find_free(size_t size, bool small, void* stream) {
-  ++search_;
-  FreeSet& set = free_[small ? 1 : 0];
+void BlockPool::mark_stream(void* stream) {
+  if (stream == kRetired) return;
+  auto it = markers_.find(stream);
+  if (it == markers_.end()) return;  // nothing freed on it yet
+  StreamMarker& m = it->second;
+  // Covered already (by a completed marker), or a pending one that must not be pushed back.
+  if (m.last_free < m.done_before || m.marker != nullptr) return;
+  m.marker = backend_->record(stream);  // `stream` is the one being served: alive
+  m.recorded_at = ++sequence_;
+  m.checked = 0;
+}
+
+BlockPool::Block* BlockPool::first_fit(FreeSet& set, size_t size, bool small, void* stream, int* examined) {
   Block key{nullptr, size, nullptr, small};
-  int examined = 0;
-  for (auto it = set.lower_bound(&key); it != set.end() && examined < kMaxCandidates; ++it, ++examined) {
+  for (auto it = set.lower_bound(&key); it != set.end() && *examined < kMaxCandidates; ++it, ++*examined) {
     Block* b = *it;
     // A large request takes a cached block only if it does not waste more than the block's
     // own size would allow for a split (keeps huge blocks for huge requests).
@@ -82,8 +92,28 @@ BlockPool::Block* BlockPool::find_free(size_t size, bool small, void* stream) {
   return nullptr;
 }
 
+BlockPool::Block* BlockPool::find_free(size_t size, bool small, void* stream) {
+  ++search_;
+  const int k = small ? 1 : 0;
+  // The stream's own blocks, then nobody's: no device call for either.
+  for (void* owner : {stream, kRetired}) {
+    auto it = free_.find(owner);
+    int examined = 0;
+    if (it == free_.end()) continue;
+    if (Block* b = first_fit(it->second.set[k], size, small, stream, &examined)) return b;
+  }
+  // Other streams' blocks whose markers say their work is done.
+  int examined = 0;
+  for (auto& [owner, f] : free_) {
+    if (owner == stream || owner == kRetired) continue;
+    if (Block* b = first_fit(f.set[k], size, small, stream, &examined)) return b;
+    if (examined >= kMaxCandidates) break;
+  }
+  return nullptr;
+}
+
 BlockPool::Block* BlockPool::take(Block* b, size_t size, void* stream) {
-  free_[b->small ? 1 : 0].erase(b);
+  erase_free(b);
   const size_t rest = b->size - size;
   if (rest >= (b->small ? kRound : kSmallLimit)) {
     Block* r = new Block{b->ptr + size, rest, b->stream, b->small};
@@ -96,7 +126,7 @@ BlockPool::Block* BlockPool::take(Block* b, size_t size, void* stream) {
     if (b->next != nullptr) b->next->prev = r;
     b->next = r;
     b->size = size;
-    free_[r->small ? 1 : 0].insert(r);
+    insert_free(r);
   }
   b->in_use = true;
   b->stream = stream;
@@ -112,6 +142,7 @@ Error BlockPool::allocate(size_t bytes, void* stream, void** out) noexcept {
     const size_t size = round_up(bytes, kRound);
     const bool small = size <= kSmallLimit;
     std::lock_guard<std::mutex> lock(mu_);
+    mark_stream(stream);
     Block* b = find_free(size, small, stream);
     if (b != nullptr) {
       ++stats_.cache_hits;
@@ -126,12 +157,13 @@ Error BlockPool::allocate(size_t bytes, void* stream, void** out) noexcept {
         e = backend_->allocate_segment(segment, &p);
       }
       SLIMCUDA_RETURN_IF_ERROR(e);
-      b = new Block{static_cast<char*>(p), segment, stream, small};
+      // A new segment: no work has touched it, so what take() splits off is anyone's.
+      b = new Block{static_cast<char*>(p), segment, kRetired, small};
       segments_.emplace(b->ptr, segment);
       ++stats_.segments;
       stats_.reserved_bytes += segment;
       stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
-      free_[small ? 1 : 0].insert(b);
+      insert_free(b);
     }
     b = take(b, size, stream);
     stats_.allocated_bytes += b->size;
@@ -148,26 +180,31 @@ bool BlockPool::free_locked(void* ptr) {
   auto it = in_use_.find(ptr);
   if (it == in_use_.end()) return false;
   Block* b = it->second;
+  if (b->stream != kRetired) markers_.try_emplace(b->stream);  // may throw: before any change
   in_use_.erase(it);
   b->in_use = false;
   b->freed_at = ++sequence_;  // no device call here: markers are recorded when needed
   stats_.allocated_bytes -= b->size;
   ++stats_.frees;
-  // Coalesce with free neighbours used on the same stream (one stream keeps the merged
-  // block's reuse rule exact; the later free time covers both).
+  // Coalesce with free neighbours used on the same stream, or on none (one stream keeps the
+  // merged block's reuse rule exact; the later free time covers both, and a retired part
+  // that joins a stream's block is only held to a stricter rule).
   for (Block* n : {b->prev, b->next}) {
-    if (n == nullptr || n->in_use || n->stream != b->stream) continue;
-    free_[n->small ? 1 : 0].erase(n);
+    if (n == nullptr || n->in_use) continue;
+    if (n->stream != b->stream && n->stream != kRetired && b->stream != kRetired) continue;
+    erase_free(n);
     Block* lo = n == b->prev ? n : b;
     Block* hi = n == b->prev ? b : n;
     lo->size += hi->size;
     lo->next = hi->next;
     if (hi->next != nullptr) hi->next->prev = lo;
     lo->freed_at = std::max(lo->freed_at, hi->freed_at);
+    lo->stream = lo->stream == kRetired ? hi->stream : lo->stream;
     delete hi;
     b = lo;
   }
-  free_[b->small ? 1 : 0].insert(b);
+  if (auto m = markers_.find(b->stream); m != markers_.end()) m->second.last_free = b->freed_at;
+  insert_free(b);
   return true;
 }
 
@@ -211,41 +248,34 @@ bool BlockPool::holds(const void* ptr) const noexcept {
 
 void BlockPool::release_free_segments() {
   backend_->synchronize();
-  // Every queued use is done now: free neighbours merge whatever their streams.
-  for (FreeSet& set : free_) {
-    // Merge from the first block of each run of free neighbours only: the blocks after it
-    // are deleted while merging, and must not be looked at again.
-    std::vector<Block*> heads;
-    for (Block* b : set) {
-      if (b->prev == nullptr || b->prev->in_use) heads.push_back(b);
-    }
-    for (Block* b : heads) {
-      b->stream = kRetired;
-      while (b->next != nullptr && !b->next->in_use) {
-        Block* n = b->next;
-        set.erase(n);
-        set.erase(b);
-        b->size += n->size;
-        b->next = n->next;
-        if (n->next != nullptr) n->next->prev = b;
-        delete n;
-        set.insert(b);
-      }
-    }
+  // Every queued use is done now: every free block is nobody's, and free neighbours merge.
+  std::vector<Block*> all;
+  for (auto& [stream, f] : free_) {
+    for (FreeSet& set : f.set) all.insert(all.end(), set.begin(), set.end());
   }
-  for (FreeSet& set : free_) {
-    for (auto it = set.begin(); it != set.end();) {
-      Block* b = *it;
-      if (b->prev == nullptr && b->next == nullptr) {  // a whole segment, unused
-        backend_->free_segment(b->ptr);
-        segments_.erase(b->ptr);
-        stats_.reserved_bytes -= b->size;
-        --stats_.segments;
-        it = set.erase(it);
-        delete b;
-      } else {
-        ++it;
-      }
+  free_.clear();
+  for (auto& [stream, m] : markers_) m.done_before = sequence_ + 1;  // every free so far is done
+  std::set<Block*> gone;                                             // merged away
+  for (Block* b : all) {
+    if (gone.count(b) != 0) continue;
+    if (b->prev != nullptr && !b->prev->in_use) continue;  // not the head of its run: merged below
+    b->stream = kRetired;
+    while (b->next != nullptr && !b->next->in_use) {
+      Block* n = b->next;
+      b->size += n->size;
+      b->next = n->next;
+      if (n->next != nullptr) n->next->prev = b;
+      gone.insert(n);
+      delete n;
+    }
+    if (b->prev == nullptr && b->next == nullptr) {  // a whole segment, unused
+      backend_->free_segment(b->ptr);
+      segments_.erase(b->ptr);
+      stats_.reserved_bytes -= b->size;
+      --stats_.segments;
+      delete b;
+    } else {
+      insert_free(b);
     }
   }
 }
@@ -253,18 +283,20 @@ void BlockPool::release_free_segments() {
 void BlockPool::retire_stream(void* stream) noexcept {
   if (stream == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
-  bool any = false;
-  for (FreeSet& set : free_) {
-    for (Block* b : set) any = any || b->stream == stream;
-  }
+  auto own = free_.find(stream);
+  bool any = own != free_.end();
   for (auto& [ptr, b] : in_use_) any = any || b->stream == stream;
   if (any) {
     // The stream's queued work must be over before its blocks forget it: blocks still in
     // use become nobody's too, reusable by anyone once freed (the stream will be gone).
     backend_->synchronize();
-    for (FreeSet& set : free_) {
-      for (Block* b : set) {
-        if (b->stream == stream) b->stream = kRetired;
+    if (own != free_.end()) {
+      std::vector<Block*> blocks;
+      for (FreeSet& set : own->second.set) blocks.insert(blocks.end(), set.begin(), set.end());
+      free_.erase(own);
+      for (Block* b : blocks) {
+        b->stream = kRetired;
+        insert_free(b);
       }
     }
     for (auto& [ptr, b] : in_use_) {

@@ -44,16 +44,22 @@ struct PoolStats {
 /// A caching allocator for one device: segments from the backend are split into blocks,
 /// handed out, cached when freed, coalesced with free neighbours, and reused.
 ///
-/// Stream-ordered reuse: a block remembers the stream it was last used on. Freed, it is at
-/// once reusable on that same stream (later work there is ordered after the earlier use);
-/// for another stream only once a marker says the work queued on its stream is done.
-/// Markers are per stream and recorded lazily, when another stream first wants a block
-/// freed since the last one: a free costs no device call (the hot path of a cache hit),
-/// and one marker covers every block freed on its stream before it. A pending marker is
-/// not replaced by a newer one (that would push back the blocks it already covers), so a
-/// busy stream's old blocks still come free. Because markers are recorded after the free,
-/// the stream must still exist then: before destroying a stream that blocks were
-/// allocated on, call retire_stream (slimcuda does for the streams it owns).
+/// Stream-ordered reuse: a block remembers the stream it was last used on, and each stream
+/// has its own free blocks. An allocation looks first among its own stream's (reusable at
+/// once: later work there is ordered after the earlier use; no device call), then among
+/// blocks nobody's work can still touch (never used, or their stream retired), and only then
+/// among other streams' blocks, each once a marker says the work queued on its stream before
+/// its free is done. Markers are recorded only on the stream an allocation is for: that
+/// stream is alive (the caller is using it), so a caller may destroy a stream at any time
+/// after its last call without the pool ever touching the stream again. The allocation on S
+/// records S's marker when S has frees no marker covers and no marker is pending: one marker
+/// covers every block freed on S before it, a pending marker is never replaced by a newer one
+/// (that would push back the blocks it covers), and the hot path (alloc + free on one stream)
+/// makes no device call once the marker is out. Blocks freed after a stream's last marker
+/// serve other streams only after a device-wide synchronize (the out-of-memory retry,
+/// empty_cache) or retire_stream. Before destroying a stream whose address a later stream
+/// could get, call retire_stream (slimcuda does for the streams it owns): the new stream
+/// must not inherit blocks the old one's queued work may still use.
 /// Thread-safe.
 ///
 /// Sizes: requests round up to 512 bytes. Requests up to 1 MiB come from 2 MiB segments
@@ -99,7 +105,7 @@ class BlockPool {
   struct Block {
     char* ptr;
     size_t size;
-    void* stream;  // last stream it was used on
+    void* stream;  // last stream it was used on (kRetired: nobody's work can touch it)
     bool small;
     bool in_use = false;
     uint64_t freed_at = 0;  // sequence number of its last free
@@ -109,11 +115,13 @@ class BlockPool {
   // Per stream: blocks freed before `done_before` (a sequence number) are known to be
   // done; `marker`, when set, is pending and covers blocks freed before `recorded_at`.
   // `checked`: the search in which the pending marker was last asked (once per search).
+  // `last_free`: the stream's newest free, to know whether a new marker would cover more.
   struct StreamMarker {
     void* marker = nullptr;
     uint64_t recorded_at = 0;
     uint64_t done_before = 0;
     uint64_t checked = 0;
+    uint64_t last_free = 0;
   };
   struct Order {
     bool operator()(const Block* a, const Block* b) const {
@@ -122,20 +130,31 @@ class BlockPool {
     }
   };
   using FreeSet = std::set<Block*, Order>;
+  struct StreamFree {
+    FreeSet set[2];  // [small?]
+    bool empty() const { return set[0].empty() && set[1].empty(); }
+  };
 
   Block* find_free(size_t size, bool small, void* stream);
+  // The first block of `set` that fits `size` and, for another stream's blocks, is done
+  // (ready_for); `*examined` counts the candidates looked at, across calls of one search.
+  Block* first_fit(FreeSet& set, size_t size, bool small, void* stream, int* examined);
   bool ready_for(Block* b, void* stream);
+  // An allocation for `stream`: its marker, if frees on it are not yet covered by one.
+  void mark_stream(void* stream);
   Block* take(Block* b, size_t size, void* stream);
+  void insert_free(Block* b);
+  void erase_free(Block* b);
   // free()'s body, under the lock; false when `ptr` is not in use here.
   bool free_locked(void* ptr);
   void release_free_segments();
 
   std::unique_ptr<PoolBackend> backend_;
   mutable std::mutex mu_;
-  FreeSet free_[2];                           // [small?]
-  std::unordered_map<void*, Block*> in_use_;  // ptr -> block
-  std::map<void*, StreamMarker> markers_;     // stream -> newest marker
-  std::map<const char*, size_t> segments_;    // base -> bytes, for holds()
+  std::unordered_map<void*, StreamFree> free_;       // stream -> its free blocks
+  std::unordered_map<void*, Block*> in_use_;         // ptr -> block
+  std::unordered_map<void*, StreamMarker> markers_;  // stream -> its markers
+  std::map<const char*, size_t> segments_;           // base -> bytes, for holds()
   uint64_t sequence_ = 0;
   uint64_t search_ = 0;  // find_free calls, for StreamMarker::checked
   PoolStats stats_;

@@ -29,7 +29,8 @@ struct FakeDevice {
   std::map<void*, size_t> segments;
   std::map<void*, int> enqueued, completed;  // per stream: work recorded, work done
   int synchronizes = 0;
-  int records = 0, queries = 0;  // markers recorded, done() calls
+  int records = 0, queries = 0;     // markers recorded, done() calls
+  std::map<void*, int> records_on;  // per stream: markers recorded on it
   std::mutex mu;
 };
 
@@ -58,6 +59,7 @@ class FakeBackend final : public PoolBackend {
   void* record(void* stream) noexcept override {
     std::lock_guard<std::mutex> lock(d_->mu);
     ++d_->records;
+    ++d_->records_on[stream];
     return new Marker{stream, d_->enqueued[stream]};
   }
   bool done(void* marker) noexcept override {
@@ -110,76 +112,131 @@ TEST_F(PoolTest, OtherStreamWaitsUntilTheFirstIsDone) {
   void* a2 = alloc(1 << 20, kStreamA);
   busy(kStreamA);  // work queued on A uses them, then they are freed
   ASSERT_EQ(pool.free(a), Error::Ok);
-  ASSERT_EQ(pool.free(a2), Error::Ok);  // coalesced: a free 2 MiB block last used on A
+  ASSERT_EQ(pool.free(a2), Error::Ok);      // coalesced: a free 2 MiB block last used on A
+  void* large = alloc(4u << 20, kStreamA);  // A's next call: its marker covers the 2 MiB block
   void* b = alloc(1 << 20, kStreamB);
   void* b2 = alloc(1 << 20, kStreamB);
   EXPECT_NE(b, a) << "a block still in use on A was handed to B";
   EXPECT_NE(b2, a);
   EXPECT_NE(b2, a2);
-  EXPECT_EQ(pool.stats().segments, 2u);
+  EXPECT_EQ(pool.stats().segments, 3u);
   finish(kStreamA);
   void* b3 = alloc(1 << 20, kStreamB);
   EXPECT_EQ(b3, a) << "A is done: its cached memory serves B";
-  EXPECT_EQ(pool.stats().segments, 2u);
-  for (void* p : {b, b2, b3}) ASSERT_EQ(pool.free(p), Error::Ok);
+  EXPECT_EQ(pool.stats().segments, 3u);
+  for (void* p : {b, b2, b3, large}) ASSERT_EQ(pool.free(p), Error::Ok);
 }
 
 // The hot path (alloc + free on one stream) makes no device call; a marker is recorded only
-// when another stream wants a block, and one marker serves every block freed before it.
-TEST_F(PoolTest, MarkersAreRecordedOnlyWhenAnotherStreamAsks) {
+// on the stream an allocation is for, and one marker serves every block freed before it.
+TEST_F(PoolTest, MarkersAreRecordedOnlyOnTheStreamBeingServed) {
   const size_t n = 4u << 20;  // whole large segments: each free leaves its own block
   std::vector<void*> blocks;
   for (int i = 0; i < 3; ++i) blocks.push_back(alloc(n, kStreamA));
-  for (int i = 0; i < 100; ++i) ASSERT_EQ(pool.free(alloc(1000, kStreamA)), Error::Ok);
   busy(kStreamA);
   for (void* p : blocks) ASSERT_EQ(pool.free(p), Error::Ok);
-  EXPECT_EQ(device.records, 0) << "a free on its own stream recorded a marker";
-  EXPECT_EQ(device.queries, 0);
+  EXPECT_EQ(device.records, 0) << "a free recorded a marker";
 
-  void* b = alloc(n, kStreamB);  // A still busy: one marker covers all three blocks
-  EXPECT_EQ(std::count(blocks.begin(), blocks.end(), b), 0) << "B got a block A's work still uses";
-  EXPECT_EQ(device.records, 1);
-  const int queries = device.queries;
-  void* b2 = alloc(n, kStreamB);  // the pending marker is asked again, not re-recorded
-  EXPECT_EQ(std::count(blocks.begin(), blocks.end(), b2), 0);
-  EXPECT_EQ(device.records, 1);
-  EXPECT_GT(device.queries, queries);
+  void* b0 = alloc(n, kStreamB);  // nothing says A's work is done, and B must not ask A
+  EXPECT_EQ(std::count(blocks.begin(), blocks.end(), b0), 0) << "B got a block A's work still uses";
+  EXPECT_EQ(device.records_on[kStreamA], 0) << "B's allocation recorded on A";
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(pool.free(alloc(1000, kStreamA)), Error::Ok);
+  EXPECT_EQ(device.records_on[kStreamA], 1) << "A's calls: one marker for all its frees, then none";
+  void* b = alloc(n, kStreamB);  // A still busy: the pending marker is asked, not re-recorded
+  EXPECT_EQ(std::count(blocks.begin(), blocks.end(), b), 0);
+  EXPECT_GT(device.queries, 0);
   finish(kStreamA);
   std::set<void*> reused;
   for (int i = 0; i < 3; ++i) reused.insert(alloc(n, kStreamB));
   EXPECT_EQ(reused, std::set<void*>(blocks.begin(), blocks.end())) << "A is done: all its blocks serve B";
   EXPECT_EQ(device.records, 1) << "one marker served all three blocks";
   for (void* p : reused) ASSERT_EQ(pool.free(p), Error::Ok);
+  ASSERT_EQ(pool.free(b0), Error::Ok);
   ASSERT_EQ(pool.free(b), Error::Ok);
-  ASSERT_EQ(pool.free(b2), Error::Ok);
 }
 
 // A stream that never goes idle: blocks it freed before the pending marker come free once
 // that marker completes, however much work (and however many newer frees) follow; the
-// newer blocks get the next marker.
+// newer blocks get the next marker, at the stream's next call.
 TEST_F(PoolTest, APendingMarkerIsNotPushedBackByNewerFrees) {
   const size_t n = 4u << 20;
   void* old_block = alloc(n, kStreamA);
   void* new_block = alloc(n, kStreamA);
   device.enqueued[kStreamA] = 1;  // work 1 uses old_block
   ASSERT_EQ(pool.free(old_block), Error::Ok);
-  void* b = alloc(n, kStreamB);  // marker at work 1, pending
+  void* small = alloc(1000, kStreamA);  // A's call: marker at work 1, pending
+  void* b = alloc(n, kStreamB);
   EXPECT_NE(b, old_block);
   device.enqueued[kStreamA] = 2;  // work 2 uses new_block, then it is freed
   ASSERT_EQ(pool.free(new_block), Error::Ok);
-  void* b2 = alloc(n, kStreamB);  // new_block is not covered; the marker must stay at work 1
+  ASSERT_EQ(pool.free(small), Error::Ok);
+  small = alloc(1000, kStreamA);  // the pending marker stays at work 1
+  void* b2 = alloc(n, kStreamB);
   EXPECT_NE(b2, old_block);
   EXPECT_NE(b2, new_block);
   device.completed[kStreamA] = 1;  // work 1 done, work 2 still running
   void* b3 = alloc(n, kStreamB);
   EXPECT_EQ(b3, old_block) << "the first marker was replaced by a later one";
-  void* b4 = alloc(n, kStreamB);  // new_block: a new marker now, at work 2, still pending
+  void* b4 = alloc(n, kStreamB);  // new_block: not covered by any marker yet
   EXPECT_NE(b4, new_block);
+  EXPECT_EQ(device.records, 1);
+  ASSERT_EQ(pool.free(small), Error::Ok);
+  small = alloc(1000, kStreamA);  // A's next call: a marker at work 2
   EXPECT_EQ(device.records, 2);
-  finish(kStreamA);
   void* b5 = alloc(n, kStreamB);
-  EXPECT_EQ(b5, new_block);
-  for (void* p : {b, b2, b3, b4, b5}) ASSERT_EQ(pool.free(p), Error::Ok);
+  EXPECT_NE(b5, new_block) << "work 2 is still running";
+  finish(kStreamA);
+  void* b6 = alloc(n, kStreamB);
+  EXPECT_EQ(b6, new_block);
+  for (void* p : {b, b2, b3, b4, b5, b6, small}) ASSERT_EQ(pool.free(p), Error::Ok);
+}
+
+// A caller may destroy its stream at any time after its last call, without telling the
+// pool: nothing the pool does later touches that stream (on the H200 a marker recorded on
+// a destroyed stream crashed the process inside the driver, 2026-12-01). Its blocks serve
+// others once a marker from its own calls, or a device-wide synchronize, says they are done.
+TEST_F(PoolTest, AStreamIsNeverTouchedOutsideItsOwnCalls) {
+  const size_t n = 4u << 20;
+  void* a = alloc(n, kStreamA);
+  void* small = alloc(1000, kStreamA);
+  busy(kStreamA);
+  ASSERT_EQ(pool.free(a), Error::Ok);
+  ASSERT_EQ(pool.free(small), Error::Ok);  // A's last call; then "cudaStreamDestroy(A)"
+  const int on_a = device.records_on[kStreamA];
+  void* b = alloc(n, kStreamB);  // nothing from A's own calls says its work is done
+  EXPECT_NE(b, a);
+  for (size_t k : {size_t{512}, size_t{1} << 20, n}) ASSERT_EQ(pool.free(alloc(k, kStreamB)), Error::Ok);
+  EXPECT_EQ(device.records_on[kStreamA], on_a) << "a marker was recorded on A after its last call";
+  device.capacity = device.used;  // out of memory: the retry synchronizes and releases A's cache
+  void* c = alloc(2 * n, kStreamB);
+  EXPECT_NE(c, nullptr);
+  EXPECT_EQ(pool.stats().oom_retries, 1u);
+  EXPECT_EQ(device.records_on[kStreamA], on_a);
+  ASSERT_EQ(pool.free(b), Error::Ok);
+  ASSERT_EQ(pool.free(c), Error::Ok);
+}
+
+// Many streams, each reusing its own blocks: after the first round no device call at all
+// (before, every search asked the other streams' markers, under the pool's lock).
+TEST_F(PoolTest, OwnBlocksComeFirstWithoutDeviceCalls) {
+  std::vector<void*> streams;
+  for (int s = 0; s < 8; ++s) streams.push_back(reinterpret_cast<void*>(static_cast<uintptr_t>(0x200 + s)));
+  auto round = [&] {
+    for (void* s : streams) {
+      void* x = alloc(4096, s);
+      void* y = alloc(70000, s);
+      ASSERT_EQ(pool.free(x), Error::Ok);
+      ASSERT_EQ(pool.free(y), Error::Ok);
+    }
+  };
+  round();
+  round();  // each stream's first marker
+  const int records = device.records, queries = device.queries;
+  const uint64_t segments = pool.stats().segments;
+  for (int i = 0; i < 100; ++i) round();
+  EXPECT_EQ(device.records, records);
+  EXPECT_EQ(device.queries, queries);
+  EXPECT_EQ(pool.stats().segments, segments);
 }
 
 // holds(): any address inside the pool's segments, in use or cached, so a double free can
