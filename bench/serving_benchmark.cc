@@ -6,16 +6,28 @@
 // baseline is the same model with one caller in the same run (the "x1" column). The table
 // runs twice: CUDA graphs off, then on (SLIMCUDA_GRAPHS_STRICT: every run a replay). Every
 // caller's last outputs are compared bit for bit with a single-threaded reference run.
-// Usage: serving_benchmark PACKAGE [SECONDS_PER_POINT]   (needs a GPU; exits 2 without one)
+// "run us" is the host time inside slimcuda_model_run_on (p50): what a caller spends
+// enqueueing, as opposed to waiting for the GPU.
+//
+// First, the raw-CUDA ceiling in the same run: the demo model's own two kernels
+// (models/demo/demo_cuda.cu) launched directly on cudaMalloc'd buffers by the same number of
+// threads, each on its own non-blocking stream, launched plainly and as a CUDA graph
+// replay, then synchronized: what the driver gives one process with no runtime in between.
+// Usage: serving_benchmark PACKAGE [SECONDS_PER_POINT] [--instances=1,2,4,8] [--graphs=both|off|on]
+//        [--no-raw]   (needs a GPU; exits 2 without one)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
+#include "models/demo/demo_weights.h"
 #include "slimcuda/slimcuda.h"
 
 namespace {
@@ -71,15 +83,108 @@ struct Point {
   double runs_per_s;
   double p50_us;
   double p99_us;
+  double run_p50_us;  // host time inside the enqueueing call
   int mismatched_callers;
 };
+
+double percentile(std::vector<double>* v, int pct) {
+  if (v->empty()) return 0;
+  std::sort(v->begin(), v->end());
+  return (*v)[std::min(v->size() - 1, v->size() * static_cast<size_t>(pct) / 100)];
+}
+
+#define CUDA_CHECK(call)                                                      \
+  do {                                                                        \
+    if (cudaError_t e_ = (call); e_ != cudaSuccess) {                         \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                           \
+    }                                                                         \
+  } while (0)
+
+// The raw-CUDA ceiling: `callers` threads, each launching the demo's two kernels on its own
+// non-blocking stream (as a graph replay when `graph`) and synchronizing, for `seconds`.
+Point drive_raw(int callers, double seconds, bool graph) {
+  using namespace slimcuda_demo;
+  std::atomic<bool> go{false}, stop{false};
+  std::atomic<int> ready{0};
+  std::vector<std::vector<double>> lat(static_cast<size_t>(callers)), enq(static_cast<size_t>(callers));
+  std::vector<std::thread> threads;
+  for (int c = 0; c < callers; ++c) {
+    threads.emplace_back([&, c] {
+      cudaStream_t s = nullptr;
+      CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      float *x, *w1, *b1, *w2, *b2, *hidden, *y;
+      for (float** p : {&x, &w1, &b1, &w2, &b2, &hidden, &y})
+        CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(p), 64 << 10));
+      for (float* p : {x, w1, b1, w2, b2}) CUDA_CHECK(cudaMemsetAsync(p, 0, 64 << 10, s));
+      auto launch = [&] {
+        if (forward(x, kMaxBatch, w1, b1, w2, b2, hidden, y, s) != 0) {
+          std::fprintf(stderr, "the demo's kernels failed to launch\n");
+          std::exit(1);
+        }
+      };
+      cudaGraphExec_t exec = nullptr;
+      if (graph) {
+        cudaGraph_t g = nullptr;
+        CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        launch();
+        CUDA_CHECK(cudaStreamEndCapture(s, &g));
+        CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+        CUDA_CHECK(cudaGraphDestroy(g));
+      }
+      auto call = [&] {
+        if (graph) {
+          CUDA_CHECK(cudaGraphLaunch(exec, s));
+        } else {
+          launch();
+        }
+      };
+      call();
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      ready.fetch_add(1);
+      while (!go.load()) std::this_thread::yield();
+      std::vector<double>& mine = lat[static_cast<size_t>(c)];
+      std::vector<double>& queued = enq[static_cast<size_t>(c)];
+      mine.reserve(1 << 16);
+      queued.reserve(1 << 16);
+      while (!stop.load()) {
+        auto t0 = std::chrono::steady_clock::now();
+        call();
+        auto t1 = std::chrono::steady_clock::now();
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        auto t2 = std::chrono::steady_clock::now();
+        queued.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        mine.push_back(std::chrono::duration<double, std::micro>(t2 - t0).count());
+      }
+      if (exec != nullptr) CUDA_CHECK(cudaGraphExecDestroy(exec));
+      for (float* p : {x, w1, b1, w2, b2, hidden, y}) CUDA_CHECK(cudaFree(p));
+      CUDA_CHECK(cudaStreamDestroy(s));
+    });
+  }
+  while (ready.load() < callers) std::this_thread::yield();
+  auto t0 = std::chrono::steady_clock::now();
+  go.store(true);
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop.store(true);
+  for (std::thread& t : threads) t.join();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<double> all, all_enq;
+  for (const std::vector<double>& v : lat) all.insert(all.end(), v.begin(), v.end());
+  for (const std::vector<double>& v : enq) all_enq.insert(all_enq.end(), v.begin(), v.end());
+  Point p{};
+  p.runs_per_s = static_cast<double>(all.size()) / elapsed;
+  p.p50_us = percentile(&all, 50);
+  p.p99_us = percentile(&all, 99);
+  p.run_p50_us = percentile(&all_enq, 50);
+  return p;
+}
 
 Point drive(slimcuda_model* model, int callers, double seconds, const std::vector<std::vector<float>>& reference) {
   size_t num_in = 0, num_out = 0;
   CHECK(slimcuda_model_num_io(model, &num_in, &num_out));
   std::atomic<bool> go{false}, stop{false};
   std::atomic<int> ready{0}, mismatched{0};
-  std::vector<std::vector<double>> lat(static_cast<size_t>(callers));
+  std::vector<std::vector<double>> lat(static_cast<size_t>(callers)), enq(static_cast<size_t>(callers));
   std::vector<std::thread> threads;
   for (int c = 0; c < callers; ++c) {
     threads.emplace_back([&, c] {
@@ -89,8 +194,11 @@ Point drive(slimcuda_model* model, int callers, double seconds, const std::vecto
         Inputs in;
         make_inputs(model, &in);
         std::vector<slimcuda_tensor*> outs(num_out, nullptr);
+        double enqueued_us = 0;
         auto call = [&](bool keep) {
+          auto t0 = std::chrono::steady_clock::now();
           CHECK(slimcuda_model_run_on(model, in.tensors.data(), num_in, outs.data(), num_out, stream));
+          enqueued_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
           CHECK(slimcuda_stream_synchronize(stream));
           if (keep) return;
           for (slimcuda_tensor*& t : outs) {
@@ -102,11 +210,14 @@ Point drive(slimcuda_model* model, int callers, double seconds, const std::vecto
         ready.fetch_add(1);
         while (!go.load()) std::this_thread::yield();
         std::vector<double>& mine = lat[static_cast<size_t>(c)];
+        std::vector<double>& queued = enq[static_cast<size_t>(c)];
         mine.reserve(1 << 16);
+        queued.reserve(1 << 16);
         while (!stop.load()) {
           auto t0 = std::chrono::steady_clock::now();
           call(false);
           mine.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+          queued.push_back(enqueued_us);
         }
         call(true);
         if (read_outputs(outs) != reference) mismatched.fetch_add(1);
@@ -123,15 +234,14 @@ Point drive(slimcuda_model* model, int callers, double seconds, const std::vecto
   stop.store(true);
   for (std::thread& t : threads) t.join();
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::vector<double> all;
+  std::vector<double> all, all_enq;
   for (const std::vector<double>& v : lat) all.insert(all.end(), v.begin(), v.end());
-  std::sort(all.begin(), all.end());
+  for (const std::vector<double>& v : enq) all_enq.insert(all_enq.end(), v.begin(), v.end());
   Point p{};
   p.runs_per_s = static_cast<double>(all.size()) / elapsed;
-  if (!all.empty()) {
-    p.p50_us = all[all.size() / 2];
-    p.p99_us = all[std::min(all.size() - 1, all.size() * 99 / 100)];
-  }
+  p.p50_us = percentile(&all, 50);
+  p.p99_us = percentile(&all, 99);
+  p.run_p50_us = percentile(&all_enq, 50);
   p.mismatched_callers = mismatched.load();
   return p;
 }
@@ -139,11 +249,45 @@ Point drive(slimcuda_model* model, int callers, double seconds, const std::vecto
 }  // namespace
 
 int main(int argc, char** argv) {
+  const char* usage =
+      "usage: serving_benchmark PACKAGE [SECONDS_PER_POINT] [--instances=1,2,4,8] [--graphs=both|off|on] "
+      "[--no-raw]\n";
   if (argc < 2) {
-    std::fprintf(stderr, "usage: serving_benchmark PACKAGE [SECONDS_PER_POINT]\n");
+    std::fprintf(stderr, "%s", usage);
     return 2;
   }
-  const double seconds = argc > 2 ? std::atof(argv[2]) : 0.5;
+  double seconds = 0.5;
+  std::vector<int> instance_counts = {1, 2, 4, 8};
+  std::vector<int32_t> graph_modes = {SLIMCUDA_GRAPHS_OFF, SLIMCUDA_GRAPHS_STRICT};
+  bool raw = true;
+  for (int a = 2; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (arg.rfind("--instances=", 0) == 0) {
+      instance_counts.clear();
+      for (const char* p = argv[a] + 12; *p != '\0';) {
+        char* end = nullptr;
+        const long n = std::strtol(p, &end, 10);
+        if (end == p || n < 1 || n > 64) {
+          std::fprintf(stderr, "serving_benchmark: bad --instances list\n%s", usage);
+          return 2;
+        }
+        instance_counts.push_back(static_cast<int>(n));
+        p = *end == ',' ? end + 1 : end;
+      }
+    } else if (arg == "--graphs=off") {
+      graph_modes = {SLIMCUDA_GRAPHS_OFF};
+    } else if (arg == "--graphs=on") {
+      graph_modes = {SLIMCUDA_GRAPHS_STRICT};
+    } else if (arg == "--graphs=both") {
+    } else if (arg == "--no-raw") {
+      raw = false;
+    } else if (a == 2 && std::atof(argv[a]) > 0) {
+      seconds = std::atof(argv[a]);
+    } else {
+      std::fprintf(stderr, "serving_benchmark: unknown argument %s\n%s", argv[a], usage);
+      return 2;
+    }
+  }
   int32_t devices = 0;
   if (slimcuda_device_count(&devices) != 0 || devices < 1) {
     std::fprintf(stderr, "serving_benchmark: needs a GPU\n");
@@ -165,13 +309,30 @@ int main(int argc, char** argv) {
     for (slimcuda_tensor* t : outs) slimcuda_tensor_delete(t);
     CHECK(slimcuda_model_free(model));
   }
-  std::printf("serving_benchmark %s, %.2f s per point; x1 = runs/s over the same instance count's one caller\n",
-              argv[1], seconds);
-  std::printf("%6s %9s %7s %12s %6s %10s %10s %9s\n", "graphs", "instances", "callers", "runs/s", "x1", "p50 us",
-              "p99 us", "mismatch");
+  std::printf("serving_benchmark %s, %.2f s per point; x1 = runs/s over the same row group's one caller\n", argv[1],
+              seconds);
+  if (raw) {
+    std::printf("raw CUDA: the demo's two kernels, launched directly (no slimcuda), then a stream sync\n");
+    std::printf("%6s %7s %12s %6s %10s %10s %10s\n", "graph", "callers", "runs/s", "x1", "p50 us", "p99 us",
+                "launch us");
+  }
+  for (bool graph : {false, true}) {
+    if (!raw) break;
+    double one = 0;
+    for (int callers : {1, 2, 4, 8, 16, 32}) {
+      Point p = drive_raw(callers, seconds, graph);
+      if (callers == 1) one = p.runs_per_s;
+      std::printf("%6s %7d %12.0f %6.2f %10.1f %10.1f %10.1f\n", graph ? "on" : "off", callers, p.runs_per_s,
+                  one > 0 ? p.runs_per_s / one : 0.0, p.p50_us, p.p99_us, p.run_p50_us);
+      std::fflush(stdout);
+    }
+  }
+  std::printf("slimcuda: %s\n", argv[1]);
+  std::printf("%6s %9s %7s %12s %6s %10s %10s %10s %9s\n", "graphs", "instances", "callers", "runs/s", "x1", "p50 us",
+              "p99 us", "run us", "mismatch");
   int failures = 0;
-  for (int32_t graphs : {SLIMCUDA_GRAPHS_OFF, SLIMCUDA_GRAPHS_STRICT}) {
-    for (int instances : {1, 2, 4, 8}) {
+  for (int32_t graphs : graph_modes) {
+    for (int instances : instance_counts) {
       slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, instances, nullptr, graphs};
       slimcuda_model* model = nullptr;
       CHECK(slimcuda_model_load_file_with(argv[1], &o, &model));
@@ -179,8 +340,9 @@ int main(int argc, char** argv) {
       for (int callers : {1, 2, 4, 8, 16, 32}) {
         Point p = drive(model, callers, seconds, reference);
         if (callers == 1) one = p.runs_per_s;
-        std::printf("%6s %9d %7d %12.0f %6.2f %10.1f %10.1f %9d\n", graphs ? "on" : "off", instances, callers,
-                    p.runs_per_s, one > 0 ? p.runs_per_s / one : 0.0, p.p50_us, p.p99_us, p.mismatched_callers);
+        std::printf("%6s %9d %7d %12.0f %6.2f %10.1f %10.1f %10.1f %9d\n", graphs ? "on" : "off", instances, callers,
+                    p.runs_per_s, one > 0 ? p.runs_per_s / one : 0.0, p.p50_us, p.p99_us, p.run_p50_us,
+                    p.mismatched_callers);
         std::fflush(stdout);
         failures += p.mismatched_callers;
       }
