@@ -39,6 +39,12 @@ def load_jsonl(path):
     return rows
 
 
+def reference_note(meta):
+    """Where the expected outputs are not plain eager (export_models.reference_of), say so."""
+    ref = meta.get("reference", "eager")
+    return "" if ref == "eager" else f" (reference: {ref})"
+
+
 def fmt(v):
     return "n/a" if v is None else f"{v:.2e}"
 
@@ -94,7 +100,7 @@ def main():
         print(f"| {model}{verdict} | {meta.get('recipe', '?')} | {meta.get('weights', 'so')} | "
               f"{r.get('dtype', '?')} | {load} | {stream_cell(stream, graphs, r)} | {len(cases)} | "
               f"{fmt(worst(cases, 'max_abs'))} | {fmt(worst(cases, 'max_rel'))} | "
-              f"{tol.get('name', '?')}: {tol.get('atol', 0):g}, {tol.get('rtol', 0):g} | {su:.1f} | "
+              f"{tol.get('name', '?')}: {tol.get('atol', 0):g}, {tol.get('rtol', 0):g}{reference_note(meta)} | {su:.1f} | "
               f"{'n/a' if tu is None else f'{tu:.1f}'} | {ratio} | {runner} |")
     if failures:
         print()
