@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "csrc/device_memory/device_memory.h"
+#include "csrc/ops/gemm_empty.h"
 #include "csrc/ops/vendor_handles.h"
 #include "csrc/tensor/copy.h"
 #include "csrc/tensor/layout.h"
@@ -201,6 +202,22 @@ std::vector<int64_t> strides_3d_to(const SlimTensor& out, const int64_t s[3]) {
   return {s[1], s[2]};
 }
 
+// k == 0: nothing to multiply (and cuBLASLt takes no empty k): out = act(beta * self), or
+// act(0), written with out's strides by one kernel.
+Error gemm_empty_k(const GemmProblem& p, const StreamContext& ctx, const char* function) {
+  GemmElement type = GemmElement::Float;
+  if (p.dtype == ScalarType::Half) type = GemmElement::Half;
+  if (p.dtype == ScalarType::BFloat16) type = GemmElement::BFloat16;
+  GemmEpilogue act = GemmEpilogue::None;
+  if (p.act == Activation::Relu) act = GemmEpilogue::Relu;
+  if (p.act == Activation::Gelu) act = GemmEpilogue::GeluTanh;
+  int64_t out_strides[3] = {p.out_strides[0], p.out_strides[1], p.out_strides[2]};
+  int64_t self_strides[3] = {p.self_strides[0], p.self_strides[1], p.self_strides[2]};
+  if (p.batch == 1) out_strides[0] = self_strides[0] = 0;
+  return launch_gemm_empty(p.out->data_ptr(), out_strides, p.self != nullptr ? p.self->data_ptr() : nullptr,
+                           self_strides, type, p.batch, p.m, p.n, p.beta, act, ctx.stream(), function);
+}
+
 // SLIMCUDA_GEMM_PLAIN=1 (read once): every GEMM on contiguous copies of its factors into a
 // contiguous temporary result, self broadcast into it (no bias epilogue), then copied to out.
 // A diagnostic: a model that is right with it and wrong without has met a layout or
@@ -216,9 +233,7 @@ bool plain_gemms() {
 // One GEMM; `plain`: on contiguous copies into a contiguous temporary (see plain_gemms).
 Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain, const char* function) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return Error::Ok;
-  if (p.k == 0) {
-    return set_last_error(Error::NotImplemented, function, "a GEMM with k = 0 is not implemented on CUDA yet");
-  }
+  if (p.k == 0) return gemm_empty_k(p, ctx, function);
   auto api_r = vendor::cublaslt(function);
   if (!api_r.ok()) return api_r.error();
   const vendor::CublasLtApi& api = *api_r.value();

@@ -148,6 +148,19 @@ def build():
     gemm("mm_float32_out_transposed", "mm", f, [T([3, 4]), T([4, 5])], out=dict(strides=[1, 3]), seed=24)
     gemm("mm_float32_out_padded_rows", "mm", f, [T([3, 4]), T([4, 5])], out=dict(strides=[8, 1]), seed=25)
     gemm("mm_float32_k1", "mm", f, [T([4, 1]), T([1, 3])], seed=26)
+    # An empty inner dimension (k == 0): no product, out = act(beta * self), or zeros.
+    gemm("mm_float32_k0", "mm", f, [T([3, 0]), T([0, 4])], seed=28)
+    gemm("addmm_float32_k0_bias_beta_alpha", "addmm", f, [T([4]), T([3, 0]), T([0, 4])], beta=0.5, alpha=2.0,
+         seed=29)
+    gemm("addmm_activation_float32_k0_relu", "addmm_activation", f, [T([4]), T([3, 0]), T([0, 4])], use_gelu=0,
+         seed=30)
+    gemm("addmm_activation_float32_k0_gelu", "addmm_activation", f, [T([3, 4]), T([3, 0]), T([0, 4])], use_gelu=1,
+         seed=38)
+    gemm("baddbmm_bfloat16_k0_full_self", "baddbmm", "bfloat16", [T([2, 3, 5]), T([2, 3, 0]), T([2, 0, 5])],
+         beta=0.25, seed=47)
+    gemm("baddbmm_float32_k0_beta0_ignores_nan_self", "baddbmm", f,
+         [T([2, 3, 5], fill="nan"), T([2, 3, 0]), T([2, 0, 5])], beta=0.0, seed=48)
+    gemm("mm_float32_k0_out_transposed", "mm", f, [T([3, 0]), T([0, 4])], out=dict(strides=[1, 3]), seed=49)
     gemm("mm_float32_17x33x9", "mm", f, [T([17, 33]), T([33, 9])], seed=27)
     gemm("addmm_float32_full_self_beta_alpha", "addmm", f, [T([3, 5]), T([3, 4]), T([4, 5])], beta=0.5, alpha=2.0,
          seed=31)
