@@ -367,11 +367,11 @@ SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_t
  *   instances                  how many runs may be in flight at once: 0 = the default,
  *                              else 1..64 (INVALID_ARGUMENT otherwise). Default: 1 on the
  *                              CPU (AOTInductor's CPU kernels already use every core for
- *                              one run), 2 on CUDA (one instance serializes concurrent
- *                              callers; two overlap one caller's launches with another's
- *                              GPU work; bench/serving_benchmark on the H200: 2 beat 1
- *                              at every caller count, docs/benchmarks.md). Each instance
- *                              costs one set of the model's activations.
+ *                              one run), 4 on CUDA (one instance serializes concurrent
+ *                              callers; bench/serving_benchmark on the H200: with 8
+ *                              callers 4 gave 1.6-1.8 x the runs/s of 2 on zoo models,
+ *                              docs/benchmarks.md). Each instance costs one set of the
+ *                              model's activations.
  *   model_name                 which model of a .pt2 to load: NULL = the only one, else
  *                              the one called "model"; several and none of that name, or
  *                              no model of that name -> INVALID_ARGUMENT listing the names.

@@ -46,12 +46,12 @@ class Model {
  public:
   /// Default instances when the caller asks for 0. CPU: 1 — AOTInductor's CPU kernels
   /// already spread one run over the cores (OpenMP), so a second instance mostly adds
-  /// contention and activation memory. CUDA: 2 — one instance serializes concurrent
-  /// callers (measured in issue 17); two let one caller's host-side launches overlap
-  /// another's GPU work at the cost of one more set of activations. The CUDA number is a
-  /// guess until the throughput benchmark on the H200 confirms or replaces it.
+  /// contention and activation memory. CUDA: 4 — bench/serving_benchmark on the H200
+  /// (2026-12-01, docs/benchmarks.md): with 8 callers 4 instances gave 1.6-1.8 x the runs/s
+  /// of 2 on the zoo's mlp_relu and vision_block (CUDA graphs on), within noise of 2 for
+  /// one caller; each instance costs one set of the model's activations.
   static constexpr int kDefaultCpuInstances = 1;
-  static constexpr int kDefaultCudaInstances = 2;
+  static constexpr int kDefaultCudaInstances = 4;
   static constexpr int kMaxInstances = 64;
   /// Runs of models with more outputs than this skip CUDA graphs.
   static constexpr size_t kMaxGraphOutputs = 64;

@@ -329,12 +329,12 @@ TEST(DemoModel, SixtyFourThreadsRunOneModelBitExact) {
 TEST(DemoModel, LoadOptions) {
   const std::vector<uint8_t> pkg = demo_bytes();
   {
-    Model model;  // NULL options: every default; CPU: 1 instance
+    Model model;  // NULL options: every default; CPU: 1 instance, CUDA: 4
     ASSERT_EQ(slimcuda_model_load_with(pkg.data(), pkg.size(), nullptr, &model.m), SLIMCUDA_OK);
     int32_t type = -1, index = 0, instances = 0;
     ASSERT_EQ(slimcuda_model_device(model.m, &type, &index), SLIMCUDA_OK);
     ASSERT_EQ(slimcuda_model_instances(model.m, &instances), SLIMCUDA_OK);
-    EXPECT_EQ(instances, type == SLIMCUDA_DEVICE_CPU ? 1 : 2);
+    EXPECT_EQ(instances, type == SLIMCUDA_DEVICE_CPU ? 1 : 4);
     EXPECT_EQ(slimcuda_model_instances(model.m, nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(slimcuda_model_instances(nullptr, &instances), SLIMCUDA_ERROR_INVALID_ARGUMENT);
   }

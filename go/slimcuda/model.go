@@ -162,9 +162,9 @@ func (m *Model) GraphStats() (GraphStats, error) {
 }
 
 // WithInstances loads n model instances, so n runs can be in flight at once (0: the
-// default, 1 on the CPU and 2 on CUDA — the CUDA number is provisional until the H200
-// throughput benchmark confirms it; each instance costs one set of the model's
-// activations, the weights are shared). n must be 0..64 (ErrInvalidArgument otherwise).
+// default, 1 on the CPU and 4 on CUDA — with 8 callers 4 gave 1.6-1.8 x the runs/s of 2 on
+// the H200, docs/benchmarks.md; each instance costs one set of the model's activations,
+// the weights are shared). n must be 0..64 (ErrInvalidArgument otherwise).
 func WithInstances(n int) LoadOption {
 	return func(c *loadConfig) { c.instances = n }
 }

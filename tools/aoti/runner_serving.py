@@ -14,7 +14,8 @@ threads, each with its own inputs on its own CUDA stream (PyTorch's pool streams
 non-blocking), a call = runner(*inputs) under torch.cuda.stream + that stream's synchronize.
 Prints runs/s over all callers and p50/p99 call latency per (runners, callers) in
 serving_benchmark's columns ("instances" = num_runners); every caller's last outputs are
-compared bit for bit with a single-threaded reference run. Python threads share the GIL:
+compared bit for bit with a single-threaded reference run ("no run": callers that finished no
+run within the window, starved of the GIL; not counted as mismatches). Python threads share the GIL:
 whatever of the call holds it serialises the callers (that is part of what this measures).
 """
 import argparse
@@ -40,7 +41,8 @@ def as_list(out):
 
 
 def drive(runner, inputs, callers, seconds, reference):
-    """(runs/s, p50 µs, p99 µs, callers whose last outputs differ from the reference)."""
+    """(runs/s, p50 µs, p99 µs, callers whose last outputs differ from the reference, callers that
+    finished no run in the window: starved of the GIL, not wrong)."""
     torch = zoo.torch_mod()
     go, stop = threading.Event(), threading.Event()
     ready = threading.Barrier(callers + 1)
@@ -81,10 +83,11 @@ def drive(runner, inputs, callers, seconds, reference):
     for e in errors:
         print(f"runner_serving: {e}", file=sys.stderr)
     all_lat = sorted(x for per in lat for x in per)
-    mismatched = sum(1 for out in last if out is None or
-                     not all(torch.equal(a, b) for a, b in zip(as_list(out), reference)))
+    starved = sum(1 for out in last if out is None)
+    mismatched = len(errors) + sum(1 for out in last if out is not None and
+                                   not all(torch.equal(a, b) for a, b in zip(as_list(out), reference)))
     pick = lambda q: all_lat[min(len(all_lat) - 1, int(q * len(all_lat)))] * 1e6 if all_lat else 0.0  # noqa: E731
-    return len(all_lat) / elapsed, pick(0.50), pick(0.99), mismatched
+    return len(all_lat) / elapsed, pick(0.50), pick(0.99), mismatched, starved
 
 
 def main():
@@ -107,7 +110,8 @@ def main():
     torch.cuda.synchronize()
     print(f"runner_serving {pt2}, {a.seconds:.2f} s per point, torch {torch.__version__}; x1 = runs/s over the "
           "same runner count's one caller")
-    print(f"{'instances':>9} {'callers':>7} {'runs/s':>12} {'x1':>6} {'p50 us':>10} {'p99 us':>10} {'mismatch':>9}")
+    print(f"{'instances':>9} {'callers':>7} {'runs/s':>12} {'x1':>6} {'p50 us':>10} {'p99 us':>10} {'mismatch':>9} "
+          f"{'no run':>7}")
     failures = 0
     for n in (int(x) for x in a.runners.split(",")):
         runner = load_package(pt2, num_runners=n)
@@ -117,10 +121,10 @@ def main():
         torch.cuda.synchronize()
         one = 0.0
         for callers in (int(x) for x in a.callers.split(",")):
-            rate, p50, p99, bad = drive(runner, inputs, callers, a.seconds, reference)
+            rate, p50, p99, bad, starved = drive(runner, inputs, callers, a.seconds, reference)
             one = rate if callers == 1 else one
             print(f"{n:>9} {callers:>7} {rate:>12.0f} {rate / one if one else 0:>6.2f} {p50:>10.1f} {p99:>10.1f} "
-                  f"{bad:>9}", flush=True)
+                  f"{bad:>9} {starved:>7}", flush=True)
             failures += bad
         del runner
     if failures:
