@@ -37,6 +37,8 @@ std::atomic<int> capturing_count{0};
 
 }  // namespace
 
+bool captures_underway() noexcept { return capturing_count.load(std::memory_order_acquire) > 0; }
+
 CapturingStream::CapturingStream(cudaStream_t stream, int device) noexcept : stream_(stream) {
   try {
     std::lock_guard<std::mutex> lock(capturing_mu);

@@ -26,6 +26,10 @@ namespace slimcuda::cuda {
 /// belongs to (cudaStreamGetDevice fails with cudaErrorStreamCaptureUnsupported and breaks
 /// the capture), yet every shim the captured run calls asks: the capturer tells
 /// stream_device for the guard's scope. Costs others one atomic load while none exists.
+/// Whether slimcuda is capturing a CUDA graph on any thread now (CapturingStream): calls
+/// that synchronize the whole device must wait, or they would invalidate the capture.
+[[nodiscard]] bool captures_underway() noexcept;
+
 class CapturingStream {
  public:
   CapturingStream(cudaStream_t stream, int device) noexcept;

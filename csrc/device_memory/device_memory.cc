@@ -75,9 +75,17 @@ class CudaPoolBackend : public PoolBackend {
   void release_marker(void* marker) noexcept override {
     if (marker != nullptr) events_.push_back(static_cast<cudaEvent_t>(marker));  // under the pool's lock
   }
-  void synchronize() noexcept override {
+  bool synchronize() noexcept override {
+    // A device-wide synchronize while a graph is being captured (another thread's, on this
+    // process's streams) would invalidate that capture.
+    if (cuda::captures_underway()) return false;
     cuda::DeviceGuard guard(device_);
     if (cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
+    return true;
+  }
+  void synchronize_stream(void* stream) noexcept override {
+    cuda::DeviceGuard guard(device_);
+    if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) != cudaSuccess) (void)cudaGetLastError();
   }
 
  private:
@@ -113,8 +121,8 @@ class PrivateBackend final : public CudaPoolBackend {
       // Cannot remember it: the segment stays allocated (leaked) rather than freed early.
     }
   }
-  void synchronize() noexcept override {
-    if (!capturing_.load(std::memory_order_acquire)) CudaPoolBackend::synchronize();
+  bool synchronize() noexcept override {
+    return !capturing_.load(std::memory_order_acquire) && CudaPoolBackend::synchronize();
   }
   void set_capturing(bool on) noexcept { capturing_.store(on, std::memory_order_release); }
 

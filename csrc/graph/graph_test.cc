@@ -189,6 +189,50 @@ TEST(Graphs, ModelsOwnStreamAndOutputsOutliveTheModel) {
   }
 }
 
+// Captures on one thread while another retires streams and empties the cache (what a
+// service does as goroutines come and go): neither may synchronize the whole device during
+// the capture, which would invalidate it (seen in Go's BenchmarkServing on the H200,
+// 2026-12-01: "cudaErrorStreamCaptureInvalidated" in strict mode). 16 batch sizes: 16
+// captures, each racing the other thread.
+TEST(Graphs, CapturesSurviveStreamsRetiredOnAnotherThread) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  const std::vector<uint8_t> pkg = read_file("SLIMCUDA_DEMO_PACKAGE");
+  Model strict, plain;
+  ASSERT_EQ(load(pkg, SLIMCUDA_GRAPHS_STRICT, 1, &strict), SLIMCUDA_OK) << slimcuda_last_error_message();
+  ASSERT_EQ(load(pkg, SLIMCUDA_GRAPHS_OFF, 1, &plain), SLIMCUDA_OK) << slimcuda_last_error_message();
+  std::atomic<bool> stop{false};
+  std::atomic<int> churn_errors{0}, churned{0};
+  std::thread churn([&] {
+    while (!stop.load()) {
+      void* s = nullptr;
+      if (slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &s) != SLIMCUDA_OK) {
+        ++churn_errors;
+        break;
+      }
+      void* p = nullptr;
+      churn_errors += slimcuda_caller_stream_push(s) != SLIMCUDA_OK;
+      churn_errors += slimcuda_device_alloc(1u << 20, 0, 0, &p) != SLIMCUDA_OK;
+      churn_errors += slimcuda_device_free(p, 0) != SLIMCUDA_OK;
+      churn_errors += slimcuda_caller_stream_pop() != SLIMCUDA_OK;
+      churn_errors += slimcuda_stream_release(s) != SLIMCUDA_OK;  // the pool forgets s: waits for it
+      churn_errors += slimcuda_stream_destroy(s) != SLIMCUDA_OK;
+      churn_errors += slimcuda_empty_cache(0) != SLIMCUDA_OK;
+      ++churned;
+    }
+  });
+  Stream caller;
+  for (int64_t batch = 1; batch <= 16; ++batch) {
+    const std::vector<float> got = run(strict.m, batch, 5, caller.s);
+    expect_bitwise_equal(got, run(plain.m, batch, 5, caller.s));
+    if (HasFailure()) break;
+  }
+  stop.store(true);
+  churn.join();
+  EXPECT_EQ(churn_errors.load(), 0);
+  EXPECT_GT(churned.load(), 0);
+  EXPECT_EQ(stats(strict.m).captures, 16u);
+}
+
 TEST(Graphs, BlockingStreamIsNotCaptured) {
   SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   const std::vector<uint8_t> pkg = read_file("SLIMCUDA_DEMO_PACKAGE");

@@ -101,12 +101,18 @@ class PinnedPoolBackend final : public PoolBackend {
     Marker* m = static_cast<Marker*>(marker);
     spare_[m->device].push_back(m);  // under the pool's lock
   }
-  void synchronize() noexcept override {
-    // Any GPU may still be copying from or to a pinned block.
+  bool synchronize() noexcept override {
+    // Any GPU may still be copying from or to a pinned block; not while a capture is
+    // underway (a device-wide synchronize would invalidate it).
+    if (cuda::captures_underway()) return false;
     for (int d = 0; d < cuda::device_count(); ++d) {
       cuda::DeviceGuard guard(d);
       if (guard.error() == Error::Ok && cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
     }
+    return true;
+  }
+  void synchronize_stream(void* stream) noexcept override {
+    if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) != cudaSuccess) (void)cudaGetLastError();
   }
 
  private:

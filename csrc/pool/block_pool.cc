@@ -247,7 +247,7 @@ bool BlockPool::holds(const void* ptr) const noexcept {
 }
 
 void BlockPool::release_free_segments() {
-  backend_->synchronize();
+  if (!backend_->synchronize()) return;  // a capture is underway: nothing known to be done
   // Every queued use is done now: every free block is nobody's, and free neighbours merge.
   std::vector<Block*> all;
   for (auto& [stream, f] : free_) {
@@ -289,7 +289,7 @@ void BlockPool::retire_stream(void* stream) noexcept {
   if (any) {
     // The stream's queued work must be over before its blocks forget it: blocks still in
     // use become nobody's too, reusable by anyone once freed (the stream will be gone).
-    backend_->synchronize();
+    backend_->synchronize_stream(stream);
     if (own != free_.end()) {
       std::vector<Block*> blocks;
       for (FreeSet& set : own->second.set) blocks.insert(blocks.end(), set.begin(), set.end());

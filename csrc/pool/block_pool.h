@@ -27,7 +27,11 @@ class PoolBackend {
   virtual bool done(void* marker) noexcept = 0;
   virtual void release_marker(void* marker) noexcept = 0;
   /// Blocks until every stream's work is done (before releasing memory to the device).
-  virtual void synchronize() noexcept = 0;
+  /// false: not now (a CUDA graph capture is underway, which a device-wide synchronize
+  /// would break): nothing is known to be done, and nothing may be released.
+  virtual bool synchronize() noexcept = 0;
+  /// Blocks until the work queued on `stream` is done (before its blocks forget it).
+  virtual void synchronize_stream(void* stream) noexcept = 0;
 };
 
 /// Statistics of a pool, in bytes and counts. "Allocated": handed out and not yet freed;
@@ -93,11 +97,13 @@ class BlockPool {
   /// cached one, or inside either): a pointer freed twice, or never handed out, that must
   /// not reach the device's own free.
   [[nodiscard]] bool holds(const void* ptr) const noexcept;
-  /// Releases every fully free segment to the backend (waiting for all streams first).
+  /// Releases every fully free segment to the backend (waiting for all streams first; not
+  /// while a graph capture is underway, see PoolBackend::synchronize).
   void empty_cache() noexcept;
-  /// `stream` is about to be destroyed: waits for the device if the pool has blocks of it,
-  /// then its blocks, cached or in use, stop being "its" (a new stream could reuse the
-  /// address) and serve any stream.
+  /// `stream` is about to be destroyed: waits for that stream if the pool has blocks of it
+  /// (only it: a device-wide wait would break another thread's graph capture), then its
+  /// blocks, cached or in use, stop being "its" (a new stream could reuse the address) and
+  /// serve any stream.
   void retire_stream(void* stream) noexcept;
   [[nodiscard]] PoolStats stats() const noexcept;
 

@@ -28,7 +28,9 @@ struct FakeDevice {
   size_t capacity = SIZE_MAX, used = 0;
   std::map<void*, size_t> segments;
   std::map<void*, int> enqueued, completed;  // per stream: work recorded, work done
-  int synchronizes = 0;
+  int synchronizes = 0;                      // device-wide
+  std::map<void*, int> stream_synchronizes;
+  bool capturing = false;           // a graph capture underway: no device-wide synchronize
   int records = 0, queries = 0;     // markers recorded, done() calls
   std::map<void*, int> records_on;  // per stream: markers recorded on it
   std::mutex mu;
@@ -69,10 +71,17 @@ class FakeBackend final : public PoolBackend {
     return d_->completed[m->stream] >= m->upto;
   }
   void release_marker(void* marker) noexcept override { delete static_cast<Marker*>(marker); }
-  void synchronize() noexcept override {
+  bool synchronize() noexcept override {
     std::lock_guard<std::mutex> lock(d_->mu);
+    if (d_->capturing) return false;
     ++d_->synchronizes;
     for (auto& [s, n] : d_->enqueued) d_->completed[s] = n;
+    return true;
+  }
+  void synchronize_stream(void* stream) noexcept override {
+    std::lock_guard<std::mutex> lock(d_->mu);
+    ++d_->stream_synchronizes[stream];
+    d_->completed[stream] = d_->enqueued[stream];
   }
 
  private:
@@ -329,8 +338,11 @@ TEST_F(PoolTest, RetiredStreamBlocksWaitForTheirMarkers) {
   busy(kStreamA);
   ASSERT_EQ(pool.free(a), Error::Ok);
   const int syncs = device.synchronizes;
-  pool.retire_stream(kStreamA);  // "destroyed": waits for A, then forgets it
-  EXPECT_EQ(device.synchronizes, syncs + 1);
+  busy(kStreamB);                // B's work is not waited for
+  pool.retire_stream(kStreamA);  // "destroyed": waits for A alone, then forgets it
+  EXPECT_EQ(device.stream_synchronizes[kStreamA], 1);
+  EXPECT_EQ(device.synchronizes, syncs) << "retiring one stream waited for the whole device";
+  finish(kStreamB);
   void* later = alloc(n, kStreamB);
   EXPECT_EQ(later, a) << "A's old work is done: its block serves anyone";
   ASSERT_EQ(pool.free(kept), Error::Ok);  // freed after its stream is gone: no marker on it
@@ -340,6 +352,26 @@ TEST_F(PoolTest, RetiredStreamBlocksWaitForTheirMarkers) {
   ASSERT_EQ(pool.free(last), Error::Ok);
   pool.retire_stream(kStreamB);
   pool.retire_stream(nullptr);  // the legacy default stream is never retired
+}
+
+// While a graph capture is underway a device-wide synchronize would break it: empty_cache
+// and the out-of-memory retry release nothing then (the allocation fails cleanly), and
+// work afterwards as before.
+TEST_F(PoolTest, NoDeviceWideSynchronizeDuringACapture) {
+  device.capacity = 8u << 20;
+  void* a = alloc(6u << 20, kStreamA);
+  ASSERT_EQ(pool.free(a), Error::Ok);
+  device.capturing = true;
+  pool.empty_cache();
+  EXPECT_EQ(pool.stats().segments, 1u) << "a segment was released without a synchronize";
+  void* b = nullptr;
+  EXPECT_EQ(pool.allocate(4u << 20, kStreamB, &b), Error::MemoryAllocationFailed);
+  EXPECT_EQ(device.synchronizes, 0);
+  device.capturing = false;
+  b = alloc(4u << 20, kStreamB);  // now the retry synchronizes and releases A's segment
+  EXPECT_NE(b, nullptr);
+  EXPECT_EQ(device.synchronizes, 1);
+  ASSERT_EQ(pool.free(b), Error::Ok);
 }
 
 // empty_cache merges neighbours freed on different streams, so whole segments go back.
