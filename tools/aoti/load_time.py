@@ -4,7 +4,7 @@
 item 7: the same .pt2 files (zoo models, the big model) loaded by PyTorch's loader and by
 slimcuda's, each load in a fresh process, and the files each leaves in TMPDIR and /tmp.
 
-PyTorch: a child process imports torch, initialises CUDA, then times
+PyTorch: a child process imports torch and torch._inductor, initialises CUDA, then times
 torch._inductor.aoti_load_package(PT2) (+ synchronize): the load alone, in process.
 slimcuda: the command template, {pt2} and {dir} (the .pt2's folder: a zoo model's) filled in;
 with --bundle DIR it is `DIR/zoo_runner {dir} --load pt2 --iterations 0`, whose JSON line
@@ -49,8 +49,12 @@ def child_torch(pt2):
     if device == "cuda":  # the CUDA context is not the loader's cost
         torch.zeros(1, device=device)
         torch.cuda.synchronize()
+    # Nor is importing Inductor: torch._inductor is a lazy module, and its first use would
+    # import it inside the timed call (15-20 s on the GPU machine, 2026-12-01, for any model).
+    import torch._inductor.package  # noqa: F401
+    load = torch._inductor.aoti_load_package
     t0 = time.perf_counter()
-    runner = torch._inductor.aoti_load_package(pt2)
+    runner = load(pt2)
     if device == "cuda":
         torch.cuda.synchronize()
     print(json.dumps({"load_s": time.perf_counter() - t0}), flush=True)
@@ -69,11 +73,11 @@ def last_json(text):
     return {}
 
 
-def measure(cmd):
+def measure(cmd, env=None):
     """(seconds, how, files left, rc) of one command in a fresh process."""
     before = temp_entries()
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     left = sorted(temp_entries() - before)
     got = last_json(p.stdout)
@@ -97,8 +101,14 @@ def main():
     if not a.pt2:
         p.error("no .pt2 given")
     template = a.slimcuda_cmd or os.environ.get("SLIMCUDA_LOAD_CMD")
+    envs = {}
     if not template and a.bundle:
         template = shlex.quote(os.path.join(a.bundle, "zoo_runner")) + " {dir} --load pt2 --iterations 0"
+        # The bundle's programs find libslimcuda.so.0 and the CUDA runtime in its lib/.
+        env = dict(os.environ)
+        lib = os.path.join(os.path.abspath(a.bundle), "lib")
+        env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+        envs["slimcuda"] = env
     rows = []
     for pt2 in a.pt2:
         pt2 = os.path.abspath(pt2)
@@ -108,7 +118,7 @@ def main():
                                                               dir=shlex.quote(os.path.dirname(pt2))))
         row = {"pt2": pt2, "bytes": os.path.getsize(pt2)}
         for name, cmd in loaders.items():
-            runs = [measure(cmd) for _ in range(max(1, a.repeat))]
+            runs = [measure(cmd, envs.get(name)) for _ in range(max(1, a.repeat))]
             for s, how, left, rc in runs:
                 print(json.dumps({"pt2": pt2, "loader": name, "seconds": s, "how": how, "rc": rc,
                                   "files_left": left}), file=sys.stderr, flush=True)
@@ -123,7 +133,8 @@ def main():
     for r in rows:
         t, s = r["torch"], r.get("slimcuda")
         name = os.path.join(os.path.basename(os.path.dirname(r["pt2"])), os.path.basename(r["pt2"]))
-        ratio = f"{s['median_s'] / t['median_s']:.2f}" if s and t["median_s"] else "n/a"
+        ok = s and not s["failed"] and not t["failed"] and t["median_s"]
+        ratio = f"{s['median_s'] / t['median_s']:.3f}" if ok else "n/a"  # a failed load has no time
         fails = lambda x: f" ({x['failed']} failed)" if x["failed"] else ""  # noqa: E731
         print(f"| {name} | {r['bytes'] / 1e6:.1f} | {t['median_s']:.3f}{fails(t)} | "
               + (f"{s['median_s']:.3f} ({s['how']}){fails(s)} | {ratio} | " if s else "not run | n/a | ")
