@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# tools/go_race.sh — the Go package's concurrency tests (many goroutines on one model, streams,
+# caller-stream scopes, concurrent loads) under Go's race detector, with `go test -race` against
+# the library tools/install.sh installs (rules_go's race mode does not build its standard
+# library with the host Go SDK here). Run by .ci/run; on a GPU machine the GPU cases run too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix="${TMPDIR:-/tmp}/slimcuda-race/prefix"
+bash tools/install.sh --prefix "$prefix" >/dev/null
+bazel build //models/demo:demo_package >/dev/null 2>&1
+demo="$(bazel info bazel-bin 2>/dev/null)/models/demo/demo.slimcuda"
+# CGO_LDFLAGS names the prefix so the go command's cache never keeps another prefix's flags.
+PKG_CONFIG_PATH="$prefix/lib/pkgconfig" CGO_LDFLAGS="-L$prefix/lib" LD_LIBRARY_PATH="$prefix/lib" \
+  SLIMCUDA_DEMO_PACKAGE="$demo" GOFLAGS=-mod=mod \
+  go test -race -count=1 -v -run 'Concurrent|Stream|Goroutine' ./go/slimcuda | grep -E '^(--- |ok|FAIL|PASS)'
