@@ -226,22 +226,7 @@ func TestPt2FuzzSeeds(t *testing.T) {
 // matches the demo's reference (testdata/demo_model.json, run_cpu_batch_4). CUDA: on the
 // model's own stream and on a caller stream.
 func TestPt2DemoArchives(t *testing.T) {
-	raw, err := os.ReadFile(fx.Path(t, "pt2.json", "demo_model.json"))
-	require.NoError(t, err)
-	var doc struct {
-		Cases []struct {
-			Name   string    `json:"name"`
-			Input  []float32 `json:"input"`
-			Expect []float32 `json:"expect_output"`
-		} `json:"cases"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &doc))
-	var x, want []float32
-	for _, c := range doc.Cases {
-		if c.Name == "run_cpu_batch_4" {
-			x, want = c.Input, c.Expect
-		}
-	}
+	x, want := demoReference(t)
 	require.Len(t, x, 64)
 	for _, tc := range []struct {
 		description, env, file string
