@@ -393,11 +393,13 @@ func pt2Fixture(t *testing.T, name string) string {
 	return filepath.Join(filepath.Dir(fixture.Runfile(t, "SLIMCUDA_PT2_JSON", "testdata/pt2.json")), "pt2", name)
 }
 
-// `slimcuda run model.pt2`: the real CPU export runs on inputs the CLI builds from the
-// archive's input specs ([2, 4] and [2, 3] float32), and its output has the model's shape.
-func TestRunPt2(t *testing.T) {
+// runLinearPt2 runs `slimcuda run -json` on one of the CPU linear exports (the same model
+// with its weights in the library or in the archive) and checks what both must give: inputs
+// built from the archive's specs ([2, 4] and [2, 3] float32), a [2, 3] ReLU output.
+func runLinearPt2(t *testing.T, name, iterations string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run([]string{"run", "-json", "-iterations", "1", pt2Fixture(t, "real_cpu_linear.pt2")}, &out, &errOut)
+	code := run([]string{"run", "-json", "-iterations", iterations, pt2Fixture(t, name)}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	var s Summary
 	require.NoError(t, json.Unmarshal(out.Bytes(), &s))
@@ -408,6 +410,14 @@ func TestRunPt2(t *testing.T) {
 	require.Len(t, s.Outputs, 1)
 	require.Equal(t, []int64{2, 3}, s.Outputs[0].Sizes)
 	require.GreaterOrEqual(t, float64(s.Outputs[0].Min), 0.0, "relu")
+}
+
+// `slimcuda run model.pt2`: the real CPU export runs on inputs the CLI builds from the
+// archive's input specs, and its output has the model's shape.
+func TestRunPt2(t *testing.T) {
+	runLinearPt2(t, "real_cpu_linear.pt2", "1")
+	var out, errOut bytes.Buffer
+	var s Summary
 
 	// Several models: the name chooses; none given is the library's InvalidArgument.
 	out.Reset()
@@ -430,19 +440,8 @@ func TestRunPt2(t *testing.T) {
 // the same model as real_cpu_linear.pt2, the same specs; an export without its weights is
 // refused with the library's reason.
 func TestRunPt2WithWeightsInTheArchive(t *testing.T) {
+	runLinearPt2(t, "weights_blob_linear.pt2", "2")
 	var out, errOut bytes.Buffer
-	code := run([]string{"run", "-json", "-iterations", "2", pt2Fixture(t, "weights_blob_linear.pt2")}, &out, &errOut)
-	require.Equal(t, 0, code, errOut.String())
-	var s Summary
-	require.NoError(t, json.Unmarshal(out.Bytes(), &s))
-	require.Equal(t, "cpu", s.Device)
-	require.Len(t, s.Inputs, 2)
-	require.Equal(t, []int64{2, 4}, s.Inputs[0].Sizes)
-	require.Len(t, s.Outputs, 1)
-	require.Equal(t, []int64{2, 3}, s.Outputs[0].Sizes)
-	require.GreaterOrEqual(t, float64(s.Outputs[0].Min), 0.0, "relu")
-
-	errOut.Reset()
 	require.Equal(t, 1, run([]string{"run", pt2Fixture(t, "no_weights_linear.pt2")}, &out, &errOut))
 	require.Contains(t, errOut.String(), "the archive holds no weights for constant 'linear_weight'")
 }
