@@ -15,9 +15,20 @@
 namespace slimcuda::graph {
 
 struct GraphRunner::Captured {
+  // One copy between a caller's tensor and a static one, as a memcpy node of `graph` that
+  // each replay points at that call's tensor: the whole replay is one launch.
+  struct Copy {
+    cudaGraphNode_t node = nullptr;  // null: no node (nothing to copy, or a layout a span copy cannot take)
+    size_t bytes = 0;                // the span the tensor's sizes and strides reach
+    bool enabled = true;             // false: the last update failed; the copy went on the stream instead
+  };
+
   std::vector<int64_t> key;
   std::unique_ptr<device_memory::PrivatePool> pool;
   std::vector<std::unique_ptr<SlimTensor>> inputs, outputs;  // static: the graph's own
+  std::vector<Copy> copy_in, copy_out;
+  std::shared_ptr<Storage> shadow;  // the copies' operands at instantiation: memory that lives with the graph
+  cudaGraph_t graph = nullptr;      // input copies -> the captured run -> output copies; names the nodes to update
   cudaGraphExec_t exec = nullptr;
   cudaEvent_t done = nullptr;          // recorded after each replay's last copy
   cudaStream_t last_stream = nullptr;  // where the last replay ran (nullptr: none yet)
@@ -26,9 +37,11 @@ struct GraphRunner::Captured {
     // A replay may still be running: its memory must outlive it.
     if (last_stream != nullptr && cudaEventSynchronize(done) != cudaSuccess) (void)cudaGetLastError();
     if (exec != nullptr && cudaGraphExecDestroy(exec) != cudaSuccess) (void)cudaGetLastError();
+    if (graph != nullptr && cudaGraphDestroy(graph) != cudaSuccess) (void)cudaGetLastError();
     if (done != nullptr && cudaEventDestroy(done) != cudaSuccess) (void)cudaGetLastError();
     outputs.clear();  // blocks of the pool: returned before it goes
     inputs.clear();
+    shadow.reset();
     pool.reset();
   }
 };
@@ -65,6 +78,56 @@ Error borrow_handles(const std::vector<std::unique_ptr<SlimTensor>>& ts, std::ve
 void drop(std::vector<void*>* handles) {
   for (void* h : *handles) delete static_cast<SlimTensor*>(h);
   handles->clear();
+}
+
+// The bytes from t's first element to its last that its sizes and strides reach: what one
+// 1-D copy between two tensors of the same layout moves. 0: nothing to copy, or strides a
+// span cannot express (negative), which copy_tensor handles instead.
+size_t span_bytes(const SlimTensor& t) {
+  if (t.numel() == 0) return 0;
+  int64_t last = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.strides()[d] < 0) return 0;
+    last += (t.sizes()[d] - 1) * t.strides()[d];
+  }
+  return static_cast<size_t>(last + 1) * t.element_size();
+}
+
+// Whether `inputs` have the layout `key` was made from (layout_key), without building one.
+bool same_layout(const std::vector<int64_t>& key, SlimTensor* const* inputs, size_t num_inputs) {
+  size_t k = 0;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const SlimTensor& t = *inputs[i];
+    const size_t n = t.sizes().size();
+    if (k + 2 + 2 * n > key.size() || key[k] != static_cast<int64_t>(t.dtype()) ||
+        key[k + 1] != static_cast<int64_t>(n) ||
+        !std::equal(t.sizes().begin(), t.sizes().end(), key.begin() + static_cast<std::ptrdiff_t>(k + 2)) ||
+        !std::equal(t.strides().begin(), t.strides().end(), key.begin() + static_cast<std::ptrdiff_t>(k + 2 + n))) {
+      return false;
+    }
+    k += 2 + 2 * n;
+  }
+  return k == key.size();
+}
+
+// Points copy `c` at dst/src for the next launch of `exec`. *inside false: the node cannot
+// take them (memory the graph cannot address the same way) and is now disabled, so the
+// caller copies on the stream; an error only when the node could be neither updated nor
+// disabled (it would copy stale pointers).
+Error point_copy(cudaGraphExec_t exec, GraphRunner::Captured::Copy& c, void* dst, const void* src, bool* inside,
+                 const char* function) {
+  *inside = false;
+  if (c.node == nullptr) return Error::Ok;
+  if (cudaGraphExecMemcpyNodeSetParams1D(exec, c.node, dst, src, c.bytes, cudaMemcpyDeviceToDevice) == cudaSuccess) {
+    if (!c.enabled) SLIMCUDA_CUDA_TRY_AT(function, cudaGraphNodeSetEnabled(exec, c.node, 1));
+    c.enabled = true;
+    *inside = true;
+    return Error::Ok;
+  }
+  (void)cudaGetLastError();
+  if (c.enabled) SLIMCUDA_CUDA_TRY_AT(function, cudaGraphNodeSetEnabled(exec, c.node, 0));
+  c.enabled = false;
+  return Error::Ok;
 }
 
 std::string cuda_text(cudaError_t err) { return std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err); }
@@ -151,15 +214,60 @@ Error GraphRunner::ensure_container(const char* function) noexcept {
   return Error::Ok;
 }
 
+namespace {
+
+// Makes g.graph: a memcpy node per input (caller's tensor -> static input), the captured run
+// as a child graph after them, a memcpy node per output (static output -> the call's new
+// tensor) after it. Takes `run` (destroyed here, as the child node holds a copy). The nodes
+// are made on the shadow buffer, which lives as long as the graph; every replay points them
+// at its own tensors before launching.
+Error wrap_in_copies(GraphRunner::Captured& g, cudaGraph_t run, const StreamContext& ctx, const char* function) {
+  struct Owned {
+    cudaGraph_t graph;
+    ~Owned() {
+      if (graph != nullptr && cudaGraphDestroy(graph) != cudaSuccess) (void)cudaGetLastError();
+    }
+  } owned{run};
+  g.copy_in.resize(g.inputs.size());
+  g.copy_out.resize(g.outputs.size());
+  size_t most = 0;
+  for (size_t i = 0; i < g.inputs.size(); ++i) most = std::max(most, g.copy_in[i].bytes = span_bytes(*g.inputs[i]));
+  for (size_t i = 0; i < g.outputs.size(); ++i) most = std::max(most, g.copy_out[i].bytes = span_bytes(*g.outputs[i]));
+  SLIMCUDA_RETURN_IF_ERROR(Storage::allocate(most, Device{DeviceType::CUDA, static_cast<DeviceIndex>(ctx.device())}, ctx,
+                                             &g.shadow, function));
+  SLIMCUDA_CUDA_TRY_AT(function, cudaGraphCreate(&g.graph, 0));
+  std::vector<cudaGraphNode_t> before;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    GraphRunner::Captured::Copy& c = g.copy_in[i];
+    if (c.bytes == 0) continue;
+    SLIMCUDA_CUDA_TRY_AT(function, cudaGraphAddMemcpyNode1D(&c.node, g.graph, nullptr, 0, g.inputs[i]->data_ptr(),
+                                                            g.shadow->data(), c.bytes, cudaMemcpyDeviceToDevice));
+    before.push_back(c.node);
+  }
+  cudaGraphNode_t model = nullptr;
+  SLIMCUDA_CUDA_TRY_AT(function, cudaGraphAddChildGraphNode(&model, g.graph, before.data(), before.size(), run));
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    GraphRunner::Captured::Copy& c = g.copy_out[i];
+    if (c.bytes == 0) continue;
+    SLIMCUDA_CUDA_TRY_AT(function, cudaGraphAddMemcpyNode1D(&c.node, g.graph, &model, 1, g.shadow->data(),
+                                                            g.outputs[i]->data_ptr(), c.bytes,
+                                                            cudaMemcpyDeviceToDevice));
+  }
+  return Error::Ok;
+}
+
+}  // namespace
+
 Error GraphRunner::run(size_t slot, SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs,
                        size_t num_outputs, cudaStream_t stream, bool* handled, const char* function) noexcept {
   *handled = false;
-  if (mode_ == GraphMode::Off || slot >= slots_.size()) return Error::Ok;
+  if (mode_ == GraphMode::Off || slot >= slots_.size() || num_outputs > kMaxOutputs) return Error::Ok;
   try {
-    std::vector<int64_t> key = layout_key(inputs, num_inputs);
     std::vector<std::unique_ptr<Captured>>& mine = slots_[slot];
-    auto it = std::find_if(mine.begin(), mine.end(), [&](const auto& g) { return g->key == key; });
+    auto it = std::find_if(mine.begin(), mine.end(),
+                           [&](const auto& g) { return same_layout(g->key, inputs, num_inputs); });
     if (it == mine.end()) {
+      std::vector<int64_t> key = layout_key(inputs, num_inputs);
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (std::find(failed_.begin(), failed_.end(), key) != failed_.end()) {
@@ -278,18 +386,19 @@ Error GraphRunner::capture(std::vector<int64_t> key, SlimTensor* const* inputs, 
       }
       return set_last_error(Error::NotSupported, function, "the capture failed: %s", cuda_text(end).c_str());
     }
-    const cudaError_t inst = cudaGraphInstantiate(&g->exec, graph, 0);
-    if (cudaGraphDestroy(graph) != cudaSuccess) (void)cudaGetLastError();
+    for (size_t i = 0; i < g->outputs.size(); ++i) {
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, g->outputs[i] != nullptr, Error::InvalidProgram,
+                                  "the model returned no output %zu", i);
+      SLIMCUDA_RETURN_IF_ERROR(check_(*g->outputs[i], i, function));
+    }
+    // 5. The replay graph around the run, then instantiated.
+    SLIMCUDA_RETURN_IF_ERROR(wrap_in_copies(*g, graph, ctx, function));
+    const cudaError_t inst = cudaGraphInstantiate(&g->exec, g->graph, 0);
     if (inst != cudaSuccess) {
       (void)cudaGetLastError();
       g->exec = nullptr;
       return set_last_error(Error::NotSupported, function, "cudaGraphInstantiate failed: %s", cuda_text(inst).c_str());
     }
-  }
-  for (size_t i = 0; i < g->outputs.size(); ++i) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, g->outputs[i] != nullptr, Error::InvalidProgram,
-                                "the model returned no output %zu", i);
-    SLIMCUDA_RETURN_IF_ERROR(check_(*g->outputs[i], i, function));
   }
   SLIMCUDA_CUDA_TRY_AT(function, cudaEventCreateWithFlags(&g->done, cudaEventDisableTiming));
   *out = std::move(g);
@@ -303,14 +412,26 @@ Error GraphRunner::replay(Captured& g, SlimTensor* const* inputs, size_t num_inp
   if (g.last_stream != nullptr && g.last_stream != stream) {
     SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(stream, g.done, 0));
   }
+  // Each copy is a node of the graph pointed at this call's tensors; one the graph cannot
+  // take goes on the stream around the launch instead.
   for (size_t i = 0; i < num_inputs; ++i) {
-    SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*g.inputs[i], *inputs[i], ctx, function));
+    Captured::Copy& c = g.copy_in[i];
+    bool inside = false;
+    SLIMCUDA_RETURN_IF_ERROR(point_copy(g.exec, c, g.inputs[i]->data_ptr(), inputs[i]->data_ptr(), &inside, function));
+    if (!inside && c.bytes != 0) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*g.inputs[i], *inputs[i], ctx, function));
   }
-  SLIMCUDA_CUDA_TRY_AT(function, cudaGraphLaunch(g.exec, stream));
-  std::vector<std::unique_ptr<SlimTensor>> made(num_outputs);
+  std::unique_ptr<SlimTensor> made[kMaxOutputs];
+  bool outside[kMaxOutputs] = {};
   for (size_t i = 0; i < num_outputs; ++i) {
     SLIMCUDA_RETURN_IF_ERROR(new_like(*g.outputs[i], ctx, &made[i], function));
-    SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*made[i], *g.outputs[i], ctx, function));
+    bool inside = false;
+    SLIMCUDA_RETURN_IF_ERROR(
+        point_copy(g.exec, g.copy_out[i], made[i]->data_ptr(), g.outputs[i]->data_ptr(), &inside, function));
+    outside[i] = !inside && g.copy_out[i].bytes != 0;
+  }
+  SLIMCUDA_CUDA_TRY_AT(function, cudaGraphLaunch(g.exec, stream));
+  for (size_t i = 0; i < num_outputs; ++i) {
+    if (outside[i]) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*made[i], *g.outputs[i], ctx, function));
   }
   SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(g.done, stream));
   g.last_stream = stream;

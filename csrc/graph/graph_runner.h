@@ -21,10 +21,14 @@
 //      pool takes no new segment meanwhile; its outputs become the static outputs;
 //   5. the graph is instantiated. Any failure undoes all of it: nothing is left captured,
 //      routed or allocated, and the stream is usable.
-// A replay waits (on the GPU) for the previous replay of the same graph if it ran on
-// another stream, copies the inputs into the static inputs, launches the graph, copies the
-// static outputs into new tensors, and records its completion: everything on the caller's
-// stream, nothing waits on the host.
+// The graph replayed is the captured run wrapped in copies: a memcpy node per input (the
+// caller's tensor into the static input) before it, one per output (the static output into
+// the call's new tensor) after it. A replay waits (on the GPU) for the previous replay of
+// the same graph if it ran on another stream, points the copy nodes at this call's tensors
+// (cudaGraphExecMemcpyNodeSetParams1D: host work only), launches the graph once, and
+// records its completion: everything on the caller's stream, nothing waits on the host. A
+// copy node the driver refuses to point at a tensor is disabled for that call and the copy
+// goes on the stream beside the launch, as it did before the nodes.
 //
 // Memory: each graph keeps its pool (the run's activations, peak of one run) while the
 // model lives; the second container holds its own copy of the weights the library embeds,
@@ -82,6 +86,8 @@ class GraphRunner {
   using OutputCheck = std::function<Error(const SlimTensor&, size_t, const char*)>;
   /// Graphs kept per instance slot; a new layout past it runs the normal way.
   static constexpr size_t kMaxGraphsPerSlot = 16;
+  /// Runs with more outputs than this run the normal way (*handled false).
+  static constexpr size_t kMaxOutputs = 64;
 
   /// `keep_alive` holds the library the ABI's functions live in.
   GraphRunner(ContainerAbi abi, std::shared_ptr<void> keep_alive, int device, size_t slots, GraphMode mode,

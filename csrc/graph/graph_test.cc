@@ -157,6 +157,66 @@ TEST(Graphs, ReplaysMatchNormalRunsPerLayout) {
   EXPECT_EQ(stats(plain.m).replays, 0u);
 }
 
+std::vector<float> read_back(const slimcuda_tensor* t, size_t n, void* stream) {
+  std::vector<float> y(n, -1.0f);
+  EXPECT_EQ(slimcuda_tensor_copy_to_host_on(t, y.data(), y.size() * 4, SLIMCUDA_FLOAT32, stream), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  return y;
+}
+
+// A replay's copy nodes are pointed at each call's tensors: inputs that live side by side in
+// one buffer (different addresses, some not 16-byte aligned) are each read where they are,
+// and every replay's output is its own tensor, unchanged by the replays after it.
+TEST(Graphs, ReplaysReadEachInputWhereItLivesAndOutputsStayTheirOwn) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  const std::vector<uint8_t> pkg = read_file("SLIMCUDA_DEMO_PACKAGE");
+  Model plain, graphed;
+  ASSERT_EQ(load(pkg, SLIMCUDA_GRAPHS_OFF, 1, &plain), SLIMCUDA_OK) << slimcuda_last_error_message();
+  ASSERT_EQ(load(pkg, SLIMCUDA_GRAPHS_STRICT, 1, &graphed), SLIMCUDA_OK) << slimcuda_last_error_message();
+  Stream stream;
+  constexpr int64_t kBatch = 6, kViews = 4, kElems = kBatch * 16;
+  const int64_t offsets[kViews] = {0, kElems + 3, 2 * kElems + 5, 3 * kElems + 9};
+  const int64_t total = 4 * kElems + 16;
+  std::vector<float> host(static_cast<size_t>(total));
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>((static_cast<int>(i) * 53) % 31) / 5.0f - 3.0f;
+  Tensor buffer;
+  ASSERT_EQ(slimcuda_tensor_empty(1, &total, nullptr, SLIMCUDA_FLOAT32, 1, 0, 0, &buffer.t), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_tensor_copy_from_host_on(buffer.t, host.data(), host.size() * 4, SLIMCUDA_FLOAT32, stream.s),
+            SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  Tensor views[kViews];
+  const int64_t sizes[2] = {kBatch, 16}, strides[2] = {16, 1};
+  for (int v = 0; v < kViews; ++v) {
+    ASSERT_EQ(slimcuda_tensor_view(buffer.t, 2, sizes, strides, offsets[v], &views[v].t), SLIMCUDA_OK)
+        << slimcuda_last_error_message();
+  }
+  std::vector<float> want[kViews];
+  for (int v = 0; v < kViews; ++v) {
+    Tensor out;
+    ASSERT_EQ(slimcuda_model_run_on(plain.m, &views[v].t, 1, &out.t, 1, stream.s), SLIMCUDA_OK)
+        << slimcuda_last_error_message();
+    want[v] = read_back(out.t, kBatch * 8, stream.s);
+  }
+  for (int v = 1; v < kViews; ++v) ASSERT_NE(want[v], want[0]) << "the views must hold different inputs";
+  constexpr int kRounds = 3;
+  Tensor kept[kRounds][kViews];
+  for (int r = 0; r < kRounds; ++r) {
+    for (int v = 0; v < kViews; ++v) {
+      SCOPED_TRACE("round " + std::to_string(r) + " view " + std::to_string(v));
+      ASSERT_EQ(slimcuda_model_run_on(graphed.m, &views[v].t, 1, &kept[r][v].t, 1, stream.s), SLIMCUDA_OK)
+          << slimcuda_last_error_message();
+      expect_bitwise_equal(read_back(kept[r][v].t, kBatch * 8, stream.s), want[v]);
+    }
+  }
+  for (int r = 0; r < kRounds; ++r) {
+    for (int v = 0; v < kViews; ++v) expect_bitwise_equal(read_back(kept[r][v].t, kBatch * 8, stream.s), want[v]);
+  }
+  const slimcuda_graph_stats s = stats(graphed.m);
+  EXPECT_EQ(s.captures, 1u);
+  EXPECT_EQ(s.replays, static_cast<uint64_t>(kRounds * kViews));
+  EXPECT_EQ(s.fallbacks, 0u);
+}
+
 TEST(Graphs, ModelsOwnStreamAndOutputsOutliveTheModel) {
   SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   const std::vector<uint8_t> pkg = read_file("SLIMCUDA_DEMO_PACKAGE");

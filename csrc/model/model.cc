@@ -355,14 +355,7 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     guard.emplace(device_.index);
     SLIMCUDA_RETURN_IF_ERROR(guard->error());
   }
-  // The container steals the input handles: give it new handles to the same tensors.
-  std::vector<void*> in(num_inputs, nullptr), out(num_outputs, nullptr);
-  try {
-    for (size_t i = 0; i < num_inputs; ++i) in[i] = new SlimTensor(*inputs[i]);
-  } catch (const std::bad_alloc&) {
-    for (void* h : in) delete static_cast<SlimTensor*>(h);
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
-  }
+  std::vector<void*> out(num_outputs, nullptr);
   clear_last_error();  // what the model's shim calls report, if anything, goes into ours
   int32_t rc = 0;
   {
@@ -372,20 +365,20 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     InstanceSlot slot(*slots_);
     bool replayed = false;
     if (graphs_ != nullptr) {
-      SlimTensor* made[kMaxGraphOutputs] = {};
-      const Error e = num_outputs <= kMaxGraphOutputs
-                          ? graphs_->run(slot.index(), inputs, num_inputs, made, num_outputs,
-                                         static_cast<cudaStream_t>(stream), &replayed, function)
-                          : Error::Ok;  // more outputs than a replay hands back: the normal way
-      if (e != Error::Ok) {
-        for (void* h : in) delete static_cast<SlimTensor*>(h);
-        return e;
-      }
+      SlimTensor* made[graph::GraphRunner::kMaxOutputs] = {};
+      SLIMCUDA_RETURN_IF_ERROR(graphs_->run(slot.index(), inputs, num_inputs, made, num_outputs,
+                                            static_cast<cudaStream_t>(stream), &replayed, function));
       for (size_t i = 0; replayed && i < num_outputs; ++i) out[i] = made[i];
     }
-    if (replayed) {
-      for (void* h : in) delete static_cast<SlimTensor*>(h);  // the container did not take them
-    } else {
+    if (!replayed) {
+      // The container steals the input handles: give it new handles to the same tensors.
+      std::vector<void*> in(num_inputs, nullptr);
+      try {
+        for (size_t i = 0; i < num_inputs; ++i) in[i] = new SlimTensor(*inputs[i]);
+      } catch (const std::bad_alloc&) {
+        for (void* h : in) delete static_cast<SlimTensor*>(h);
+        return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+      }
       rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
     }
   }

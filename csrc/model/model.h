@@ -53,8 +53,6 @@ class Model {
   static constexpr int kDefaultCpuInstances = 1;
   static constexpr int kDefaultCudaInstances = 4;
   static constexpr int kMaxInstances = 64;
-  /// Runs of models with more outputs than this skip CUDA graphs.
-  static constexpr size_t kMaxGraphOutputs = 64;
 
   /// device_type -1 picks CUDA when a GPU and a CUDA library are there, else CPU.
   /// device_index -1: the current device. instances: 0 for the default above, else

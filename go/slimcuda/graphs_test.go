@@ -3,8 +3,15 @@
 package slimcuda
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -72,4 +79,138 @@ func TestCUDAGraphStrictReportsABlockingStream(t *testing.T) {
 	defer ns.Close()
 	_, err = runDemo(m, concurrentInput(0), OnStream(ns))
 	require.NoError(t, err)
+}
+
+// BenchmarkGraphReplay times one caller's call (Run + Stream.Synchronize, one instance) with
+// CUDA graphs off and on, per model: the demo package, or each zoo export directory in
+// $SLIMCUDA_GRAPH_MODELS (a list like PATH: DIR/model.pt2, with the input sizes and dtypes of
+// DIR's first case in name order, DIR/batch_*/inputs.json, as zoo_runner times). Inputs are
+// zeros. Each sub-benchmark reports p50-µs; the speedup is graphs=false's over graphs=true's
+// (docs/graphs.md). The two modes' last outputs must be equal, or the benchmark fails.
+func BenchmarkGraphReplay(b *testing.B) {
+	requireGPU(b)
+	dirs := filepath.SplitList(os.Getenv("SLIMCUDA_GRAPH_MODELS"))
+	if len(dirs) == 0 {
+		dirs = []string{""}
+	}
+	for _, dir := range dirs {
+		path, name, specs := demoPackage(b), "demo", []TensorSpec(nil)
+		if dir != "" {
+			path, name, specs = filepath.Join(dir, "model.pt2"), filepath.Base(dir), firstCaseInputs(b, dir)
+		}
+		var last [2][]float32
+		for k, graphs := range []GraphMode{GraphsOff, GraphsStrict} {
+			m, err := Load(path, LoadOnDevice(CUDADevice(0)), WithInstances(1), WithCUDAGraphs(graphs))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if specs == nil {
+				specs = m.Inputs()
+			}
+			b.Run(fmt.Sprintf("model=%s/graphs=%v", name, graphs != GraphsOff), func(b *testing.B) {
+				last[k] = timeOneCaller(b, m, specs)
+			})
+			if err := m.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if !slices.Equal(last[0], last[1]) {
+			b.Fatalf("%s: the replay's first output differs from the normal run's", name)
+		}
+	}
+}
+
+// firstCaseInputs reads the input specs of DIR's first batch_*/inputs.json.
+func firstCaseInputs(b *testing.B, dir string) []TensorSpec {
+	cases, _ := filepath.Glob(filepath.Join(dir, "batch_*", "inputs.json"))
+	if len(cases) == 0 {
+		b.Fatalf("%s: no batch_*/inputs.json", dir)
+	}
+	sort.Strings(cases)
+	data, err := os.ReadFile(cases[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	var raw []struct {
+		DType string  `json:"dtype"`
+		Sizes []int64 `json:"sizes"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		b.Fatalf("%s: %v", cases[0], err)
+	}
+	specs := make([]TensorSpec, len(raw))
+	for i, r := range raw {
+		d, ok := DTypeByName(r.DType)
+		if !ok {
+			b.Fatalf("%s: input %d: dtype %q", cases[0], i, r.DType)
+		}
+		specs[i] = TensorSpec{DType: d, Sizes: r.Sizes}
+	}
+	return specs
+}
+
+// timeOneCaller warms m up, then makes b.N calls on one non-blocking stream with zero inputs
+// of `specs`; it reports the median call and returns the last call's first output as float32.
+func timeOneCaller(b *testing.B, m *Model, specs []TensorSpec) []float32 {
+	s, err := NewStream(NonBlocking())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	inputs := make([]*Tensor, len(specs))
+	for i, sp := range specs {
+		if inputs[i], err = NewTensor(sp.Sizes, sp.DType, m.Device()); err != nil {
+			b.Fatal(err)
+		}
+		defer inputs[i].Close()
+		n := int64(1)
+		for _, d := range sp.Sizes {
+			n *= d
+		}
+		if err := CopyFromHost(inputs[i], make([]float32, n)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var out []*Tensor
+	call := func() {
+		for _, o := range out {
+			o.Close()
+		}
+		if out, err = m.Run(inputs, OnStream(s)); err == nil {
+			err = s.Synchronize()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < 200; i++ {
+		call()
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		call()
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+	defer func() {
+		for _, o := range out {
+			o.Close()
+		}
+	}()
+	if len(out) == 0 {
+		return nil
+	}
+	info, err := out[0].Info()
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := make([]float32, info.Numel)
+	if err := CopyToHost(out[0], got, OnStream(s)); err != nil {
+		b.Fatal(err)
+	}
+	return got
 }

@@ -6,6 +6,7 @@
 # --bench also runs the benchmarks (C++ binaries and the Go benchmarks) afterwards.
 # --sanitize TOOL runs the C++ test binaries under compute-sanitizer --tool TOOL (memcheck,
 # racecheck, synccheck, initcheck); a sanitizer report fails the binary.
+# SLIMCUDA_GPU_ONLY=REGEX runs only the test binaries whose names match (e.g. csrc_graph__).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export SLIMCUDA_REQUIRE_GPU=1
@@ -46,6 +47,7 @@ fi
 passed=0 failed=0 skipped=0
 for bin in "$here"/bin/*; do
   name=$(basename "$bin")
+  if [[ -n "${SLIMCUDA_GPU_ONLY:-}" ]] && ! [[ "$name" =~ $SLIMCUDA_GPU_ONLY ]]; then continue; fi
   # The Go binaries fork the toolchain's runtime threads; the sanitizer runs cover C++ only.
   if ((${#wrap[@]} > 0)) && [[ "$name" == go_* ]]; then continue; fi
   log="$logs/$name.log"
