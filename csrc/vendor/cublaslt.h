@@ -27,6 +27,7 @@ namespace slimcuda::vendor {
   X(cublasLtMatmulPreferenceDestroy)      \
   X(cublasLtMatmulPreferenceSetAttribute) \
   X(cublasLtMatmulAlgoGetHeuristic)       \
+  X(cublasLtMatmulAlgoConfigGetAttribute) \
   X(cublasLtMatmul)
 
 /// The resolved functions; immutable once loaded, shared by every thread.
