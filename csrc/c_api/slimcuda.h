@@ -381,10 +381,10 @@ SLIMCUDA_API int32_t slimcuda_model_load_file(const char* path, int32_t device_t
  *                              a CUDA run on a non-blocking stream (a caller stream made
  *                              with cudaStreamNonBlocking, or the model's own) is captured
  *                              into a CUDA graph the first time an instance sees its input
- *                              layout (dtypes, sizes, strides) and replayed after: inputs
- *                              are copied into the graph's own buffers, the graph is
- *                              launched, outputs are copied into new tensors, all on the
- *                              run's stream. A layout that cannot be captured (a
+ *                              layout (dtypes, sizes, strides) and replayed after, in one
+ *                              launch on the run's stream: the inputs are copied into the
+ *                              graph's own buffers, the captured kernels run, the outputs
+ *                              are copied into new tensors. A layout that cannot be captured (a
  *                              synchronizing or allocating call inside the model, a
  *                              blocking stream) runs the normal way (ON) or fails with
  *                              NOT_SUPPORTED and the reason (STRICT); either way the model

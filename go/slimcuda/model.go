@@ -127,9 +127,9 @@ const (
 )
 
 // WithCUDAGraphs sets the CUDA graph mode of a CUDA model (ignored for CPU models). A
-// replay copies the inputs into the graph's own buffers, launches the graph and copies the
-// outputs into new tensors, all on the run's stream: one launch where a normal run makes
-// one per kernel. Each graph keeps one run's activations while the model lives, and the
+// replay is one launch on the run's stream, where a normal run makes one per kernel: it
+// copies the inputs into the graph's own buffers, runs the captured kernels and copies the
+// outputs into new tensors. Each graph keeps one run's activations while the model lives, and the
 // capture keeps a second copy of the weights a library embeds (docs/graphs.md).
 func WithCUDAGraphs(mode GraphMode) LoadOption {
 	return func(c *loadConfig) { c.graphs = mode }
