@@ -18,6 +18,7 @@
 #include "csrc/core/scalar_type.h"
 #include "csrc/device_memory/device_memory.h"
 #include "csrc/ops/attention_mask.h"
+#include "csrc/ops/cudnn_graph.h"
 #include "csrc/ops/vendor_handles.h"
 #include "csrc/tensor/copy.h"
 #include "csrc/vendor/cudnn.h"
@@ -83,8 +84,7 @@ struct ThreadState {
   std::unordered_map<Key, CachedGraph, KeyHash> graphs;
   AttentionCudnnStats stats;
   std::string unsupported_reason;
-  int sm_device = -1;  // the device sm_version was read for
-  int sm_version = 0;
+  cudnn_graph::SmVersionCache sm_version;
 };
 
 ThreadState& state() {
@@ -99,13 +99,7 @@ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlignment
 // Answers NotSupported for this problem: the reason is kept for
 // attention_cudnn_unsupported_reason(), the last-error text restored.
 Error unsupported(const LastErrorSnapshot& snapshot, std::string reason) noexcept {
-  snapshot.restore();
-  try {
-    state().unsupported_reason = std::move(reason);
-  } catch (...) {
-    // Out of host memory for the reason alone: the answer stands without it.
-  }
-  return Error::NotSupported;
+  return cudnn_graph::unsupported(snapshot, std::move(reason), &state().unsupported_reason);
 }
 
 // How the bias (of the I/O dtype, or a boolean mask) reaches cuDNN for this call. cuDNN
@@ -174,7 +168,7 @@ std::vector<int64_t> vec4(const int64_t* s) { return {s[0], s[1], s[2], s[3]}; }
 // recording it goes to attention_cudnn's own catch).
 bool build_graph_with(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_t handle, int sm_version,
                       fe::AttentionImplementation_t implementation, CachedGraph* out, std::string* reason) {
-  try {
+  return cudnn_graph::catch_frontend(reason, [&] {
     auto g = std::make_shared<fe::graph::Graph>();
     const fe::DataType_t io = p.dtype == ScalarType::Half ? fe::DataType_t::HALF : fe::DataType_t::BFLOAT16;
     g->set_io_data_type(io)
@@ -219,36 +213,10 @@ bool build_graph_with(const AttentionProblem& p, const BiasLayout& bias, cudnnHa
           .set_stride({p.lse_strides[0], p.lse_strides[1], p.lse_strides[2], 1});
     }
 
-    auto check = [&](fe::error_t st, const char* step) {
-      if (st.is_good()) return true;
-      *reason = std::string("cuDNN ") + step + ": " + st.err_msg;
-      return false;
-    };
-    if (!check(g->validate(), "validate")) return false;
-    if (!check(g->build_operation_graph(handle), "build_operation_graph")) return false;
-    if (!check(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "create_execution_plans"))
-      return false;
-    if (!check(g->check_support(), "check_support")) return false;
-    if (!check(g->build_plans(), "build_plans")) return false;
-    int64_t workspace = 0;
-    if (!check(g->get_workspace_size(workspace), "get_workspace_size")) return false;
-    std::vector<int64_t> uids = g->get_variant_pack_uids_sorted();
-    for (int64_t u : uids) {
-      if (u < kQ || u > kMaxUid) {
-        *reason = "the SDPA graph wants an input slimcuda does not provide (uid " + std::to_string(u) + ")";
-        return false;
-      }
-    }
+    if (!cudnn_graph::finalize(*g, handle, kQ, kMaxUid, "SDPA", &out->workspace, &out->uids, reason)) return false;
     out->graph = std::move(g);
-    out->workspace = workspace;
-    out->uids = std::move(uids);
     return true;
-  } catch (const std::exception& e) {
-    *reason = std::string("the cuDNN frontend threw: ") + e.what();
-  } catch (...) {
-    *reason = "the cuDNN frontend threw a non-standard exception";
-  }
-  return false;
+  });
 }
 
 // The frontend picks its newer single-node ("unified") SDPA where its checks allow, else
@@ -263,25 +231,6 @@ bool build_graph(const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_
   }
   if (composite != *reason) *reason += "; composite: " + composite;
   return false;
-}
-
-// The device's compute capability as the frontend's sm_version (90 for an H200).
-Error sm_version_of(int device, int* out, const char* function) noexcept {
-  ThreadState& s = state();
-  if (s.sm_device != device) {
-    int major = 0, minor = 0;
-    cudaError_t err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      return set_last_error(Error::Internal, function, "cudaDeviceGetAttribute(cuda:%d) failed: %s", device,
-                            cudaGetErrorString(err));
-    }
-    s.sm_device = device;
-    s.sm_version = major * 10 + minor;
-  }
-  *out = s.sm_version;
-  return Error::Ok;
 }
 
 // A device temporary of `bytes` on ctx, freed (stream-ordered) when it goes out of scope.
@@ -406,7 +355,7 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
 
   if (it == ts.graphs.end()) {
     int sm = 0;
-    SLIMCUDA_RETURN_IF_ERROR(sm_version_of(p.device, &sm, function));
+    SLIMCUDA_RETURN_IF_ERROR(ts.sm_version.get(p.device, &sm, function));
     CachedGraph built;
     std::string reason;
     const bool ok = build_graph(p, bias, handle, sm, &built, &reason);

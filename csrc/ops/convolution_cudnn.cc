@@ -20,6 +20,7 @@
 #include "csrc/core/scalar_type.h"
 #include "csrc/device_memory/device_memory.h"
 #include "csrc/ops/conv_bias.h"
+#include "csrc/ops/cudnn_graph.h"
 #include "csrc/ops/vendor_handles.h"
 #include "csrc/vendor/cudnn.h"
 #include "slimcuda/last_error.h"
@@ -70,8 +71,7 @@ struct ThreadState {
   std::unordered_map<Key, CachedGraph, KeyHash> graphs;
   ConvolutionCudnnStats stats;
   std::string unsupported_reason;
-  int sm_device = -1;  // the device sm_version was read for
-  int sm_version = 0;
+  cudnn_graph::SmVersionCache sm_version;
 };
 
 ThreadState& state() {
@@ -82,13 +82,7 @@ ThreadState& state() {
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlignment == 0; }
 
 Error unsupported(const LastErrorSnapshot& snapshot, std::string reason) noexcept {
-  snapshot.restore();
-  try {
-    state().unsupported_reason = std::move(reason);
-  } catch (...) {
-    // Out of host memory for the reason alone: the answer stands without it.
-  }
-  return Error::NotSupported;
+  return cudnn_graph::unsupported(snapshot, std::move(reason), &state().unsupported_reason);
 }
 
 // cuDNN wants >= 4-D: a 1-D convolution becomes 2-D with a leading H of 1 (as the legacy
@@ -135,7 +129,7 @@ fe::DataType_t fe_type(ScalarType t) {
 // caught here and is a reason too.
 bool build_graph(const ConvProblem& p, const SlimTensor& w, const SlimTensor* bias, const SlimTensor& out,
                  bool fuse_bias, cudnnHandle_t handle, int sm_version, CachedGraph* result, std::string* reason) {
-  try {
+  return cudnn_graph::catch_frontend(reason, [&] {
     auto g = std::make_shared<fe::graph::Graph>();
     g->set_io_data_type(fe_type(p.dtype))
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
@@ -198,56 +192,13 @@ bool build_graph(const ConvProblem& p, const SlimTensor& w, const SlimTensor* bi
     }
     result_tensor->set_output(true).set_uid(kY).set_dim(out_dims).set_stride(out_str).set_data_type(fe_type(p.dtype));
 
-    auto check = [&](fe::error_t st, const char* step) {
-      if (st.is_good()) return true;
-      *reason = std::string("cuDNN ") + step + ": " + st.err_msg;
+    if (!cudnn_graph::finalize(*g, handle, kX, kMaxUid, "convolution", &result->workspace, &result->uids, reason)) {
       return false;
-    };
-    if (!check(g->validate(), "validate")) return false;
-    if (!check(g->build_operation_graph(handle), "build_operation_graph")) return false;
-    if (!check(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "create_execution_plans"))
-      return false;
-    if (!check(g->check_support(), "check_support")) return false;
-    if (!check(g->build_plans(), "build_plans")) return false;
-    int64_t workspace = 0;
-    if (!check(g->get_workspace_size(workspace), "get_workspace_size")) return false;
-    std::vector<int64_t> uids = g->get_variant_pack_uids_sorted();
-    for (int64_t u : uids) {
-      if (u < kX || u > kMaxUid) {
-        *reason = "the convolution graph wants an input slimcuda does not provide (uid " + std::to_string(u) + ")";
-        return false;
-      }
     }
     result->graph = std::move(g);
-    result->workspace = workspace;
     result->bias_fused = bias != nullptr && fuse_bias;
-    result->uids = std::move(uids);
     return true;
-  } catch (const std::exception& e) {
-    *reason = std::string("the cuDNN frontend threw: ") + e.what();
-  } catch (...) {
-    *reason = "the cuDNN frontend threw a non-standard exception";
-  }
-  return false;
-}
-
-// The device's compute capability as the frontend's sm_version (90 for an H200).
-Error sm_version_of(int device, int* out, const char* function) noexcept {
-  ThreadState& s = state();
-  if (s.sm_device != device) {
-    int major = 0, minor = 0;
-    cudaError_t err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      return set_last_error(Error::Internal, function, "cudaDeviceGetAttribute(cuda:%d) failed: %s", device,
-                            cudaGetErrorString(err));
-    }
-    s.sm_device = device;
-    s.sm_version = major * 10 + minor;
-  }
-  *out = s.sm_version;
-  return Error::Ok;
+  });
 }
 
 BiasElement bias_element(ScalarType t) {
@@ -289,7 +240,7 @@ Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const Sl
 
   if (it == ts.graphs.end()) {
     int sm = 0;
-    SLIMCUDA_RETURN_IF_ERROR(sm_version_of(p.device, &sm, function));
+    SLIMCUDA_RETURN_IF_ERROR(ts.sm_version.get(p.device, &sm, function));
     CachedGraph built;
     std::string reason;
     bool ok = build_graph(p, w, bias, out, true, handle, sm, &built, &reason);
