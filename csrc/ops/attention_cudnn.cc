@@ -4,11 +4,9 @@
 #include <cuda_runtime_api.h>
 #include <cudnn_frontend.h>
 
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <memory>
 #include <new>
 #include <string>
@@ -52,26 +50,8 @@ struct BiasLayout {
   int64_t strides[4] = {0, 0, 0, 0};
 };
 
-// Everything a graph depends on. Fixed size: hashing it costs no allocation.
-struct Key {
-  std::array<int64_t, 56> v{};
-  size_t n = 0;
-  void add(int64_t x) noexcept { v[n++] = x; }
-  bool operator==(const Key& o) const noexcept {
-    return n == o.n && std::memcmp(v.data(), o.v.data(), n * sizeof(int64_t)) == 0;
-  }
-};
-
-struct KeyHash {
-  size_t operator()(const Key& k) const noexcept {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
-    for (size_t i = 0; i < k.n; ++i) {
-      h ^= static_cast<uint64_t>(k.v[i]);
-      h *= 1099511628211ull;
-    }
-    return static_cast<size_t>(h);
-  }
-};
+// Everything a graph depends on (make_key).
+using Key = cudnn_graph::GraphKey<56>;
 
 struct CachedGraph {
   std::shared_ptr<fe::graph::Graph> graph;  // null: cuDNN cannot serve this key
@@ -81,7 +61,7 @@ struct CachedGraph {
 };
 
 struct ThreadState {
-  std::unordered_map<Key, CachedGraph, KeyHash> graphs;
+  std::unordered_map<Key, CachedGraph, cudnn_graph::GraphKeyHash> graphs;
   AttentionCudnnStats stats;
   std::string unsupported_reason;
   cudnn_graph::SmVersionCache sm_version;
@@ -396,16 +376,7 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
   void* ptrs[kMaxUid];
   const int n = static_cast<int>(entry.uids.size());
   for (int i = 0; i < n; ++i) ptrs[i] = by_uid[entry.uids[i]];
-  try {
-    fe::error_t st = entry.graph->execute(handle, ptrs, n, workspace.get());
-    if (st.is_bad()) {
-      return set_last_error(Error::Internal, function, "cuDNN attention failed: %s", st.err_msg.c_str());
-    }
-  } catch (const std::exception& e) {
-    return set_last_error(Error::Internal, function, "cuDNN attention failed: %s", e.what());
-  } catch (...) {
-    return set_last_error(Error::Internal, function, "cuDNN attention failed (non-standard exception)");
-  }
+  SLIMCUDA_RETURN_IF_ERROR(cudnn_graph::execute(*entry.graph, handle, ptrs, n, workspace.get(), "attention", function));
   ++ts.stats.executions;
   // The workspace and temporary go back to the caching allocator here: its reuse is
   // ordered on this stream, after the attention (see gemm_cuda.cc).

@@ -5,12 +5,10 @@
 #include <cudnn_frontend.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <memory>
 #include <new>
 #include <string>
@@ -38,26 +36,8 @@ constexpr uintptr_t kAlignment = 16;
 // Tensor uids: the sorted-pointer execute takes user pointers in uid order.
 enum Uid : int64_t { kX = 1, kW = 2, kBias = 3, kY = 4, kMaxUid = 4 };
 
-// Everything a graph depends on. Fixed size: hashing it costs no allocation.
-struct Key {
-  std::array<int64_t, 64> v{};
-  size_t n = 0;
-  void add(int64_t x) noexcept { v[n++] = x; }
-  bool operator==(const Key& o) const noexcept {
-    return n == o.n && std::memcmp(v.data(), o.v.data(), n * sizeof(int64_t)) == 0;
-  }
-};
-
-struct KeyHash {
-  size_t operator()(const Key& k) const noexcept {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
-    for (size_t i = 0; i < k.n; ++i) {
-      h ^= static_cast<uint64_t>(k.v[i]);
-      h *= 1099511628211ull;
-    }
-    return static_cast<size_t>(h);
-  }
-};
+// Everything a graph depends on (make_key).
+using Key = cudnn_graph::GraphKey<64>;
 
 struct CachedGraph {
   std::shared_ptr<fe::graph::Graph> graph;  // null: the frontend cannot serve this key
@@ -68,7 +48,7 @@ struct CachedGraph {
 };
 
 struct ThreadState {
-  std::unordered_map<Key, CachedGraph, KeyHash> graphs;
+  std::unordered_map<Key, CachedGraph, cudnn_graph::GraphKeyHash> graphs;
   ConvolutionCudnnStats stats;
   std::string unsupported_reason;
   cudnn_graph::SmVersionCache sm_version;
@@ -284,17 +264,7 @@ Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const Sl
   void* ptrs[kMaxUid];
   const int n = static_cast<int>(entry.uids.size());
   for (int i = 0; i < n; ++i) ptrs[i] = by_uid[entry.uids[i]];
-  Error result = Error::Ok;
-  try {
-    fe::error_t st = entry.graph->execute(handle, ptrs, n, workspace);
-    if (st.is_bad()) {
-      result = set_last_error(Error::Internal, function, "cuDNN convolution failed: %s", st.err_msg.c_str());
-    }
-  } catch (const std::exception& e) {
-    result = set_last_error(Error::Internal, function, "cuDNN convolution failed: %s", e.what());
-  } catch (...) {
-    result = set_last_error(Error::Internal, function, "cuDNN convolution failed (non-standard exception)");
-  }
+  const Error result = cudnn_graph::execute(*entry.graph, handle, ptrs, n, workspace, "convolution", function);
   // Stream-ordered reuse makes freeing right after the launch safe (see gemm_cuda.cc).
   if (workspace != nullptr) (void)device_memory::free(workspace, p.device);
   SLIMCUDA_RETURN_IF_ERROR(result);

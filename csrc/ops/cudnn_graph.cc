@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 #include <cudnn_frontend.h>
 
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,19 @@ bool finalize(fe::graph::Graph& graph, cudnnHandle_t handle, int64_t first_uid, 
   *workspace = bytes;
   *uids = std::move(sorted);
   return true;
+}
+
+Error execute(const fe::graph::Graph& graph, cudnnHandle_t handle, void** ptrs, int n, void* workspace,
+              const char* what, const char* function) noexcept {
+  try {
+    fe::error_t st = graph.execute(handle, ptrs, n, workspace);
+    if (st.is_bad()) return set_last_error(Error::Internal, function, "cuDNN %s failed: %s", what, st.err_msg.c_str());
+  } catch (const std::exception& e) {
+    return set_last_error(Error::Internal, function, "cuDNN %s failed: %s", what, e.what());
+  } catch (...) {
+    return set_last_error(Error::Internal, function, "cuDNN %s failed (non-standard exception)", what);
+  }
+  return Error::Ok;
 }
 
 Error SmVersionCache::get(int device, int* out, const char* function) noexcept {

@@ -2,8 +2,9 @@
 #pragma once
 
 // What the ops on the cuDNN frontend's graph API (attention_cudnn.cc, convolution_cudnn.cc)
-// do alike once a graph is described: finalize it into plans, turn what the frontend throws
-// into a reason, tell it the device's sm_version, and answer a declined problem quietly.
+// do alike around the graph each describes: key their graph caches, finalize a graph into
+// plans, turn what the frontend throws into a reason, tell it the device's sm_version, run
+// a built graph, and answer a declined problem quietly.
 // The mechanism only: each op keeps its own state (graph cache, counters, reason string) in
 // its own thread-local, so one op's cache or reason never shows through the other's.
 //
@@ -14,7 +15,10 @@
 
 #include <cudnn_frontend.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
@@ -23,6 +27,31 @@
 #include "slimcuda/last_error.h"
 
 namespace slimcuda::ops::cudnn_graph {
+
+/// A graph cache's key: every value an op's graph depends on, in a fixed-size array so that
+/// building and hashing it costs no allocation. N is the op's longest key (add() past it is
+/// a bug in the op).
+template <size_t N>
+struct GraphKey {
+  std::array<int64_t, N> v{};
+  size_t n = 0;
+  void add(int64_t x) noexcept { v[n++] = x; }
+  bool operator==(const GraphKey& o) const noexcept {
+    return n == o.n && std::memcmp(v.data(), o.v.data(), n * sizeof(int64_t)) == 0;
+  }
+};
+
+struct GraphKeyHash {
+  template <size_t N>
+  size_t operator()(const GraphKey<N>& k) const noexcept {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
+    for (size_t i = 0; i < k.n; ++i) {
+      h ^= static_cast<uint64_t>(k.v[i]);
+      h *= 1099511628211ull;
+    }
+    return static_cast<size_t>(h);
+  }
+};
 
 /// Turns a described `graph` into an executable one on `handle`: validate,
 /// build_operation_graph, create_execution_plans (heuristics A, then FALLBACK),
@@ -35,6 +64,12 @@ namespace slimcuda::ops::cudnn_graph {
 [[nodiscard]] bool finalize(cudnn_frontend::graph::Graph& graph, cudnnHandle_t handle, int64_t first_uid,
                             int64_t last_uid, const char* what, int64_t* workspace, std::vector<int64_t>* uids,
                             std::string* reason);
+
+/// Runs a finalized `graph` on `handle` (bound to the call's stream) with the user pointers
+/// in the order finalize's uids gave; the frontend's error or exception is Internal, with the
+/// last error "cuDNN <what> failed: ..." naming `function`.
+[[nodiscard]] Error execute(const cudnn_frontend::graph::Graph& graph, cudnnHandle_t handle, void** ptrs, int n,
+                            void* workspace, const char* what, const char* function) noexcept;
 
 /// build() (returning false with *reason set when cuDNN cannot serve the problem), with an
 /// exception it throws made a reason too ("the cuDNN frontend threw: ..."): a frontend
