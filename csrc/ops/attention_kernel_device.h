@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "csrc/ops/attention_kernel.h"
+#include "csrc/ops/device_elements.cuh"
 
 // nvcc's loop unrolling hint; nothing for a host compiler (the emulation test).
 #ifdef __CUDACC__
@@ -41,36 +42,6 @@ constexpr int kThreads = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 constexpr unsigned kFull = 0xffffffffu;
-
-template <typename T>
-__device__ __forceinline__ float to_float(T x);
-template <>
-__device__ __forceinline__ float to_float<float>(float x) {
-  return x;
-}
-template <>
-__device__ __forceinline__ float to_float<__half>(__half x) {
-  return __half2float(x);
-}
-template <>
-__device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 x) {
-  return __bfloat162float(x);
-}
-
-template <typename T>
-__device__ __forceinline__ T from_float(float x);
-template <>
-__device__ __forceinline__ float from_float<float>(float x) {
-  return x;
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float x) {
-  return __float2half_rn(x);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
 
 // The bias as an additive term in base-2 units; a bool mask's false is -inf.
 __device__ __forceinline__ float bias_log2(const void* base, AttnType t, int64_t off) {
@@ -256,7 +227,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionKernelArgs
     SLIMCUDA_UNROLL
     for (int c = 0; c < NC; ++c) {
       const int d = lane + 32 * c;
-      if (d < Dv) out[i * a.out_strides[2] + d * a.out_strides[3]] = from_float<T>(acc[r][c] * inv);
+      if (d < Dv) from_float(acc[r][c] * inv, &out[i * a.out_strides[2] + d * a.out_strides[3]]);
     }
     if (a.lse != nullptr && lane == 0) {
       a.lse[b * a.lse_strides[0] + h * a.lse_strides[1] + i * a.lse_strides[2]] =

@@ -5,16 +5,10 @@
 
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/ops/conv_bias.h"
+#include "csrc/ops/device_elements.cuh"
 
 namespace slimcuda::ops {
 namespace {
-
-__device__ float to_float(float x) { return x; }
-__device__ float to_float(__half x) { return __half2float(x); }
-__device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ void from_float(float x, float* out) { *out = x; }
-__device__ void from_float(float x, __half* out) { *out = __float2half(x); }
-__device__ void from_float(float x, __nv_bfloat16* out) { *out = __float2bfloat16(x); }
 
 template <typename T>
 __global__ void add_channel_bias(T* out, const T* bias, int64_t n, int64_t channels, int64_t inner,
