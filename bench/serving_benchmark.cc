@@ -93,6 +93,62 @@ double percentile(std::vector<double>* v, int pct) {
   return (*v)[std::min(v->size() - 1, v->size() * static_cast<size_t>(pct) / 100)];
 }
 
+// The caller threads of one measurement. measure() starts `n` threads, each running
+// `body(c)` (c = 0 .. n - 1), which prepares and then calls time_calls; once all are ready
+// their timed calls start together, and after `seconds` they stop, are joined, and what they
+// recorded is summarized.
+class Callers {
+ public:
+  explicit Callers(int n) : n_(n), lat_(static_cast<size_t>(n)), enq_(static_cast<size_t>(n)) {}
+
+  // Runs/s over all callers and the call latency and enqueue-time percentiles (no mismatches).
+  template <typename Body>
+  Point measure(double seconds, Body body) {
+    std::vector<std::thread> threads;
+    for (int c = 0; c < n_; ++c) threads.emplace_back(body, c);
+    while (ready_.load() < n_) std::this_thread::yield();
+    auto t0 = std::chrono::steady_clock::now();
+    go_.store(true);
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    stop_.store(true);
+    for (std::thread& t : threads) t.join();
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<double> all, all_enq;
+    for (const std::vector<double>& v : lat_) all.insert(all.end(), v.begin(), v.end());
+    for (const std::vector<double>& v : enq_) all_enq.insert(all_enq.end(), v.begin(), v.end());
+    Point p{};
+    p.runs_per_s = static_cast<double>(all.size()) / elapsed;
+    p.p50_us = percentile(&all, 50);
+    p.p99_us = percentile(&all, 99);
+    p.run_p50_us = percentile(&all_enq, 50);
+    return p;
+  }
+
+  // On caller c's thread, once it is ready: from the common start to the stop, times
+  // call(t0) (t0: the call's start; it returns the call's enqueue microseconds) to its return.
+  template <typename Call>
+  void time_calls(int c, Call call) {
+    ready_.fetch_add(1);
+    while (!go_.load()) std::this_thread::yield();
+    std::vector<double>& mine = lat_[static_cast<size_t>(c)];
+    std::vector<double>& queued = enq_[static_cast<size_t>(c)];
+    mine.reserve(1 << 16);
+    queued.reserve(1 << 16);
+    while (!stop_.load()) {
+      auto t0 = std::chrono::steady_clock::now();
+      const double enqueued_us = call(t0);
+      mine.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      queued.push_back(enqueued_us);
+    }
+  }
+
+ private:
+  const int n_;
+  std::atomic<bool> go_{false}, stop_{false};
+  std::atomic<int> ready_{0};
+  std::vector<std::vector<double>> lat_, enq_;  // per caller: call latencies and enqueue times, us
+};
+
 #define CUDA_CHECK(call)                                                      \
   do {                                                                        \
     if (cudaError_t e_ = (call); e_ != cudaSuccess) {                         \
@@ -105,143 +161,86 @@ double percentile(std::vector<double>* v, int pct) {
 // non-blocking stream (as a graph replay when `graph`) and synchronizing, for `seconds`.
 Point drive_raw(int callers, double seconds, bool graph) {
   using namespace slimcuda_demo;
-  std::atomic<bool> go{false}, stop{false};
-  std::atomic<int> ready{0};
-  std::vector<std::vector<double>> lat(static_cast<size_t>(callers)), enq(static_cast<size_t>(callers));
-  std::vector<std::thread> threads;
-  for (int c = 0; c < callers; ++c) {
-    threads.emplace_back([&, c] {
-      cudaStream_t s = nullptr;
-      CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      float *x, *w1, *b1, *w2, *b2, *hidden, *y;
-      for (float** p : {&x, &w1, &b1, &w2, &b2, &hidden, &y})
-        CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(p), 64 << 10));
-      for (float* p : {x, w1, b1, w2, b2}) CUDA_CHECK(cudaMemsetAsync(p, 0, 64 << 10, s));
-      auto launch = [&] {
-        if (forward(x, kMaxBatch, w1, b1, w2, b2, hidden, y, s) != 0) {
-          std::fprintf(stderr, "the demo's kernels failed to launch\n");
-          std::exit(1);
-        }
-      };
-      cudaGraphExec_t exec = nullptr;
+  Callers group(callers);
+  return group.measure(seconds, [&](int c) {
+    cudaStream_t s = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    float *x, *w1, *b1, *w2, *b2, *hidden, *y;
+    for (float** p : {&x, &w1, &b1, &w2, &b2, &hidden, &y})
+      CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(p), 64 << 10));
+    for (float* p : {x, w1, b1, w2, b2}) CUDA_CHECK(cudaMemsetAsync(p, 0, 64 << 10, s));
+    auto launch = [&] {
+      if (forward(x, kMaxBatch, w1, b1, w2, b2, hidden, y, s) != 0) {
+        std::fprintf(stderr, "the demo's kernels failed to launch\n");
+        std::exit(1);
+      }
+    };
+    cudaGraphExec_t exec = nullptr;
+    if (graph) {
+      cudaGraph_t g = nullptr;
+      CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+      launch();
+      CUDA_CHECK(cudaStreamEndCapture(s, &g));
+      CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+      CUDA_CHECK(cudaGraphDestroy(g));
+    }
+    auto call = [&] {
       if (graph) {
-        cudaGraph_t g = nullptr;
-        CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        CUDA_CHECK(cudaGraphLaunch(exec, s));
+      } else {
         launch();
-        CUDA_CHECK(cudaStreamEndCapture(s, &g));
-        CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
-        CUDA_CHECK(cudaGraphDestroy(g));
       }
-      auto call = [&] {
-        if (graph) {
-          CUDA_CHECK(cudaGraphLaunch(exec, s));
-        } else {
-          launch();
-        }
-      };
+    };
+    call();
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    group.time_calls(c, [&](std::chrono::steady_clock::time_point t0) {
       call();
+      auto t1 = std::chrono::steady_clock::now();
       CUDA_CHECK(cudaStreamSynchronize(s));
-      ready.fetch_add(1);
-      while (!go.load()) std::this_thread::yield();
-      std::vector<double>& mine = lat[static_cast<size_t>(c)];
-      std::vector<double>& queued = enq[static_cast<size_t>(c)];
-      mine.reserve(1 << 16);
-      queued.reserve(1 << 16);
-      while (!stop.load()) {
-        auto t0 = std::chrono::steady_clock::now();
-        call();
-        auto t1 = std::chrono::steady_clock::now();
-        CUDA_CHECK(cudaStreamSynchronize(s));
-        auto t2 = std::chrono::steady_clock::now();
-        queued.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-        mine.push_back(std::chrono::duration<double, std::micro>(t2 - t0).count());
-      }
-      if (exec != nullptr) CUDA_CHECK(cudaGraphExecDestroy(exec));
-      for (float* p : {x, w1, b1, w2, b2, hidden, y}) CUDA_CHECK(cudaFree(p));
-      CUDA_CHECK(cudaStreamDestroy(s));
+      return std::chrono::duration<double, std::micro>(t1 - t0).count();
     });
-  }
-  while (ready.load() < callers) std::this_thread::yield();
-  auto t0 = std::chrono::steady_clock::now();
-  go.store(true);
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  stop.store(true);
-  for (std::thread& t : threads) t.join();
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::vector<double> all, all_enq;
-  for (const std::vector<double>& v : lat) all.insert(all.end(), v.begin(), v.end());
-  for (const std::vector<double>& v : enq) all_enq.insert(all_enq.end(), v.begin(), v.end());
-  Point p{};
-  p.runs_per_s = static_cast<double>(all.size()) / elapsed;
-  p.p50_us = percentile(&all, 50);
-  p.p99_us = percentile(&all, 99);
-  p.run_p50_us = percentile(&all_enq, 50);
-  return p;
+    if (exec != nullptr) CUDA_CHECK(cudaGraphExecDestroy(exec));
+    for (float* p : {x, w1, b1, w2, b2, hidden, y}) CUDA_CHECK(cudaFree(p));
+    CUDA_CHECK(cudaStreamDestroy(s));
+  });
 }
 
 Point drive(slimcuda_model* model, int callers, double seconds, const std::vector<std::vector<float>>& reference) {
   size_t num_in = 0, num_out = 0;
   CHECK(slimcuda_model_num_io(model, &num_in, &num_out));
-  std::atomic<bool> go{false}, stop{false};
-  std::atomic<int> ready{0}, mismatched{0};
-  std::vector<std::vector<double>> lat(static_cast<size_t>(callers)), enq(static_cast<size_t>(callers));
-  std::vector<std::thread> threads;
-  for (int c = 0; c < callers; ++c) {
-    threads.emplace_back([&, c] {
-      void* stream = nullptr;
-      CHECK(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream));
-      {
-        Inputs in;
-        make_inputs(model, &in);
-        std::vector<slimcuda_tensor*> outs(num_out, nullptr);
-        double enqueued_us = 0;
-        auto call = [&](bool keep) {
-          auto t0 = std::chrono::steady_clock::now();
-          CHECK(slimcuda_model_run_on(model, in.tensors.data(), num_in, outs.data(), num_out, stream));
-          enqueued_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-          CHECK(slimcuda_stream_synchronize(stream));
-          if (keep) return;
-          for (slimcuda_tensor*& t : outs) {
-            slimcuda_tensor_delete(t);
-            t = nullptr;
-          }
-        };
-        call(false);  // warm: the instance's first run
-        ready.fetch_add(1);
-        while (!go.load()) std::this_thread::yield();
-        std::vector<double>& mine = lat[static_cast<size_t>(c)];
-        std::vector<double>& queued = enq[static_cast<size_t>(c)];
-        mine.reserve(1 << 16);
-        queued.reserve(1 << 16);
-        while (!stop.load()) {
-          auto t0 = std::chrono::steady_clock::now();
-          call(false);
-          mine.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-          queued.push_back(enqueued_us);
+  std::atomic<int> mismatched{0};
+  Callers group(callers);
+  Point p = group.measure(seconds, [&](int c) {
+    void* stream = nullptr;
+    CHECK(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream));
+    {
+      Inputs in;
+      make_inputs(model, &in);
+      std::vector<slimcuda_tensor*> outs(num_out, nullptr);
+      double enqueued_us = 0;
+      auto call = [&](bool keep) {
+        auto t0 = std::chrono::steady_clock::now();
+        CHECK(slimcuda_model_run_on(model, in.tensors.data(), num_in, outs.data(), num_out, stream));
+        enqueued_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        CHECK(slimcuda_stream_synchronize(stream));
+        if (keep) return;
+        for (slimcuda_tensor*& t : outs) {
+          slimcuda_tensor_delete(t);
+          t = nullptr;
         }
-        call(true);
-        if (read_outputs(outs) != reference) mismatched.fetch_add(1);
-        for (slimcuda_tensor* t : outs) slimcuda_tensor_delete(t);
-      }
-      CHECK(slimcuda_stream_release(stream));
-      CHECK(slimcuda_stream_destroy(stream));
-    });
-  }
-  while (ready.load() < callers) std::this_thread::yield();
-  auto t0 = std::chrono::steady_clock::now();
-  go.store(true);
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  stop.store(true);
-  for (std::thread& t : threads) t.join();
-  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::vector<double> all, all_enq;
-  for (const std::vector<double>& v : lat) all.insert(all.end(), v.begin(), v.end());
-  for (const std::vector<double>& v : enq) all_enq.insert(all_enq.end(), v.begin(), v.end());
-  Point p{};
-  p.runs_per_s = static_cast<double>(all.size()) / elapsed;
-  p.p50_us = percentile(&all, 50);
-  p.p99_us = percentile(&all, 99);
-  p.run_p50_us = percentile(&all_enq, 50);
+      };
+      call(false);  // warm: the instance's first run
+      group.time_calls(c, [&](std::chrono::steady_clock::time_point) {
+        call(false);
+        return enqueued_us;
+      });
+      call(true);
+      if (read_outputs(outs) != reference) mismatched.fetch_add(1);
+      for (slimcuda_tensor* t : outs) slimcuda_tensor_delete(t);
+    }
+    CHECK(slimcuda_stream_release(stream));
+    CHECK(slimcuda_stream_destroy(stream));
+  });
   p.mismatched_callers = mismatched.load();
   return p;
 }
