@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Checks for the allocator benchmarks: a benchmark has nothing sensible to do after a
-// failed call, so it prints the call and the reason and exits with status 1.
+// Checks for the benchmarks: a benchmark has nothing sensible to do after a failed call,
+// so it prints the call and the reason and exits with status 1.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>

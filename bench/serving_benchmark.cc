@@ -27,18 +27,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include "bench/benchmark_checks.h"
 #include "models/demo/demo_weights.h"
 #include "slimcuda/slimcuda.h"
 
 namespace {
-
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    if ((call) != 0) {                                                               \
-      std::fprintf(stderr, "%s failed: %s\n", #call, slimcuda_last_error_message()); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
 
 // One caller's inputs, filled with the same deterministic values for every caller, so that
 // every caller's outputs must equal the reference.
@@ -51,18 +44,18 @@ struct Inputs {
 
 void make_inputs(slimcuda_model* model, Inputs* in) {
   size_t num_in = 0, num_out = 0;
-  CHECK(slimcuda_model_num_io(model, &num_in, &num_out));
+  CHECK_SC(slimcuda_model_num_io(model, &num_in, &num_out));
   for (size_t i = 0; i < num_in; ++i) {
     slimcuda_tensor_spec spec;
-    CHECK(slimcuda_model_input_spec(model, i, &spec));
+    CHECK_SC(slimcuda_model_input_spec(model, i, &spec));
     int64_t numel = 1;
     for (int64_t d = 0; d < spec.ndim; ++d) numel *= spec.sizes[d];  // exact, or the upper bound
     slimcuda_tensor* t = nullptr;
-    CHECK(slimcuda_tensor_empty(spec.ndim, spec.sizes, nullptr, spec.dtype, SLIMCUDA_DEVICE_CUDA, 0, 0, &t));
+    CHECK_SC(slimcuda_tensor_empty(spec.ndim, spec.sizes, nullptr, spec.dtype, SLIMCUDA_DEVICE_CUDA, 0, 0, &t));
     in->tensors.push_back(t);
     std::vector<float> host(static_cast<size_t>(numel));
     for (size_t k = 0; k < host.size(); ++k) host[k] = static_cast<float>((k * 37 + i * 11) % 97) / 97.0f - 0.5f;
-    CHECK(slimcuda_tensor_copy_from_host(t, host.data(), host.size() * sizeof(float), SLIMCUDA_FLOAT32));
+    CHECK_SC(slimcuda_tensor_copy_from_host(t, host.data(), host.size() * sizeof(float), SLIMCUDA_FLOAT32));
   }
 }
 
@@ -71,9 +64,9 @@ std::vector<std::vector<float>> read_outputs(const std::vector<slimcuda_tensor*>
   std::vector<std::vector<float>> r;
   for (slimcuda_tensor* t : outs) {
     slimcuda_tensor_info info;
-    CHECK(slimcuda_tensor_get_info(t, &info));
+    CHECK_SC(slimcuda_tensor_get_info(t, &info));
     std::vector<float> v(static_cast<size_t>(info.numel));
-    CHECK(slimcuda_tensor_copy_to_host(t, v.data(), v.size() * sizeof(float), SLIMCUDA_FLOAT32));
+    CHECK_SC(slimcuda_tensor_copy_to_host(t, v.data(), v.size() * sizeof(float), SLIMCUDA_FLOAT32));
     r.push_back(std::move(v));
   }
   return r;
@@ -207,12 +200,12 @@ Point drive_raw(int callers, double seconds, bool graph) {
 
 Point drive(slimcuda_model* model, int callers, double seconds, const std::vector<std::vector<float>>& reference) {
   size_t num_in = 0, num_out = 0;
-  CHECK(slimcuda_model_num_io(model, &num_in, &num_out));
+  CHECK_SC(slimcuda_model_num_io(model, &num_in, &num_out));
   std::atomic<int> mismatched{0};
   Callers group(callers);
   Point p = group.measure(seconds, [&](int c) {
     void* stream = nullptr;
-    CHECK(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream));
+    CHECK_SC(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream));
     {
       Inputs in;
       make_inputs(model, &in);
@@ -220,9 +213,9 @@ Point drive(slimcuda_model* model, int callers, double seconds, const std::vecto
       double enqueued_us = 0;
       auto call = [&](bool keep) {
         auto t0 = std::chrono::steady_clock::now();
-        CHECK(slimcuda_model_run_on(model, in.tensors.data(), num_in, outs.data(), num_out, stream));
+        CHECK_SC(slimcuda_model_run_on(model, in.tensors.data(), num_in, outs.data(), num_out, stream));
         enqueued_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        CHECK(slimcuda_stream_synchronize(stream));
+        CHECK_SC(slimcuda_stream_synchronize(stream));
         if (keep) return;
         for (slimcuda_tensor*& t : outs) {
           slimcuda_tensor_delete(t);
@@ -238,8 +231,8 @@ Point drive(slimcuda_model* model, int callers, double seconds, const std::vecto
       if (read_outputs(outs) != reference) mismatched.fetch_add(1);
       for (slimcuda_tensor* t : outs) slimcuda_tensor_delete(t);
     }
-    CHECK(slimcuda_stream_release(stream));
-    CHECK(slimcuda_stream_destroy(stream));
+    CHECK_SC(slimcuda_stream_release(stream));
+    CHECK_SC(slimcuda_stream_destroy(stream));
   });
   p.mismatched_callers = mismatched.load();
   return p;
@@ -297,16 +290,16 @@ int main(int argc, char** argv) {
   {
     slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, 1, nullptr, SLIMCUDA_GRAPHS_OFF};
     slimcuda_model* model = nullptr;
-    CHECK(slimcuda_model_load_file_with(argv[1], &o, &model));
+    CHECK_SC(slimcuda_model_load_file_with(argv[1], &o, &model));
     size_t num_in = 0, num_out = 0;
-    CHECK(slimcuda_model_num_io(model, &num_in, &num_out));
+    CHECK_SC(slimcuda_model_num_io(model, &num_in, &num_out));
     Inputs in;
     make_inputs(model, &in);
     std::vector<slimcuda_tensor*> outs(num_out, nullptr);
-    CHECK(slimcuda_model_run(model, in.tensors.data(), num_in, outs.data(), num_out));
+    CHECK_SC(slimcuda_model_run(model, in.tensors.data(), num_in, outs.data(), num_out));
     reference = read_outputs(outs);
     for (slimcuda_tensor* t : outs) slimcuda_tensor_delete(t);
-    CHECK(slimcuda_model_free(model));
+    CHECK_SC(slimcuda_model_free(model));
   }
   std::printf("serving_benchmark %s, %.2f s per point; x1 = runs/s over the same row group's one caller\n", argv[1],
               seconds);
@@ -334,7 +327,7 @@ int main(int argc, char** argv) {
     for (int instances : instance_counts) {
       slimcuda_load_options o{sizeof(slimcuda_load_options), SLIMCUDA_DEVICE_CUDA, 0, instances, nullptr, graphs};
       slimcuda_model* model = nullptr;
-      CHECK(slimcuda_model_load_file_with(argv[1], &o, &model));
+      CHECK_SC(slimcuda_model_load_file_with(argv[1], &o, &model));
       double one = 0;
       for (int callers : {1, 2, 4, 8, 16, 32}) {
         Point p = drive(model, callers, seconds, reference);
@@ -345,7 +338,7 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
         failures += p.mismatched_callers;
       }
-      CHECK(slimcuda_model_free(model));
+      CHECK_SC(slimcuda_model_free(model));
     }
   }
   if (failures != 0) {

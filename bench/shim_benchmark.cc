@@ -14,19 +14,12 @@
 #include <functional>
 #include <vector>
 
+#include "bench/benchmark_checks.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/caller_stream.h"
 #include "slimcuda/slimcuda.h"
 
 namespace {
-
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    if ((call) != 0) {                                                               \
-      std::fprintf(stderr, "%s failed: %s\n", #call, slimcuda_last_error_message()); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
 
 // Median over rounds of the mean microseconds per call.
 double median_us(const std::function<void()>& op, int iters, int rounds = 9) {
@@ -68,7 +61,7 @@ double median_gpu_ms(const std::function<void()>& op, cudaStream_t stream, int r
 
 int main() {
   int32_t devices = 0;
-  CHECK(slimcuda_device_count(&devices));
+  CHECK_SC(slimcuda_device_count(&devices));
   if (devices == 0) {
     std::fprintf(stderr, "shim_benchmark: no CUDA device\n");
     return 2;
@@ -81,8 +74,8 @@ int main() {
     const double shim = median_us(
         [&] {
           AtenTensorHandle t = nullptr;
-          CHECK(SLIMCUDA_SHIM(aoti_torch_empty_strided)(1, &bytes, nullptr, 0, 1, 0, &t));
-          CHECK(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(t));
+          CHECK_SC(SLIMCUDA_SHIM(aoti_torch_empty_strided)(1, &bytes, nullptr, 0, 1, 0, &t));
+          CHECK_SC(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(t));
         },
         iters);
     const double raw = median_us(
@@ -102,8 +95,8 @@ int main() {
     const double pinned = median_us(
         [&] {
           AtenTensorHandle t = nullptr;
-          CHECK(SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(1, &bytes, nullptr, 0, 0, 0, &t));
-          CHECK(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(t));
+          CHECK_SC(SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(1, &bytes, nullptr, 0, 0, 0, &t));
+          CHECK_SC(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(t));
         },
         bytes >= (int64_t{64} << 20) ? 3 : 20, 5);
     const double host_alloc = median_us(
@@ -124,18 +117,18 @@ int main() {
   // 64 MiB float32: [4096, 4096], copied from its transposed view into a contiguous tensor.
   const int64_t n = 4096, sizes[2] = {n, n}, t_strides[2] = {1, n};
   AtenTensorHandle src = nullptr, dst = nullptr, view = nullptr;
-  CHECK(SLIMCUDA_SHIM(aoti_torch_empty_strided)(2, sizes, nullptr, 6, 1, 0, &src));
-  CHECK(SLIMCUDA_SHIM(aoti_torch_empty_strided)(2, sizes, nullptr, 6, 1, 0, &dst));
-  CHECK(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(src, 2, sizes, t_strides, 0, &view));
+  CHECK_SC(SLIMCUDA_SHIM(aoti_torch_empty_strided)(2, sizes, nullptr, 6, 1, 0, &src));
+  CHECK_SC(SLIMCUDA_SHIM(aoti_torch_empty_strided)(2, sizes, nullptr, 6, 1, 0, &dst));
+  CHECK_SC(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(src, 2, sizes, t_strides, 0, &view));
   void *sp = nullptr, *dp = nullptr;
-  CHECK(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(src, &sp));
-  CHECK(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(dst, &dp));
+  CHECK_SC(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(src, &sp));
+  CHECK_SC(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(dst, &dp));
   const double bytes = static_cast<double>(n * n * 4);
   double transposed_ms = 0, contiguous_copy_ms = 0, raw_ms = 0;
   {
     slimcuda::CallerStreamGuard guard(stream);  // copy_ runs on the current (caller) stream
-    transposed_ms = median_gpu_ms([&] { CHECK(SLIMCUDA_SHIM(aoti_torch_copy_)(dst, view, 0)); }, stream);
-    contiguous_copy_ms = median_gpu_ms([&] { CHECK(SLIMCUDA_SHIM(aoti_torch_copy_)(dst, src, 0)); }, stream);
+    transposed_ms = median_gpu_ms([&] { CHECK_SC(SLIMCUDA_SHIM(aoti_torch_copy_)(dst, view, 0)); }, stream);
+    contiguous_copy_ms = median_gpu_ms([&] { CHECK_SC(SLIMCUDA_SHIM(aoti_torch_copy_)(dst, src, 0)); }, stream);
   }
   raw_ms = median_gpu_ms([&] { cudaMemcpyAsync(dp, sp, n * n * 4, cudaMemcpyDeviceToDevice, stream); }, stream);
   // A device copy reads and writes every byte: count both.
@@ -146,9 +139,9 @@ int main() {
               raw_ms / contiguous_copy_ms);
   std::printf("| copy_ transposed view -> contiguous | %.3f | %.0f | %.3f |\n", transposed_ms, gbps(transposed_ms),
               raw_ms / transposed_ms);
-  CHECK(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(view));
-  CHECK(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(src));
-  CHECK(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(dst));
+  CHECK_SC(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(view));
+  CHECK_SC(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(src));
+  CHECK_SC(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(dst));
   slimcuda_stream_release(stream);  // the caches forget it first (slimcuda.h)
   cudaStreamDestroy(stream);
   return 0;
