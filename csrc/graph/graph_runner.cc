@@ -233,8 +233,8 @@ Error wrap_in_copies(GraphRunner::Captured& g, cudaGraph_t run, const StreamCont
   size_t most = 0;
   for (size_t i = 0; i < g.inputs.size(); ++i) most = std::max(most, g.copy_in[i].bytes = span_bytes(*g.inputs[i]));
   for (size_t i = 0; i < g.outputs.size(); ++i) most = std::max(most, g.copy_out[i].bytes = span_bytes(*g.outputs[i]));
-  SLIMCUDA_RETURN_IF_ERROR(Storage::allocate(most, Device{DeviceType::CUDA, static_cast<DeviceIndex>(ctx.device())}, ctx,
-                                             &g.shadow, function));
+  SLIMCUDA_RETURN_IF_ERROR(Storage::allocate(most, Device{DeviceType::CUDA, static_cast<DeviceIndex>(ctx.device())},
+                                             ctx, &g.shadow, function));
   SLIMCUDA_CUDA_TRY_AT(function, cudaGraphCreate(&g.graph, 0));
   std::vector<cudaGraphNode_t> before;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
@@ -249,9 +249,9 @@ Error wrap_in_copies(GraphRunner::Captured& g, cudaGraph_t run, const StreamCont
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     GraphRunner::Captured::Copy& c = g.copy_out[i];
     if (c.bytes == 0) continue;
-    SLIMCUDA_CUDA_TRY_AT(function, cudaGraphAddMemcpyNode1D(&c.node, g.graph, &model, 1, g.shadow->data(),
-                                                            g.outputs[i]->data_ptr(), c.bytes,
-                                                            cudaMemcpyDeviceToDevice));
+    SLIMCUDA_CUDA_TRY_AT(
+        function, cudaGraphAddMemcpyNode1D(&c.node, g.graph, &model, 1, g.shadow->data(), g.outputs[i]->data_ptr(),
+                                           c.bytes, cudaMemcpyDeviceToDevice));
   }
   return Error::Ok;
 }
@@ -264,8 +264,8 @@ Error GraphRunner::run(size_t slot, SlimTensor* const* inputs, size_t num_inputs
   if (mode_ == GraphMode::Off || slot >= slots_.size() || num_outputs > kMaxOutputs) return Error::Ok;
   try {
     std::vector<std::unique_ptr<Captured>>& mine = slots_[slot];
-    auto it = std::find_if(mine.begin(), mine.end(),
-                           [&](const auto& g) { return same_layout(g->key, inputs, num_inputs); });
+    auto it =
+        std::find_if(mine.begin(), mine.end(), [&](const auto& g) { return same_layout(g->key, inputs, num_inputs); });
     if (it == mine.end()) {
       std::vector<int64_t> key = layout_key(inputs, num_inputs);
       {

@@ -187,8 +187,9 @@ Error build_plan(const vendor::CublasLtApi& api, cublasLtHandle_t handle, const 
   // so the result's last bits, vary from run to run. Split-K into the workspace stays
   // allowed. A problem only in-place reduction serves gets it.
   const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_MASK & ~uint32_t{CUBLASLT_REDUCTION_SCHEME_INPLACE};
-  SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
-                               plan->pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions, sizeof(reductions)));
+  SLIMCUDA_CUBLAS_TRY(
+      api, api.cublasLtMatmulPreferenceSetAttribute(plan->pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
+                                                    sizeof(reductions)));
   int found = 0;
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulAlgoGetHeuristic(handle, plan->desc, plan->a, plan->b, plan->d, plan->d,
                                                               plan->pref, 1, &plan->heuristic, &found));
@@ -196,8 +197,8 @@ Error build_plan(const vendor::CublasLtApi& api, cublasLtHandle_t handle, const 
     const uint32_t any = CUBLASLT_REDUCTION_SCHEME_MASK;
     SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
                                  plan->pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &any, sizeof(any)));
-    SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulAlgoGetHeuristic(handle, plan->desc, plan->a, plan->b, plan->d,
-                                                                plan->d, plan->pref, 1, &plan->heuristic, &found));
+    SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulAlgoGetHeuristic(handle, plan->desc, plan->a, plan->b, plan->d, plan->d,
+                                                                plan->pref, 1, &plan->heuristic, &found));
   }
   if (found == 0) {
     return set_last_error(Error::NotSupported, function,
