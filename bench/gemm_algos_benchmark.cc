@@ -5,8 +5,8 @@
 // shape it asks cuBLASLt for up to 8 algorithms with slimcuda's preferences (4 MiB workspace,
 // 256-byte alignment) and times each: CUDA events around 20 back-to-back calls, median of
 // 15 rounds. It prints every candidate (rank, split-K count, reduction scheme, tile, µs),
-// then per shape the time of cuBLASLt's first pick, of its pick without in-place split-K
-// reduction (what ops/gemm_cuda asks for), and of the fastest candidate.
+// then per shape the time of cuBLASLt's first pick, of slimcuda's choice among them
+// (ops/gemm_algo_choice.h: the first without in-place split-K reduction), and of the fastest.
 // Usage: gemm_algos_benchmark   (needs a GPU and cuBLASLt; exits 2 without a GPU)
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/benchmark_checks.h"
+#include "csrc/ops/gemm_algo_choice.h"
 #include "csrc/vendor/cublaslt.h"
 
 namespace {
@@ -139,9 +140,10 @@ int main() {
       std::sort(rounds.begin(), rounds.end());
       return rounds[rounds.size() / 2];
     };
-    cublasLtMatmulHeuristicResult_t found[8] = {};
+    cublasLtMatmulHeuristicResult_t found[slimcuda::ops::kGemmCandidates] = {};
     int count = 0;
-    CHECK_LT(api.cublasLtMatmulAlgoGetHeuristic(handle, desc, la, lb, ld, ld, pref, 8, found, &count));
+    CHECK_LT(api.cublasLtMatmulAlgoGetHeuristic(handle, desc, la, lb, ld, ld, pref, slimcuda::ops::kGemmCandidates,
+                                                found, &count));
     Row row{s, count};
     for (int r = 0; r < count; ++r) {
       const double us = time_us(found[r]);
@@ -154,14 +156,8 @@ int main() {
       if (r == 0) row.first = us;
       row.fastest = std::min(row.fastest, us);
     }
-    // What ops/gemm_cuda asks for: the heuristic's pick without in-place split-K reduction.
-    const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_MASK & ~uint32_t{CUBLASLT_REDUCTION_SCHEME_INPLACE};
-    CHECK_LT(api.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
-                                                      sizeof reductions));
-    cublasLtMatmulHeuristicResult_t pick{};
-    int picked = 0;
-    CHECK_LT(api.cublasLtMatmulAlgoGetHeuristic(handle, desc, la, lb, ld, ld, pref, 1, &pick, &picked));
-    if (picked == 1) row.slimcuda = time_us(pick);
+    // What ops/gemm_cuda runs.
+    if (count > 0) row.slimcuda = time_us(found[slimcuda::ops::choose_gemm_algo(api, found, count)]);
     rows.push_back(row);
     api.cublasLtMatmulPreferenceDestroy(pref);
     api.cublasLtMatrixLayoutDestroy(ld);
@@ -173,7 +169,7 @@ int main() {
     CHECK_CUDA(cudaFree(d));
     CHECK_CUDA(cudaFree(bias));
   }
-  std::printf("\ndtype m n k | candidates | first us | without in-place reduction (slimcuda) us | fastest us\n");
+  std::printf("\ndtype m n k | candidates | first us | slimcuda's choice us | fastest us\n");
   for (const Row& r : rows) {
     std::printf("%s %lld %lld %lld | %d | %.2f | %.2f | %.2f\n", type_name(r.shape.type),
                 static_cast<long long>(r.shape.m), static_cast<long long>(r.shape.n), static_cast<long long>(r.shape.k),

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "csrc/device_memory/device_memory.h"
+#include "csrc/ops/gemm_algo_choice.h"
 #include "csrc/ops/gemm_empty.h"
 #include "csrc/ops/vendor_handles.h"
 #include "csrc/tensor/copy.h"
@@ -180,26 +181,11 @@ Error build_plan(const vendor::CublasLtApi& api, cublasLtHandle_t handle, const 
                                plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof(align_d)));
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
                                plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof(align_d)));
-  // No in-place split-K reduction (partial sums added into D with atomics, after a kernel
-  // that scales D by beta): cuBLASLt's first pick for small-M float32 GEMMs, and 1.6-2 x
-  // slower there than its best other candidate (bench/gemm_algos_benchmark, H200,
-  // 2026-12-01: M 32-128, N 64-3072, K 64-768); the atomics also make the sums' order, and
-  // so the result's last bits, vary from run to run. Split-K into the workspace stays
-  // allowed. A problem only in-place reduction serves gets it.
-  const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_MASK & ~uint32_t{CUBLASLT_REDUCTION_SCHEME_INPLACE};
-  SLIMCUDA_CUBLAS_TRY(
-      api, api.cublasLtMatmulPreferenceSetAttribute(plan->pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
-                                                    sizeof(reductions)));
+  cublasLtMatmulHeuristicResult_t found_algos[kGemmCandidates] = {};
   int found = 0;
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulAlgoGetHeuristic(handle, plan->desc, plan->a, plan->b, plan->d, plan->d,
-                                                              plan->pref, 1, &plan->heuristic, &found));
-  if (found == 0) {
-    const uint32_t any = CUBLASLT_REDUCTION_SCHEME_MASK;
-    SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
-                                 plan->pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &any, sizeof(any)));
-    SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulAlgoGetHeuristic(handle, plan->desc, plan->a, plan->b, plan->d, plan->d,
-                                                                plan->pref, 1, &plan->heuristic, &found));
-  }
+                                                              plan->pref, kGemmCandidates, found_algos, &found));
+  if (found > 0) plan->heuristic = found_algos[choose_gemm_algo(api, found_algos, found)];
   if (found == 0) {
     return set_last_error(Error::NotSupported, function,
                           "cuBLASLt has no algorithm for this GEMM (m %lld n %lld k %lld batch %lld)",
