@@ -10,6 +10,7 @@
 #include "csrc/cuda/stream_context.h"
 #include "csrc/device_memory/device_memory.h"
 #include "csrc/tensor/copy.h"
+#include "csrc/tensor/layout.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda::graph {
@@ -81,52 +82,61 @@ void drop(std::vector<void*>* handles) {
 }
 
 // The bytes from t's first element to its last that its sizes and strides reach: what one
-// 1-D copy between two tensors of the same layout moves. 0: nothing to copy, or strides a
-// span cannot express (negative), which copy_tensor handles instead.
-size_t span_bytes(const SlimTensor& t) {
-  if (t.numel() == 0) return 0;
-  int64_t last = 0;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.strides()[d] < 0) return 0;
-    last += (t.sizes()[d] - 1) * t.strides()[d];
+// 1-D copy between two tensors of the same layout moves (0 for an empty tensor). Every
+// tensor here passed check_shape, so no stride is negative.
+Error span_bytes(const SlimTensor& t, size_t* out, const char* function) {
+  int64_t bytes = 0;
+  SLIMCUDA_RETURN_IF_ERROR(
+      required_bytes(t.dim(), t.sizes().data(), t.strides().data(), 0, t.element_size(), &bytes, function));
+  *out = static_cast<size_t>(bytes);
+  return Error::Ok;
+}
+
+// Calls word(w) for each word of the inputs' layout in order (per input: dtype, rank, sizes,
+// strides) until it returns false; whether it never did. layout_key and same_layout both
+// walk the layout through here, so the key has one format.
+template <typename Word>
+bool walk_layout(SlimTensor* const* inputs, size_t num_inputs, Word&& word) {
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const SlimTensor& t = *inputs[i];
+    if (!word(static_cast<int64_t>(t.dtype())) || !word(t.dim())) return false;
+    for (int64_t s : t.sizes()) {
+      if (!word(s)) return false;
+    }
+    for (int64_t s : t.strides()) {
+      if (!word(s)) return false;
+    }
   }
-  return static_cast<size_t>(last + 1) * t.element_size();
+  return true;
 }
 
 // Whether `inputs` have the layout `key` was made from (layout_key), without building one.
 bool same_layout(const std::vector<int64_t>& key, SlimTensor* const* inputs, size_t num_inputs) {
   size_t k = 0;
-  for (size_t i = 0; i < num_inputs; ++i) {
-    const SlimTensor& t = *inputs[i];
-    const size_t n = t.sizes().size();
-    if (k + 2 + 2 * n > key.size() || key[k] != static_cast<int64_t>(t.dtype()) ||
-        key[k + 1] != static_cast<int64_t>(n) ||
-        !std::equal(t.sizes().begin(), t.sizes().end(), key.begin() + static_cast<std::ptrdiff_t>(k + 2)) ||
-        !std::equal(t.strides().begin(), t.strides().end(), key.begin() + static_cast<std::ptrdiff_t>(k + 2 + n))) {
-      return false;
-    }
-    k += 2 + 2 * n;
-  }
-  return k == key.size();
+  const bool prefix = walk_layout(inputs, num_inputs, [&](int64_t w) { return k < key.size() && key[k++] == w; });
+  return prefix && k == key.size();
 }
 
-// Points copy `c` at dst/src for the next launch of `exec`. *inside false: the node cannot
-// take them (memory the graph cannot address the same way) and is now disabled, so the
-// caller copies on the stream; an error only when the node could be neither updated nor
-// disabled (it would copy stale pointers).
-Error point_copy(cudaGraphExec_t exec, GraphRunner::Captured::Copy& c, void* dst, const void* src, bool* inside,
+// Points copy `c` at dst/src for the next launch of `exec`. *on_stream true: there are bytes
+// to copy and the node cannot take these pointers (memory the graph cannot address the same
+// way), so it is now disabled and the caller copies on the stream. An error only when the
+// node could be neither updated nor disabled (it would copy stale pointers).
+Error point_copy(cudaGraphExec_t exec, GraphRunner::Captured::Copy& c, void* dst, const void* src, bool* on_stream,
                  const char* function) {
-  *inside = false;
-  if (c.node == nullptr) return Error::Ok;
+  *on_stream = false;
+  if (c.node == nullptr) {  // made only for c.bytes != 0
+    *on_stream = c.bytes != 0;
+    return Error::Ok;
+  }
   if (cudaGraphExecMemcpyNodeSetParams1D(exec, c.node, dst, src, c.bytes, cudaMemcpyDeviceToDevice) == cudaSuccess) {
     if (!c.enabled) SLIMCUDA_CUDA_TRY_AT(function, cudaGraphNodeSetEnabled(exec, c.node, 1));
     c.enabled = true;
-    *inside = true;
     return Error::Ok;
   }
   (void)cudaGetLastError();
   if (c.enabled) SLIMCUDA_CUDA_TRY_AT(function, cudaGraphNodeSetEnabled(exec, c.node, 0));
   c.enabled = false;
+  *on_stream = true;
   return Error::Ok;
 }
 
@@ -136,13 +146,10 @@ std::string cuda_text(cudaError_t err) { return std::string(cudaGetErrorName(err
 
 std::vector<int64_t> layout_key(SlimTensor* const* inputs, size_t num_inputs) {
   std::vector<int64_t> key;
-  for (size_t i = 0; i < num_inputs; ++i) {
-    const SlimTensor& t = *inputs[i];
-    key.push_back(static_cast<int64_t>(t.dtype()));
-    key.push_back(t.dim());
-    key.insert(key.end(), t.sizes().begin(), t.sizes().end());
-    key.insert(key.end(), t.strides().begin(), t.strides().end());
-  }
+  walk_layout(inputs, num_inputs, [&](int64_t w) {
+    key.push_back(w);
+    return true;
+  });
   return key;
 }
 
@@ -231,8 +238,14 @@ Error wrap_in_copies(GraphRunner::Captured& g, cudaGraph_t run, const StreamCont
   g.copy_in.resize(g.inputs.size());
   g.copy_out.resize(g.outputs.size());
   size_t most = 0;
-  for (size_t i = 0; i < g.inputs.size(); ++i) most = std::max(most, g.copy_in[i].bytes = span_bytes(*g.inputs[i]));
-  for (size_t i = 0; i < g.outputs.size(); ++i) most = std::max(most, g.copy_out[i].bytes = span_bytes(*g.outputs[i]));
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    SLIMCUDA_RETURN_IF_ERROR(span_bytes(*g.inputs[i], &g.copy_in[i].bytes, function));
+    most = std::max(most, g.copy_in[i].bytes);
+  }
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    SLIMCUDA_RETURN_IF_ERROR(span_bytes(*g.outputs[i], &g.copy_out[i].bytes, function));
+    most = std::max(most, g.copy_out[i].bytes);
+  }
   SLIMCUDA_RETURN_IF_ERROR(Storage::allocate(most, Device{DeviceType::CUDA, static_cast<DeviceIndex>(ctx.device())},
                                              ctx, &g.shadow, function));
   SLIMCUDA_CUDA_TRY_AT(function, cudaGraphCreate(&g.graph, 0));
@@ -415,19 +428,17 @@ Error GraphRunner::replay(Captured& g, SlimTensor* const* inputs, size_t num_inp
   // Each copy is a node of the graph pointed at this call's tensors; one the graph cannot
   // take goes on the stream around the launch instead.
   for (size_t i = 0; i < num_inputs; ++i) {
-    Captured::Copy& c = g.copy_in[i];
-    bool inside = false;
-    SLIMCUDA_RETURN_IF_ERROR(point_copy(g.exec, c, g.inputs[i]->data_ptr(), inputs[i]->data_ptr(), &inside, function));
-    if (!inside && c.bytes != 0) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*g.inputs[i], *inputs[i], ctx, function));
+    bool on_stream = false;
+    SLIMCUDA_RETURN_IF_ERROR(
+        point_copy(g.exec, g.copy_in[i], g.inputs[i]->data_ptr(), inputs[i]->data_ptr(), &on_stream, function));
+    if (on_stream) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*g.inputs[i], *inputs[i], ctx, function));
   }
   std::unique_ptr<SlimTensor> made[kMaxOutputs];
   bool outside[kMaxOutputs] = {};
   for (size_t i = 0; i < num_outputs; ++i) {
     SLIMCUDA_RETURN_IF_ERROR(new_like(*g.outputs[i], ctx, &made[i], function));
-    bool inside = false;
     SLIMCUDA_RETURN_IF_ERROR(
-        point_copy(g.exec, g.copy_out[i], made[i]->data_ptr(), g.outputs[i]->data_ptr(), &inside, function));
-    outside[i] = !inside && g.copy_out[i].bytes != 0;
+        point_copy(g.exec, g.copy_out[i], made[i]->data_ptr(), g.outputs[i]->data_ptr(), &outside[i], function));
   }
   SLIMCUDA_CUDA_TRY_AT(function, cudaGraphLaunch(g.exec, stream));
   for (size_t i = 0; i < num_outputs; ++i) {

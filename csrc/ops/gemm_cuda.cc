@@ -185,13 +185,13 @@ Error build_plan(const vendor::CublasLtApi& api, cublasLtHandle_t handle, const 
   int found = 0;
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulAlgoGetHeuristic(handle, plan->desc, plan->a, plan->b, plan->d, plan->d,
                                                               plan->pref, kGemmCandidates, found_algos, &found));
-  if (found > 0) plan->heuristic = found_algos[choose_gemm_algo(api, found_algos, found)];
   if (found == 0) {
     return set_last_error(Error::NotSupported, function,
                           "cuBLASLt has no algorithm for this GEMM (m %lld n %lld k %lld batch %lld)",
                           static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
                           static_cast<long long>(p.batch));
   }
+  plan->heuristic = found_algos[choose_gemm_algo(api, found_algos, found)];
   return Error::Ok;
 }
 
