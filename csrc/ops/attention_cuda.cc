@@ -35,7 +35,11 @@ Error attention_cuda(const AttentionProblem& p, const StreamContext& ctx, const 
                             attention_cudnn_unsupported_reason());
     }
   }
-  // Everything that falls through runs on slimcuda's kernel below.
+  // Everything that falls through runs on slimcuda's kernel.
+  return attention_kernel_cuda(p, ctx, function);
+}
+
+Error attention_kernel_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
   AttentionKernelArgs a;
   a.batch = p.batch, a.heads_q = p.heads_q, a.heads_kv = p.heads_kv;
   a.seq_q = p.seq_q, a.seq_kv = p.seq_kv, a.head_dim = p.head_dim, a.head_dim_v = p.head_dim_v;

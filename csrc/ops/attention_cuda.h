@@ -15,4 +15,8 @@ namespace slimcuda::ops {
 /// kernel), Internal (a launch failure, the CUDA error in the message).
 [[nodiscard]] Error attention_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function);
 
+/// The same on slimcuda's own kernel only, whatever cuDNN could serve (what attention_cuda
+/// falls through to; benchmarks time it against cuDNN's path).
+[[nodiscard]] Error attention_kernel_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function);
+
 }  // namespace slimcuda::ops

@@ -7,7 +7,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -318,46 +317,6 @@ TEST_F(AttentionCuda, CapturesIntoACudaGraphOnTheCallerStream) {
   (void)cudaGraphExecDestroy(exec);
   (void)cudaGraphDestroy(graph);
   captured = Result();
-  ASSERT_EQ(slimcuda_caller_stream_pop(), 0);
-  ASSERT_EQ(slimcuda_stream_destroy(stream), 0);
-}
-
-// Informational timings for docs/gpu-runs.md (no bound is asserted: the GPU machine is
-// shared); each shape's mean over 50 calls on the caller stream, after a warm-up.
-TEST_F(AttentionCuda, ReportsTimings) {
-  const Shape shapes[] = {
-      {"bert_base_f32_b8_s128", kF32, 8, 12, 12, 128, 128, 64, true, false, Shape::PaddingMask},
-      {"gpt2_f32_b1_s1024_causal", kF32, 1, 12, 12, 1024, 1024, 64, true, true, Shape::None},
-      {"vit_b16_bf16_b8_s197", kBF16, 8, 12, 12, 197, 197, 64, true, false, Shape::None},
-  };
-  void* stream = nullptr;
-  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), 0);
-  ASSERT_EQ(slimcuda_caller_stream_push(stream), 0);
-  auto* cs = static_cast<cudaStream_t>(stream);
-  for (const Shape& s : shapes) {
-    Inputs host = make_inputs(s, 7);
-    Tensor q = to_device(host.q.get()), k = to_device(host.k.get()), v = to_device(host.v.get());
-    Tensor bias = host.bias != nullptr ? to_device(host.bias.get()) : Tensor();
-    Result r;
-    ASSERT_EQ(efficient(q.get(), k.get(), v.get(), bias.get(), s.causal, &r), 0) << slimcuda_last_error_message();
-    cudaEvent_t start, stop;
-    ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
-    ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
-    constexpr int kIters = 50;
-    ASSERT_EQ(cudaEventRecord(start, cs), cudaSuccess);
-    for (int i = 0; i < kIters; ++i) {
-      Result x;
-      ASSERT_EQ(efficient(q.get(), k.get(), v.get(), bias.get(), s.causal, &x), 0);
-    }
-    ASSERT_EQ(cudaEventRecord(stop, cs), cudaSuccess);
-    ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
-    float ms = 0;
-    ASSERT_EQ(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
-    std::printf("attention timing: %s: %.1f us per call (efficient shim, slimcuda's kernel)\n", s.name,
-                1000.0 * ms / kIters);
-    (void)cudaEventDestroy(start);
-    (void)cudaEventDestroy(stop);
-  }
   ASSERT_EQ(slimcuda_caller_stream_pop(), 0);
   ASSERT_EQ(slimcuda_stream_destroy(stream), 0);
 }
