@@ -157,7 +157,8 @@ func TestDemoModelLoad(t *testing.T) {
 
 // Goroutines share one model, and others load their own, all at once.
 func TestDemoModelConcurrentUse(t *testing.T) {
-	shared, err := Load(demoPackage(t), LoadOnDevice(CPUDevice))
+	demo := demoPackage(t) // on the test's goroutine: it may skip the test
+	shared, err := Load(demo, LoadOnDevice(CPUDevice))
 	require.NoError(t, err)
 	defer shared.Close()
 	var wg sync.WaitGroup
@@ -168,7 +169,7 @@ func TestDemoModelConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			m := shared
 			if g%2 == 1 {
-				own, err := Load(demoPackage(t), LoadOnDevice(CPUDevice))
+				own, err := Load(demo, LoadOnDevice(CPUDevice))
 				if err != nil {
 					errs <- err
 					return
@@ -284,6 +285,12 @@ func TestModelsLoadedInSequenceRunTheirOwnLibraries(t *testing.T) {
 }
 
 func TestSixtyFourGoroutinesLoadingDifferentModels(t *testing.T) {
+	// The paths first, on the test's goroutine: testModel skips the test when a package is
+	// not built (plain go test), and t.Skip from another goroutine would only end that one.
+	var paths [8]string
+	for k := range paths {
+		paths[k] = testModel(t, fmt.Sprintf("constant_%d", k+1))
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	right, wrong, failed := 0, 0, 0
@@ -294,7 +301,7 @@ func TestSixtyFourGoroutinesLoadingDifferentModels(t *testing.T) {
 			for i := 0; i < 4; i++ {
 				k := 1 + (g+i)%8
 				got, err := func() (float32, error) {
-					m, err := Load(testModel(t, fmt.Sprintf("constant_%d", k)))
+					m, err := Load(paths[k-1])
 					if err != nil {
 						return 0, err
 					}
@@ -483,13 +490,14 @@ func TestMultiGPUModel(t *testing.T) {
 func TestTwoGoroutinesDriveTwoGPUs(t *testing.T) {
 	requireGPUs(t, 2)
 	input, want := demoReference(t)
+	demo := demoPackage(t) // on the test's goroutine: it may skip the test
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for dev := 0; dev < 2; dev++ {
 		wg.Add(1)
 		go func(dev int) {
 			defer wg.Done()
-			errs <- driveGPU(t, dev, input, want)
+			errs <- driveGPU(demo, dev, input, want)
 		}(dev)
 	}
 	wg.Wait()
@@ -499,13 +507,13 @@ func TestTwoGoroutinesDriveTwoGPUs(t *testing.T) {
 	}
 }
 
-func driveGPU(t *testing.T, dev int, input, want []float32) error {
+func driveGPU(demo string, dev int, input, want []float32) error {
 	s, err := NewStream(NonBlocking(), StreamOnDevice(CUDADevice(dev)))
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	m, err := Load(demoPackage(t), LoadOnDevice(CUDADevice(dev)))
+	m, err := Load(demo, LoadOnDevice(CUDADevice(dev)))
 	if err != nil {
 		return err
 	}
