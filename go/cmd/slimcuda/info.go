@@ -21,11 +21,34 @@ type Info struct {
 
 // ModelInfo is what `slimcuda info MODEL` adds: the loaded model's device and I/O specs.
 type ModelInfo struct {
-	Path      string                `json:"path"`
-	Device    string                `json:"device"`
-	Instances int                   `json:"instances"`
-	Inputs    []slimcuda.TensorSpec `json:"inputs"`
-	Outputs   []slimcuda.TensorSpec `json:"outputs"`
+	Path      string     `json:"path"`
+	Device    string     `json:"device"`
+	Instances int        `json:"instances"`
+	Inputs    []SpecInfo `json:"inputs"`
+	Outputs   []SpecInfo `json:"outputs"`
+}
+
+// SpecInfo is one declared input or output of ModelInfo, named as the text output names
+// it (and as run -json names dtypes): "float32", "dynamic-bounded", "cuda". An input or
+// output the model file says nothing about has dtype and dynamism "unknown" and no sizes.
+type SpecInfo struct {
+	Name     string  `json:"name"`
+	DType    string  `json:"dtype"`
+	Sizes    []int64 `json:"sizes"` // exact, or upper bounds when dynamic-bounded
+	Dynamism string  `json:"dynamism"`
+	Device   string  `json:"device"` // "cuda": the model's GPU
+}
+
+func specInfos(specs []slimcuda.TensorSpec) []SpecInfo {
+	out := make([]SpecInfo, len(specs))
+	for i, s := range specs {
+		out[i] = SpecInfo{Name: s.Name, DType: s.DType.String(), Sizes: append([]int64{}, s.Sizes...),
+			Dynamism: s.Dynamism.String(), Device: s.Device.String()}
+		if s.Dynamism == slimcuda.UnknownSpec {
+			out[i].DType, out[i].Sizes = "unknown", []int64{}
+		}
+	}
+	return out
 }
 
 // DeviceInfo is one CUDA device of Info.
@@ -43,11 +66,22 @@ var infoCommand = command{
 		"(\"unknown\": the file does not say).",
 	define: func(fs *flag.FlagSet) func(c *cmdContext) error {
 		asJSON := fs.Bool("json", false, "print the information as JSON")
-		device := fs.String("device", "auto", "MODEL's device: auto, cpu or cuda")
-		modelName := fs.String("model-name", "", "which model of a .pt2 holding several")
+		device := fs.String("device", "auto", "MODEL's device: auto, cpu or cuda (needs MODEL)")
+		modelName := fs.String("model-name", "", "which model of a .pt2 holding several (needs MODEL)")
 		return func(c *cmdContext) error {
 			if err := c.args(0, 1, "[MODEL]"); err != nil {
 				return err
+			}
+			if c.fs.NArg() == 0 {
+				var err error
+				c.fs.Visit(func(f *flag.Flag) {
+					if err == nil && (f.Name == "device" || f.Name == "model-name") {
+						err = c.usageError("-%s needs a MODEL (it says how to load one)", f.Name)
+					}
+				})
+				if err != nil {
+					return err
+				}
 			}
 			return info(c, *asJSON, userPath(c.fs.Arg(0)), *device, *modelName)
 		}
@@ -80,8 +114,8 @@ func info(c *cmdContext, asJSON bool, model, device, modelName string) error {
 		if err != nil {
 			return err
 		}
-		in.Model = &ModelInfo{Path: model, Device: m.Device().String(), Instances: m.Instances(), Inputs: m.Inputs(),
-			Outputs: m.Outputs()}
+		in.Model = &ModelInfo{Path: model, Device: m.Device().String(), Instances: m.Instances(),
+			Inputs: specInfos(m.Inputs()), Outputs: specInfos(m.Outputs())}
 		if err := m.Close(); err != nil {
 			return err
 		}
@@ -109,10 +143,10 @@ func info(c *cmdContext, asJSON bool, model, device, modelName string) error {
 
 func printModel(c *cmdContext, m *ModelInfo) {
 	fmt.Fprintf(c.stdout, "%s: on %s, %d instance(s)\n", m.Path, m.Device, m.Instances)
-	for k, specs := range [][]slimcuda.TensorSpec{m.Inputs, m.Outputs} {
+	for k, specs := range [][]SpecInfo{m.Inputs, m.Outputs} {
 		for i, s := range specs {
 			kind := [2]string{"input", "output"}[k]
-			if s.Dynamism == slimcuda.UnknownSpec {
+			if s.Dynamism == slimcuda.UnknownSpec.String() {
 				fmt.Fprintf(c.stdout, "  %s %d %s: unknown (the file does not state it)\n", kind, i, s.Name)
 				continue
 			}

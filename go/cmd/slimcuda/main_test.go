@@ -67,6 +67,10 @@ func TestUsageErrors(t *testing.T) {
 		{"bench iterations", []string{"bench", "-iterations", "0"}, "-iterations must be positive"},
 		{"run iterations", []string{"run", "-iterations", "-1"}, "-iterations must be >= 0"},
 		{"help of an unknown command", []string{"help", "frobnicate"}, `unknown command "frobnicate"`},
+		{"info -device without a model", []string{"info", "-device", "cpu"}, "-device needs a MODEL"},
+		{"info -model-name without a model", []string{"info", "-model-name", "m"}, "-model-name needs a MODEL"},
+		{"info bad -device", []string{"info", "-device", "tpu", "m.pt2"}, `-device "tpu": want auto, cpu or cuda`},
+		{"bench-load bad -device", []string{"bench-load", "-device", "tpu", "m.pt2"}, `-device "tpu"`},
 	} {
 		t.Run(tc.description, func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -77,9 +81,11 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// Help is output asked for: stdout, exit status 0, for -h, --help and `help COMMAND` alike.
+// Help is output asked for: stdout, exit status 0, for -h, --help and `help COMMAND` alike,
+// for every command.
 func TestHelpGoesToStdout(t *testing.T) {
-	for _, cmd := range []string{"info", "run", "pack", "bench"} {
+	require.Len(t, commands, 5)
+	for cmd := range commands {
 		for _, args := range [][]string{{cmd, "-h"}, {cmd, "--help"}, {"help", cmd}} {
 			var out, errOut bytes.Buffer
 			require.Equal(t, 0, run(args, &out, &errOut), "%v", args)
@@ -461,6 +467,17 @@ func TestInfoDescribesAModel(t *testing.T) {
 	require.Equal(t, "cpu", in.Model.Device)
 	require.Len(t, in.Model.Inputs, 1)
 	require.Equal(t, []int64{1}, in.Model.Inputs[0].Sizes)
+	// The specs are named as the text output names them, in the JSON's own lower-case keys;
+	// what the file does not state is "unknown".
+	out.Reset()
+	require.Equal(t, 0, run([]string{"info", "-json", pt2Fixture(t, "real_cpu_linear.pt2")}, &out, &errOut))
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &raw))
+	model := raw["model"].(map[string]any)
+	require.Equal(t, map[string]any{"name": "arg2_1", "dtype": "float32", "sizes": []any{2.0, 4.0},
+		"dynamism": "static", "device": "cpu"}, model["inputs"].([]any)[0])
+	require.Equal(t, map[string]any{"name": "output0", "dtype": "unknown", "sizes": []any{},
+		"dynamism": "unknown", "device": "cpu"}, model["outputs"].([]any)[0])
 }
 
 func TestBenchLoad(t *testing.T) {
