@@ -365,7 +365,28 @@ func TestRunWithNPYInputsAndSavedOutputs(t *testing.T) {
 	require.Contains(t, errOut.String(), "no such file")
 	errOut.Reset()
 	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", "a.npy,b.npy", demoPath(t)}, &out, &errOut))
-	require.Contains(t, errOut.String(), "names 2 files, the model has 1 inputs")
+	require.Contains(t, errOut.String(), "names 2 file(s); the model has 1 input(s)")
+}
+
+// An error about one of the user's files names the file and reads once: the library's own
+// "slimcuda: " is not said again, and errors.Is still sees its code.
+func TestFileErrorsReadOnce(t *testing.T) {
+	lib := &slimcuda.Error{Op: "NewTensor", Code: slimcuda.ErrNotSupported, Message: "no CUDA device"}
+	err := aboutFile("slimcuda run", "x.npy", lib)
+	require.Equal(t, "slimcuda run: x.npy: NewTensor: NotSupported: no CUDA device", err.Error())
+	require.ErrorIs(t, err, slimcuda.ErrNotSupported)
+	if gpu(t) {
+		return
+	}
+	// Through the real path: a .npy read onto a GPU that is not there.
+	var file bytes.Buffer
+	require.NoError(t, npy.Write(&file, npy.Array{DType: npy.Float32, Shape: []int64{1}, Data: make([]byte, 4)}))
+	path := filepath.Join(t.TempDir(), "x.npy")
+	require.NoError(t, os.WriteFile(path, file.Bytes(), 0o644))
+	_, err = readNPY(path, slimcuda.CUDADevice(0))
+	require.ErrorIs(t, err, slimcuda.ErrNotSupported)
+	require.Equal(t, 1, strings.Count(strings.ReplaceAll(err.Error(), path, "PATH"), "slimcuda"), err.Error())
+	require.True(t, strings.HasPrefix(err.Error(), "slimcuda run: "+path+": NewTensor: NotSupported: "), err.Error())
 }
 
 // Every slimcuda dtype goes through .npy both ways (bfloat16 as '<u2' bits).

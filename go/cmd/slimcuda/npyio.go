@@ -33,7 +33,7 @@ func inputFiles(value string, n int) ([]string, error) {
 		files = append(files, userPath(f))
 	}
 	if len(files) != n {
-		return nil, fmt.Errorf("slimcuda run: -inputs names %d files, the model has %d inputs", len(files), n)
+		return nil, fmt.Errorf("slimcuda run: -inputs names %d file(s); the model has %d input(s)", len(files), n)
 	}
 	return files, nil
 }
@@ -75,16 +75,32 @@ func readNPY(path string, device slimcuda.Device) (*slimcuda.Tensor, error) {
 	}
 	t, err := slimcuda.NewTensor(a.Shape, dtype, device)
 	if err != nil {
-		return nil, fmt.Errorf("slimcuda run: %s: %w", path, err)
+		return nil, aboutFile("slimcuda run", path, err)
 	}
 	if len(a.Data) > 0 {
 		if err := copyRaw(t, a.Data, dtype); err != nil {
 			t.Close()
-			return nil, fmt.Errorf("slimcuda run: %s: %w", path, err)
+			return nil, aboutFile("slimcuda run", path, err)
 		}
 	}
 	return t, nil
 }
+
+// fileError is an error about one of the user's files: "slimcuda run: x.npy: " and the
+// cause, which wraps. A library error's own "slimcuda: " is not said twice: "slimcuda run:
+// x.npy: NewTensor: NotSupported: ...".
+type fileError struct {
+	cmd, path string
+	err       error
+}
+
+func aboutFile(cmd, path string, err error) error { return &fileError{cmd, path, err} }
+
+func (e *fileError) Error() string {
+	return e.cmd + ": " + e.path + ": " + strings.TrimPrefix(e.err.Error(), "slimcuda: ")
+}
+
+func (e *fileError) Unwrap() error { return e.err }
 
 // view reinterprets raw little-endian bytes as n elements of T (x86-64 is little-endian).
 func view[T slimcuda.HostElement](raw []byte) []T {

@@ -7,7 +7,6 @@ package bench
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 	"unsafe"
@@ -134,7 +133,7 @@ func Alloc(nbytes, iterations int) (Measurement, error) {
 	slimOp := func() error {
 		b, err := slimcuda.Alloc(nbytes, slimcuda.OnDevice(slimcuda.CUDADevice(0)))
 		if err != nil {
-			return fmt.Errorf("bench: %w", err)
+			return err // "slimcuda: Alloc: ...", as it is
 		}
 		return b.Close()
 	}
