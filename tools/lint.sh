@@ -46,7 +46,7 @@ run "clang-format (${#cfiles[@]} files)" clang-format --dry-run --Werror "${cfil
 # Every source file of ours carries the SPDX header (CONTRIBUTING.md).
 spdx_check() {
   local missing
-  missing=$(git ls-files '*.go' '*.c' '*.cc' '*.h' '*.cu' '*.fbs' '*.lds' '*.sh' '*.py' '*.bzl' '*BUILD.bazel' \
+  missing=$(git ls-files '*.go' '*.c' '*.cc' '*.h' '*.cu' '*.cuh' '*.fbs' '*.lds' '*.sh' '*.py' '*.bzl' '*BUILD.bazel' \
     '*.BUILD' '*CMakeLists.txt' '*.cmake.in' MODULE.bazel WORKSPACE .ci/run | xargs grep -L 'SPDX-License-Identifier: Apache-2.0')
   [[ -z "$missing" ]] || { echo "no SPDX header: $missing"; return 1; }
 }
