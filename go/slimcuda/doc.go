@@ -14,8 +14,19 @@
 // [HostElement] lists, converting between dtypes. [Load] reads a model: PyTorch's .pt2 as
 // torch._inductor.aoti_compile_and_package writes it (read in place, nothing extracted;
 // [WithModelName] picks one of several), or a slimcuda package (.slimcuda: compiled
-// libraries and their I/O manifest); [Model.Run] runs it on tensors. [Version] is the
-// library's version.
+// libraries and their I/O manifest); [LoadBytes] reads one from memory; [Model.Run] runs it
+// on tensors. Weights a .pt2 keeps outside its library are uploaded by Load, one copy per
+// model and device shared by every load of it. [GetMemoryStats] and [GetPinnedMemoryStats]
+// report the caching device and pinned pools. [Version] is the library's version.
+//
+// # Many goroutines, one model
+//
+// A [Model] is safe for concurrent use. [WithInstances](n) loads n instances of it (the
+// default: 1 on the CPU, 4 on CUDA), so n runs are in flight at once, each on its caller's
+// stream; a run takes a free instance, and [Model.RunContext] gives up, enqueuing nothing,
+// when none is free before its context is done. Close waits for the runs in flight.
+// [WithCUDAGraphs] has a CUDA model's runs captured into a CUDA graph once per input layout
+// and instance and replayed after, each replay one launch; [Model.GraphStats] counts them.
 //
 // # Streams and threads
 //
@@ -52,8 +63,10 @@
 // Every failure is an *[Error] that wraps an [ErrorCode], so callers test the kind with
 // errors.Is(err, slimcuda.ErrInvalidArgument), and, for files, the operating system's cause
 // (errors.Is(err, fs.ErrNotExist) for a missing package). It reads once: "slimcuda: Load:
-// NotFound: slimcuda_model_load_file: cannot open m.slimcuda: No such file or directory".
-// Bad input returns an error; nothing in this package panics on it.
+// NotFound: slimcuda_model_load_file_with: cannot open m.slimcuda: No such file or
+// directory". The one other error is RunContext's when its context ends first: it wraps
+// ctx.Err() (errors.Is(err, context.DeadlineExceeded)). Bad input returns an error; nothing
+// in this package panics on it.
 //
 // # Linking
 //

@@ -67,8 +67,8 @@ func CodeByName(name string) (code ErrorCode, ok bool) {
 }
 
 // Error is a failed operation: which call, the code, and the library's message. It reads
-// once: "slimcuda: Load: NotFound: slimcuda_model_load_file: cannot open m.slimcuda: No such
-// file or directory".
+// once: "slimcuda: Load: NotFound: slimcuda_model_load_file_with: cannot open m.slimcuda: No
+// such file or directory".
 type Error struct {
 	Op      string    // the Go operation, e.g. "CopyFromHost"
 	Code    ErrorCode // what kind of failure
