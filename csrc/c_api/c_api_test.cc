@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// C ABI entry points not covered by a component's suite: versions, device properties,
-// error names, and the no-op.
+// C ABI entry points not covered by a suite of their own: versions, device properties,
+// error names, streams, and the pinned pool's calls.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -76,6 +76,15 @@ TEST(CApi, StreamCallsRejectBadInput) {
     EXPECT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_DEFAULT, 0, &s), SLIMCUDA_ERROR_NOT_SUPPORTED);
     EXPECT_EQ(slimcuda_stream_synchronize(nullptr), SLIMCUDA_ERROR_NOT_SUPPORTED);
     EXPECT_EQ(slimcuda_stream_device(nullptr, &device), SLIMCUDA_ERROR_NOT_SUPPORTED);
+  }
+}
+
+TEST(CApi, PinnedPoolCallsRejectBadInput) {
+  slimcuda_memory_stats s{};
+  EXPECT_EQ(slimcuda_pinned_memory_stats_get(nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  if (!has_gpu()) {
+    EXPECT_EQ(slimcuda_pinned_memory_stats_get(&s), SLIMCUDA_ERROR_NOT_SUPPORTED);
+    EXPECT_EQ(slimcuda_pinned_empty_cache(), SLIMCUDA_ERROR_NOT_SUPPORTED);
   }
 }
 

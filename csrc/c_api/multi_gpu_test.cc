@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Two GPUs through the C ABI, from testdata/multi_gpu.json (go/slimcuda/multi_gpu_test.go
-// runs the same cases): device 1 everywhere, the caller stream's own device, copies
+// Two GPUs through the C ABI, from testdata/multi_gpu.json (go/slimcuda's TestMultiGPU*
+// run the same cases): device 1 everywhere, the caller stream's own device, copies
 // between GPUs, a model on device 1; and the current device restored after every call.
 #include <cuda_runtime_api.h>
 
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "csrc/testing/fixtures.h"
+#include "csrc/c_api/c_api_fixtures.h"
 #include "slimcuda/slimcuda.h"
 
 namespace slimcuda::testing {

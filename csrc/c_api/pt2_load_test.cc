@@ -21,7 +21,7 @@
 
 #include <gtest/gtest.h>
 
-#include "csrc/testing/fixtures.h"
+#include "csrc/c_api/c_api_fixtures.h"
 #include "slimcuda/slimcuda.h"
 
 namespace slimcuda::testing {

@@ -11,6 +11,7 @@
 #include "csrc/ops/attention_args.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/aoti_torch.h"
+#include "slimcuda/last_error.h"
 
 namespace slimcuda::testing {
 namespace {
@@ -116,7 +117,7 @@ TEST(AttentionArgs, CudaBadInputIsRejectedByTheSharedChecks) {
     if (c.data["message"] == "at most 256") {
       EXPECT_EQ(got, Error::Ok) << "the kernel, not the checks, refuses this";
     } else {
-      expect_code(c, static_cast<int32_t>(got));
+      expect_code(c, static_cast<int32_t>(got), last_error_message());
     }
     ++checked;
   }

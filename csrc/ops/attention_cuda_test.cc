@@ -17,9 +17,11 @@
 
 #include "csrc/tensor/convert.h"
 #include "csrc/testing/fixtures.h"
+#include "csrc/testing/test_stream.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/aoti_torch_ops.h"
-#include "slimcuda/slimcuda.h"
+#include "slimcuda/caller_stream.h"
+#include "slimcuda/last_error.h"
 
 namespace slimcuda::testing {
 namespace {
@@ -82,7 +84,7 @@ Tensor host_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t>
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(),
                                                     dtype, kCPU, 0, &h),
             0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   Tensor t(h);
   void* data = nullptr;
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(h, &data), 0);
@@ -111,10 +113,9 @@ Tensor to_device(AtenTensorHandle host) {
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_strides)(host, &st), 0);
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_dtype)(host, &dtype), 0);
   AtenTensorHandle d = nullptr;
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(nd, sz, st, dtype, kCUDA, 0, &d), 0)
-      << slimcuda_last_error_message();
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(nd, sz, st, dtype, kCUDA, 0, &d), 0) << last_error_message();
   Tensor t(d);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(d, host, 0), 0) << slimcuda_last_error_message();
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(d, host, 0), 0) << last_error_message();
   return t;
 }
 
@@ -135,7 +136,7 @@ std::vector<double> values(AtenTensorHandle t) {
     AtenTensorHandle h = nullptr;
     EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(nd, sizes.data(), strides.data(), dtype, kCPU, 0, &h), 0);
     host.reset(h);
-    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(h, t, 0), 0) << slimcuda_last_error_message();
+    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(h, t, 0), 0) << last_error_message();
     src = h;
   }
   void* data = nullptr;
@@ -248,7 +249,7 @@ TEST_F(AttentionCuda, MatchesTheCpuReferenceOnModelShapes) {
     Tensor q = to_device(host.q.get()), k = to_device(host.k.get()), v = to_device(host.v.get());
     Tensor bias = host.bias != nullptr ? to_device(host.bias.get()) : Tensor();
     Result got;
-    ASSERT_EQ(efficient(q.get(), k.get(), v.get(), bias.get(), s.causal, &got), 0) << slimcuda_last_error_message();
+    ASSERT_EQ(efficient(q.get(), k.get(), v.get(), bias.get(), s.causal, &got), 0) << last_error_message();
 
     AtenTensorHandle ref_out = nullptr, ref_lse = nullptr;
     AtenTensorHandle hb = host.bias.get();
@@ -256,7 +257,7 @@ TEST_F(AttentionCuda, MatchesTheCpuReferenceOnModelShapes) {
                   host.q.get(), host.k.get(), host.v.get(), 0.0, s.causal ? 1 : 0, hb != nullptr ? &hb : nullptr,
                   nullptr, &ref_out, &ref_lse),
               0)
-        << slimcuda_last_error_message();
+        << last_error_message();
     Tensor ro(ref_out), rl(ref_lse);
     double atol, rtol;
     tolerance(s.dtype, &atol, &rtol);
@@ -291,23 +292,23 @@ TEST_F(AttentionCuda, CapturesIntoACudaGraphOnTheCallerStream) {
   Inputs host = make_inputs(s, 42);
   Tensor q = to_device(host.q.get()), k = to_device(host.k.get()), v = to_device(host.v.get());
   Tensor bias = to_device(host.bias.get());
-  void* stream = nullptr;
-  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), 0) << slimcuda_last_error_message();
-  ASSERT_EQ(slimcuda_caller_stream_push(stream), 0);
+  TestStream stream;
+  ASSERT_TRUE(stream.ok());
+  CallerStreamGuard on_stream(stream.get());
   Result eager;
-  ASSERT_EQ(efficient(q.get(), k.get(), v.get(), bias.get(), false, &eager), 0) << slimcuda_last_error_message();
+  ASSERT_EQ(efficient(q.get(), k.get(), v.get(), bias.get(), false, &eager), 0) << last_error_message();
   const std::vector<double> want = values(eager.out.get());
   // Freed before the capture, so the captured call reuses the cached blocks rather than
   // asking CUDA for memory while capturing.
   eager = Result();
 
-  auto* cs = static_cast<cudaStream_t>(stream);
+  const cudaStream_t cs = stream.get();
   ASSERT_EQ(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal), cudaSuccess);
   Result captured;
   const int32_t code = efficient(q.get(), k.get(), v.get(), bias.get(), false, &captured);
   cudaGraph_t graph = nullptr;
   const cudaError_t end = cudaStreamEndCapture(cs, &graph);
-  ASSERT_EQ(code, 0) << slimcuda_last_error_message();
+  ASSERT_EQ(code, 0) << last_error_message();
   ASSERT_EQ(end, cudaSuccess) << cudaGetErrorString(end);
   cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
@@ -317,8 +318,6 @@ TEST_F(AttentionCuda, CapturesIntoACudaGraphOnTheCallerStream) {
   (void)cudaGraphExecDestroy(exec);
   (void)cudaGraphDestroy(graph);
   captured = Result();
-  ASSERT_EQ(slimcuda_caller_stream_pop(), 0);
-  ASSERT_EQ(slimcuda_stream_destroy(stream), 0);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/aoti_torch_ops.h"
-#include "slimcuda/slimcuda.h"
+#include "slimcuda/last_error.h"
 
 namespace slimcuda::testing {
 namespace {
@@ -72,7 +72,7 @@ Tensor make(const std::vector<int64_t>& sizes, bool channels_last, const std::st
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(static_cast<int64_t>(sizes.size()), sizes.data(), st.data(), code,
                                                     SLIMCUDA_SHIM(aoti_torch_device_type_cpu)(), 0, &cpu),
             0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   Tensor host(cpu);
   void* p = nullptr;
   SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(cpu, &p);
@@ -90,8 +90,8 @@ Tensor make(const std::vector<int64_t>& sizes, bool channels_last, const std::st
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(static_cast<int64_t>(sizes.size()), sizes.data(), st.data(), code,
                                                     SLIMCUDA_SHIM(aoti_torch_device_type_cuda)(), 0, &dev),
             0)
-      << slimcuda_last_error_message();
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(dev, cpu, 0), 0) << slimcuda_last_error_message();
+      << last_error_message();
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(dev, cpu, 0), 0) << last_error_message();
   return Tensor(dev);
 }
 
@@ -107,7 +107,7 @@ std::vector<float> values(AtenTensorHandle t, const std::string& dtype) {
                                                     SLIMCUDA_SHIM(aoti_torch_device_type_cpu)(), 0, &cpu),
             0);
   Tensor host(cpu);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(cpu, t, 0), 0) << slimcuda_last_error_message();
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(cpu, t, 0), 0) << last_error_message();
   void* p = nullptr;
   SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(cpu, &p);
   std::vector<float> f(numel(sizes));
@@ -200,7 +200,7 @@ TEST(ConvolutionCudnn, MatchesLegacyAndCpu) {
     Tensor hx = make(c.x, c.channels_last, c.dtype, false, 1), hw = make(c.w, c.channels_last, c.dtype, false, 2);
     Tensor hb = c.bias ? make({c_out}, false, c.dtype, false, 3) : Tensor();
     AtenTensorHandle ret = nullptr;
-    ASSERT_EQ(run(c, hx.h, hw.h, hb.h, false, &ret), 0) << slimcuda_last_error_message();
+    ASSERT_EQ(run(c, hx.h, hw.h, hb.h, false, &ret), 0) << last_error_message();
     Tensor cpu(ret);
     const std::vector<float> want = values(cpu.h, c.dtype);
 
@@ -208,7 +208,7 @@ TEST(ConvolutionCudnn, MatchesLegacyAndCpu) {
     {
       PathScope scope(ops::ConvPath::Legacy);
       const uint64_t before = ops::convolution_cudnn_stats().executions;
-      ASSERT_EQ(run(c, x.h, w.h, b.h, true, &ret), 0) << slimcuda_last_error_message();
+      ASSERT_EQ(run(c, x.h, w.h, b.h, true, &ret), 0) << last_error_message();
       Tensor out(ret);
       legacy = values(out.h, c.dtype);
       EXPECT_EQ(ops::convolution_cudnn_stats().executions, before) << "legacy must not reach the frontend";
@@ -217,7 +217,7 @@ TEST(ConvolutionCudnn, MatchesLegacyAndCpu) {
 
     PathScope scope(ops::ConvPath::Frontend);
     const ops::ConvolutionCudnnStats s0 = ops::convolution_cudnn_stats();
-    ASSERT_EQ(run(c, x.h, w.h, b.h, true, &ret), 0) << slimcuda_last_error_message();
+    ASSERT_EQ(run(c, x.h, w.h, b.h, true, &ret), 0) << last_error_message();
     Tensor out(ret);
     const ops::ConvolutionCudnnStats s1 = ops::convolution_cudnn_stats();
     EXPECT_EQ(s1.executions, s0.executions + 1);
@@ -228,7 +228,7 @@ TEST(ConvolutionCudnn, MatchesLegacyAndCpu) {
     if (s1.unfused_bias != s0.unfused_bias) std::printf("%s: bias added by slimcuda's kernel (not fused)\n", c.name);
 
     // The second call reuses the graph.
-    ASSERT_EQ(run(c, x.h, w.h, b.h, true, &ret), 0) << slimcuda_last_error_message();
+    ASSERT_EQ(run(c, x.h, w.h, b.h, true, &ret), 0) << last_error_message();
     Tensor again(ret);
     const ops::ConvolutionCudnnStats s2 = ops::convolution_cudnn_stats();
     EXPECT_EQ(s2.graphs_built, s1.graphs_built);
@@ -253,14 +253,14 @@ TEST(ConvolutionCudnn, MisalignedInputDeclinesQuietly) {
                                                               dtype_code(c.dtype),
                                                               SLIMCUDA_SHIM(aoti_torch_device_type_cuda)(), 0, &xh),
             0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   Tensor x(xh);
   Tensor w = make(c.w, false, c.dtype, true, 2);
   AtenTensorHandle ret = nullptr;
   std::vector<float> legacy;
   {
     PathScope scope(ops::ConvPath::Legacy);
-    ASSERT_EQ(run(c, x.h, w.h, nullptr, true, &ret), 0) << slimcuda_last_error_message();
+    ASSERT_EQ(run(c, x.h, w.h, nullptr, true, &ret), 0) << last_error_message();
     Tensor out(ret);
     legacy = values(out.h, c.dtype);
   }
@@ -269,11 +269,11 @@ TEST(ConvolutionCudnn, MisalignedInputDeclinesQuietly) {
     ret = nullptr;
     EXPECT_EQ(run(c, x.h, w.h, nullptr, true, &ret), static_cast<int32_t>(Error::NotSupported));
     EXPECT_EQ(ret, nullptr);
-    EXPECT_NE(std::strstr(slimcuda_last_error_message(), "16-byte aligned"), nullptr) << slimcuda_last_error_message();
+    EXPECT_NE(std::strstr(last_error_message(), "16-byte aligned"), nullptr) << last_error_message();
   }
   PathScope scope(ops::ConvPath::Auto);
   const uint64_t before = ops::convolution_cudnn_stats().executions;
-  ASSERT_EQ(run(c, x.h, w.h, nullptr, true, &ret), 0) << slimcuda_last_error_message();
+  ASSERT_EQ(run(c, x.h, w.h, nullptr, true, &ret), 0) << last_error_message();
   Tensor out(ret);
   EXPECT_EQ(ops::convolution_cudnn_stats().executions, before);
   EXPECT_NE(std::strstr(ops::convolution_cudnn_unsupported_reason(), "16-byte aligned"), nullptr);

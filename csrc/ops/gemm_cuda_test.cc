@@ -16,9 +16,11 @@
 #include <gtest/gtest.h>
 
 #include "csrc/testing/fixtures.h"
+#include "csrc/testing/test_stream.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/aoti_torch_ops.h"
-#include "slimcuda/slimcuda.h"
+#include "slimcuda/caller_stream.h"
+#include "slimcuda/last_error.h"
 
 namespace slimcuda::testing {
 namespace {
@@ -37,7 +39,7 @@ Tensor empty(std::vector<int64_t> sizes) {
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(),
                                                     kF32, kCUDA, 0, &h),
             0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   return Tensor(h);
 }
 
@@ -66,15 +68,14 @@ class GemmRepeatable : public ::testing::TestWithParam<Shape> {};
 TEST_P(GemmRepeatable, EveryRunGivesTheSameBits) {
   SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   const auto [m, n, k] = GetParam();
-  void* stream = nullptr;
-  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
-  ASSERT_EQ(slimcuda_caller_stream_push(stream), SLIMCUDA_OK);
+  TestStream created;
+  ASSERT_TRUE(created.ok());
+  const cudaStream_t stream = created.get();
+  CallerStreamGuard on_stream(stream);
   const std::vector<float> hx = values(m * k, 1), hw = values(n * k, 2), hb = values(n, 3);
   Tensor x = empty({m, k}), w = empty({n, k}), bias = empty({n});
   auto upload = [&](AtenTensorHandle t, const std::vector<float>& h) {
-    ASSERT_EQ(
-        cudaMemcpyAsync(data(t), h.data(), h.size() * 4, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)),
-        cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(data(t), h.data(), h.size() * 4, cudaMemcpyHostToDevice, stream), cudaSuccess);
   };
   upload(x.get(), hx);
   upload(w.get(), hw);
@@ -83,19 +84,18 @@ TEST_P(GemmRepeatable, EveryRunGivesTheSameBits) {
   const int64_t t_sizes[2] = {k, n}, t_strides[2] = {1, k};
   AtenTensorHandle wt_h = nullptr;
   ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(w.get(), 2, t_sizes, t_strides, 0, &wt_h), 0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   Tensor wt(wt_h);
 
   std::vector<float> first;
   for (int run = 0; run < 40; ++run) {
     Tensor out = empty({m, n});
     ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_cuda_addmm_out)(out.get(), bias.get(), x.get(), wt.get(), 1.0, 1.0), 0)
-        << slimcuda_last_error_message();
+        << last_error_message();
     std::vector<float> got(static_cast<size_t>(m * n));
-    ASSERT_EQ(cudaMemcpyAsync(got.data(), data(out.get()), got.size() * 4, cudaMemcpyDeviceToHost,
-                              static_cast<cudaStream_t>(stream)),
+    ASSERT_EQ(cudaMemcpyAsync(got.data(), data(out.get()), got.size() * 4, cudaMemcpyDeviceToHost, stream),
               cudaSuccess);
-    ASSERT_EQ(slimcuda_stream_synchronize(stream), SLIMCUDA_OK);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     if (run == 0) {
       first = got;
       size_t off = 0;
@@ -111,8 +111,6 @@ TEST_P(GemmRepeatable, EveryRunGivesTheSameBits) {
     }
     ASSERT_EQ(std::memcmp(got.data(), first.data(), got.size() * 4), 0) << "run " << run << " differs from run 0";
   }
-  EXPECT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
-  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
 }
 
 INSTANTIATE_TEST_SUITE_P(SplitKShapes, GemmRepeatable,

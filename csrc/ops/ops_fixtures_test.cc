@@ -15,7 +15,7 @@
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/aoti_torch_ops.h"
-#include "slimcuda/slimcuda.h"
+#include "slimcuda/last_error.h"
 
 namespace slimcuda::testing {
 namespace {
@@ -132,7 +132,7 @@ Tensor make(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strid
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(nd, sizes.data(), strides.data(), dtype,
                                                     SLIMCUDA_SHIM(aoti_torch_device_type_cpu)(), 0, &h),
             0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   Tensor host(h);
   int64_t storage = 0;
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_storage_size)(h, &storage), 0);
@@ -148,17 +148,16 @@ Tensor make(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strid
   // attention bias has), and the flat copy keeps every stored element where it was.
   const int64_t flat = static_cast<int64_t>(storage / static_cast<int64_t>(es)), one = 1, zero = 0;
   AtenTensorHandle hf = nullptr, d = nullptr, view = nullptr;
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(h, 1, &flat, &one, 0, &hf), 0)
-      << slimcuda_last_error_message();
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(h, 1, &flat, &one, 0, &hf), 0) << last_error_message();
   Tensor host_flat(hf);
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(1, &flat, &one, dtype, SLIMCUDA_SHIM(aoti_torch_device_type_cuda)(),
                                                     0, &d),
             0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   Tensor dev(d);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(d, hf, 0), 0) << slimcuda_last_error_message();
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(d, hf, 0), 0) << last_error_message();
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(d, nd, sizes.data(), strides.data(), zero, &view), 0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   return Tensor(view);
 }
 
@@ -180,7 +179,7 @@ Tensor make_at_offset(const std::vector<int64_t>& sizes, const std::vector<int64
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(1, &flat, &one, dtype, SLIMCUDA_SHIM(aoti_torch_device_type_cpu)(),
                                                     0, &hf),
             0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   Tensor host_flat(hf);
   void* data = nullptr;
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(hf, &data), 0);
@@ -195,14 +194,14 @@ Tensor make_at_offset(const std::vector<int64_t>& sizes, const std::vector<int64
     EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(1, &flat, &one, dtype,
                                                       SLIMCUDA_SHIM(aoti_torch_device_type_cuda)(), 0, &d),
               0)
-        << slimcuda_last_error_message();
+        << last_error_message();
     dev.reset(d);
-    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(d, hf, 0), 0) << slimcuda_last_error_message();
+    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(d, hf, 0), 0) << last_error_message();
     base = d;
   }
   AtenTensorHandle view = nullptr;
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(base, nd, sizes.data(), strides.data(), offset, &view), 0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   return Tensor(view);
 }
 
@@ -225,7 +224,7 @@ std::vector<double> read(AtenTensorHandle t, int32_t dtype, std::vector<int64_t>
                                                       SLIMCUDA_SHIM(aoti_torch_device_type_cpu)(), 0, &h),
               0);
     host.reset(h);
-    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(h, t, 0), 0) << slimcuda_last_error_message();
+    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(h, t, 0), 0) << last_error_message();
     src = h;
   }
   void* data = nullptr;
@@ -338,7 +337,7 @@ TEST(OpsFixtures, Gemm) {
             out_spec ? c.data["out"].value("offset", int64_t{0}) : 0);
       }
       ASSERT_EQ(call_gemm(fn, cuda, out.get(), raw, beta, alpha, c.data.value("use_gelu", 0), &ret0), 0)
-          << slimcuda_last_error_message();
+          << last_error_message();
       if (ret0 != nullptr) out.reset(ret0);
       std::vector<int64_t> got_sizes;
       const std::vector<double> got = read(out.get(), dtype, &got_sizes);
@@ -362,7 +361,7 @@ TEST(OpsFixtures, Convolution) {
     ASSERT_EQ(call_conv(device == "cuda", in[0].get(), in[1].get(), bias != nullptr ? &bias : nullptr, c.data, spatial,
                         &ret0),
               0)
-        << slimcuda_last_error_message();
+        << last_error_message();
     Tensor out(ret0);
     std::vector<int64_t> got_sizes;
     const std::vector<double> got = read(out.get(), dtype, &got_sizes);
@@ -411,7 +410,7 @@ TEST(OpsFixtures, BadInput) {
       code = call_gemm(fn, cuda, raw[0], rest, 1.0, 1.0, 0, &ret0);
     }
     if (ret0 != nullptr) (void)SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(ret0);
-    expect_code(c, code);
+    expect_code(c, code, last_error_message());
   }
 }
 
@@ -560,7 +559,7 @@ TEST(OpsFixtures, Attention) {
     a.has_scale = c.data.contains("scale");
     if (a.has_scale) a.scale = c.data["scale"].get<double>();
     AttentionOut r;
-    ASSERT_EQ(call_attention(a, &r), 0) << slimcuda_last_error_message();
+    ASSERT_EQ(call_attention(a, &r), 0) << last_error_message();
     const nlohmann::json& want = attention_values(c, all);
 
     const Meta om = meta_of(r.out.get());
@@ -644,7 +643,8 @@ TEST(OpsFixtures, AttentionBadInput) {
     a.dropout_p = c.data.value("dropout_p", 0.0);
     a.return_debug_mask = c.data.value("return_debug_mask", 0);
     AttentionOut r;
-    expect_code(c, call_attention(a, &r));
+    const int32_t code = call_attention(a, &r);
+    expect_code(c, code, last_error_message());
   }
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The package reader on untrusted bytes, from testdata/packages.json (go/slimcuda/
-// package_test.go runs the same cases), and the writer's round trip.
+// The package reader on untrusted bytes, from testdata/packages.json's check cases, the
+// writer's round trip and the JSON manifest's numbers. The same cases through the C ABI
+// (slimcuda_package_check, slimcuda_model_load, slimcuda_package_pack), as Go runs them:
+// csrc/c_api/package_api_test.cc.
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -9,15 +11,13 @@
 
 #include <gtest/gtest.h>
 
+#include "csrc/package/manifest.h"
 #include "csrc/package/model_package.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/last_error.h"
-#include "slimcuda/slimcuda.h"
 
 namespace slimcuda::testing {
 namespace {
-
-const bool kOwnsFixture = own_fixture("packages.json");
 
 std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -32,24 +32,14 @@ std::vector<uint8_t> test_library() {
   return p == nullptr ? std::vector<uint8_t>{} : read_bytes(runfile(p));
 }
 
-TEST(Packages, Check) {
+TEST(Packages, Read) {
   for (const Case& c : cases("packages.json", "check")) {
     SCOPED_TRACE(c.name);
     if (!begin_case(c)) continue;
     const std::vector<uint8_t> bytes = read_bytes(fixture_relative("packages.json", c.data.at("file")));
-    expect_code(c, slimcuda_package_check(bytes.data(), bytes.size()));
-  }
-}
-
-TEST(Packages, Load) {
-  for (const Case& c : cases("packages.json", "load")) {
-    SCOPED_TRACE(c.name);
-    if (!begin_case(c)) continue;
-    const std::vector<uint8_t> bytes = read_bytes(fixture_relative("packages.json", c.data.at("file")));
-    slimcuda_model* m = nullptr;
-    expect_code(c, slimcuda_model_load(bytes.data(), bytes.size(), 0, 0, &m));
-    EXPECT_EQ(m != nullptr, c.data.at("expect") == "Ok") << "a model exactly when the load succeeds";
-    slimcuda_model_free(m);
+    ModelPackage p;
+    const Error got = ModelPackage::parse(bytes.data(), bytes.size(), &p, "test");
+    expect_code(c, static_cast<int32_t>(got), last_error_message());
   }
 }
 
@@ -60,9 +50,10 @@ TEST(Packages, EveryTruncationIsHandled) {
   int ok = 0;
   for (size_t n = 0; n < bytes.size(); ++n) {
     std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
-    const int32_t rc = slimcuda_package_check(prefix.data(), prefix.size());
-    EXPECT_TRUE(rc == SLIMCUDA_OK || rc == SLIMCUDA_ERROR_INVALID_PROGRAM) << n;
-    ok += rc == SLIMCUDA_OK;
+    ModelPackage p;
+    const Error e = ModelPackage::parse(prefix.data(), prefix.size(), &p, "test");
+    EXPECT_TRUE(e == Error::Ok || e == Error::InvalidProgram) << n;
+    ok += e == Error::Ok;
   }
   EXPECT_EQ(ok, 0) << "a truncated package was accepted";
 }
@@ -110,41 +101,9 @@ TEST(Packages, WriterRoundTripsAndRefusesBadMetadata) {
   EXPECT_EQ(p.serialize(&bytes, "test"), Error::InvalidArgument);
 }
 
-TEST(Packages, PackFromManifest) {
-  EXPECT_EQ(slimcuda_package_pack("/nonexistent/manifest.json", "/tmp/x.slimcuda"), SLIMCUDA_ERROR_NOT_FOUND);
-  EXPECT_EQ(slimcuda_package_pack(nullptr, "/tmp/x.slimcuda"), SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  const std::string dir = ::testing::TempDir();
-  {
-    const std::vector<uint8_t> so = test_library();
-    std::ofstream(dir + "/m.so", std::ios::binary)
-        .write(reinterpret_cast<const char*>(so.data()), static_cast<std::streamsize>(so.size()));
-    std::ofstream(dir + "/fake.so", std::ios::binary) << std::string(128, 'x');  // not an ELF file
-    std::ofstream(dir + "/manifest.json")
-        << R"({"libraries": [{"device": "cpu", "so": "m.so", "methods": [{"name": "forward",
-              "inputs": [{"name": "x", "dtype": "int64", "sizes": [3], "device": "cpu"}],
-              "outputs": [{"name": "y", "dtype": "bool", "sizes": [3], "device": "cpu"}]}]}]})";
-    std::ofstream(dir + "/bad.json") << R"({"libraries": [{"device": "tpu", "so": "m.so", "methods": []}]})";
-    std::ofstream(dir + "/fake.json")
-        << R"({"libraries": [{"device": "cpu", "so": "fake.so", "methods": [{"name": "forward",
-              "inputs": [], "outputs": []}]}]})";
-  }
-  EXPECT_EQ(slimcuda_package_pack((dir + "/fake.json").c_str(), (dir + "/fake.slimcuda").c_str()),
-            SLIMCUDA_ERROR_INVALID_PROGRAM);
-  EXPECT_NE(std::string(slimcuda_last_error_message()).find("not an ELF"), std::string::npos)
-      << slimcuda_last_error_message();
-  ASSERT_EQ(slimcuda_package_pack((dir + "/manifest.json").c_str(), (dir + "/out.slimcuda").c_str()), SLIMCUDA_OK)
-      << slimcuda_last_error_message();
-  const std::vector<uint8_t> bytes = read_bytes(dir + "/out.slimcuda");
-  EXPECT_EQ(slimcuda_package_check(bytes.data(), bytes.size()), SLIMCUDA_OK);
-  EXPECT_EQ(slimcuda_package_pack((dir + "/bad.json").c_str(), (dir + "/bad.slimcuda").c_str()),
-            SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(slimcuda_last_error_message()).find("unknown device \"tpu\""), std::string::npos)
-      << slimcuda_last_error_message();
-}
-
 // Manifest numbers are JSON integers within their field's range, never truncated or
 // wrapped (go/slimcuda/package_test.go checks the same cases through Pack).
-TEST(Packages, PackRefusesNumbersThatAreNotIntegersInRange) {
+TEST(Manifest, RefusesNumbersThatAreNotIntegersInRange) {
   struct NumberCase {
     const char* description;
     const char* fields;  // the input tensor's numeric fields, as JSON
@@ -178,10 +137,9 @@ TEST(Packages, PackRefusesNumbersThatAreNotIntegersInRange) {
         "inputs": [{"name": "x", "dtype": "int64", "device": "cpu", )"
                         << c.fields << R"(}],
         "outputs": [{"name": "y", "dtype": "bool", "sizes": [3], "device": "cpu"}]}]}]})";
-    EXPECT_EQ(slimcuda_package_pack(path.c_str(), (dir + "/numbers.slimcuda").c_str()),
-              SLIMCUDA_ERROR_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(slimcuda_last_error_message()).find(c.message), std::string::npos)
-        << slimcuda_last_error_message();
+    ModelPackage p;
+    EXPECT_EQ(package_from_manifest(path, &p, "test"), Error::InvalidArgument);
+    EXPECT_NE(std::string(last_error_message()).find(c.message), std::string::npos) << last_error_message();
   }
 }
 

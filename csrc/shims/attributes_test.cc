@@ -7,7 +7,7 @@
 
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/aoti_torch.h"
-#include "slimcuda/slimcuda.h"
+#include "slimcuda/last_error.h"
 
 namespace slimcuda::testing {
 namespace {
@@ -33,8 +33,7 @@ TEST(AttributeShims, NullArgumentsAreErrors) {
   EXPECT_NE(SLIMCUDA_SHIM(aoti_torch_get_device_type)(nullptr, &i32), 0);
   EXPECT_NE(SLIMCUDA_SHIM(aoti_torch_get_device_index)(t, nullptr), 0);
   EXPECT_NE(SLIMCUDA_SHIM(aoti_torch_is_contiguous)(nullptr, &b), 0);
-  EXPECT_NE(std::string(slimcuda_last_error_message()).find("null t"), std::string::npos)
-      << slimcuda_last_error_message();
+  EXPECT_NE(std::string(last_error_message()).find("null t"), std::string::npos) << last_error_message();
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(t), 0);
 }
 
@@ -51,8 +50,8 @@ TEST(AttributeShims, SizeAndStrideByDimension) {
   EXPECT_EQ(v, 12);
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_stride)(t, -3, &v), 0);
   EXPECT_EQ(v, 12);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_size)(t, 3, &v), SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_stride)(t, -4, &v), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_size)(t, 3, &v), code_of(Error::InvalidArgument));
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_stride)(t, -4, &v), code_of(Error::InvalidArgument));
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(t), 0);
 }
 

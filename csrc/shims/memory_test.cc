@@ -8,18 +8,17 @@
 
 #include <gtest/gtest.h>
 
+#include "csrc/pinned/pinned_pool.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/aoti_torch.h"
-#include "slimcuda/slimcuda.h"
+#include "slimcuda/last_error.h"
 
 namespace slimcuda::testing {
 namespace {
 
 constexpr int32_t kF32 = 6, kCPU = 0, kCUDA = 1;
 
-bool message_has(const char* text) {
-  return std::string(slimcuda_last_error_message()).find(text) != std::string::npos;
-}
+bool message_has(const char* text) { return std::string(last_error_message()).find(text) != std::string::npos; }
 
 AtenTensorHandle cpu_tensor(std::vector<int64_t> sizes) {
   AtenTensorHandle t = nullptr;
@@ -33,20 +32,20 @@ TEST(MemoryShims, EmptyStridedNullAndNegativeArguments) {
   const int64_t sizes[2] = {2, 3};
   AtenTensorHandle t = reinterpret_cast<AtenTensorHandle>(0x1);
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(2, sizes, nullptr, kF32, kCPU, 0, nullptr),
-            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+            code_of(Error::InvalidArgument));
   EXPECT_TRUE(message_has("null ret_new_tensor"));
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(-1, sizes, nullptr, kF32, kCPU, 0, &t),
-            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+            code_of(Error::InvalidArgument));
   EXPECT_TRUE(message_has("ndim -1 < 0"));
   EXPECT_EQ(t, nullptr) << "a failed call clears the output";
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(2, nullptr, nullptr, kF32, kCPU, 0, &t),
-            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+            code_of(Error::InvalidArgument));
   EXPECT_TRUE(message_has("null sizes with ndim 2"));
   // ndim 0 needs no sizes: a scalar.
   ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(0, nullptr, nullptr, kF32, kCPU, 0, &t), 0);
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(t), 0);
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(2, sizes, nullptr, kF32, kCPU, 0, nullptr),
-            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+            code_of(Error::InvalidArgument));
 }
 
 TEST(MemoryShims, FromBlobBorrowsAndChecks) {
@@ -64,10 +63,10 @@ TEST(MemoryShims, FromBlobBorrowsAndChecks) {
   EXPECT_EQ(data[5], 5.0f) << "borrowed memory is untouched and not freed";
 
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(nullptr, 1, sizes, nullptr, 0, kF32, kCPU, 0, &t),
-            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+            code_of(Error::InvalidArgument));
   EXPECT_TRUE(message_has("null data"));
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(data, 1, sizes, nullptr, 0, kF32, kCPU, 0, nullptr),
-            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+            code_of(Error::InvalidArgument));
   // v2: strided layout only, no opaque metadata.
   const uint8_t meta[4] = {1, 2, 3, 4};
   ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(data, 1, sizes, nullptr, 0, kF32, kCPU, 0, &t, 0,
@@ -76,10 +75,10 @@ TEST(MemoryShims, FromBlobBorrowsAndChecks) {
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(t), 0);
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(data, 1, sizes, nullptr, 0, kF32, kCPU, 0, &t, 1,
                                                                  nullptr, 0),
-            SLIMCUDA_ERROR_NOT_SUPPORTED);
+            code_of(Error::NotSupported));
   EXPECT_EQ(
       SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(data, 1, sizes, nullptr, 0, kF32, kCPU, 0, &t, 0, meta, 4),
-      SLIMCUDA_ERROR_NOT_SUPPORTED);
+      code_of(Error::NotSupported));
 }
 
 TEST(MemoryShims, HandlesShareStorage) {
@@ -104,10 +103,10 @@ TEST(MemoryShims, HandlesShareStorage) {
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_numel)(d, &numel), 0);
   EXPECT_EQ(numel, 2);
   for (AtenTensorHandle h : {b, c, v, d}) EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(h), 0);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(nullptr, &b), SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_assign_tensors)(nullptr, d), SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_assign_tensors_out)(d, nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(nullptr, &b), code_of(Error::InvalidArgument));
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_assign_tensors)(nullptr, d), code_of(Error::InvalidArgument));
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_assign_tensors_out)(d, nullptr), code_of(Error::InvalidArgument));
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(nullptr), code_of(Error::InvalidArgument));
 }
 
 // Inductor re-views views (a slice of a buffer at an offset, viewed again): the offset of
@@ -132,11 +131,11 @@ TEST(MemoryShims, ReinterpretAddsToTheViewsOffset) {
   // Past the storage from the view's offset: refused, though it would fit from offset 0.
   AtenTensorHandle bad = nullptr;
   const int64_t ten = 10;
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(v, 1, &ten, &one, 4, &bad), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(v, 1, &ten, &one, 4, &bad), code_of(Error::InvalidArgument));
   EXPECT_EQ(bad, nullptr);
   const int64_t huge = INT64_MAX;
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(v, 1, &one, &one, huge, &bad),
-            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+            code_of(Error::InvalidArgument));
   for (AtenTensorHandle h : {a, v, w}) EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(h), 0);
 }
 
@@ -145,17 +144,17 @@ TEST(MemoryShims, ViewAndCloneArgumentChecks) {
   AtenTensorHandle out = nullptr;
   const int64_t sizes[2] = {3, 2}, strides[2] = {1, 3};
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(nullptr, 2, sizes, strides, 0, &out),
-            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+            code_of(Error::InvalidArgument));
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(a, 2, sizes, strides, 0, nullptr),
-            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+            code_of(Error::InvalidArgument));
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(a, -3, sizes, strides, 0, &out),
-            SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_as_strided)(a, sizes, nullptr, &out), SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_as_strided)(nullptr, sizes, strides, &out), SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_clone)(nullptr, &out), SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_clone)(a, nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_clone_preserve_strides)(nullptr, &out), SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(a, nullptr, 0), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+            code_of(Error::InvalidArgument));
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_as_strided)(a, sizes, nullptr, &out), code_of(Error::InvalidArgument));
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_as_strided)(nullptr, sizes, strides, &out), code_of(Error::InvalidArgument));
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_clone)(nullptr, &out), code_of(Error::InvalidArgument));
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_clone)(a, nullptr), code_of(Error::InvalidArgument));
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_clone_preserve_strides)(nullptr, &out), code_of(Error::InvalidArgument));
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(a, nullptr, 0), code_of(Error::InvalidArgument));
   EXPECT_TRUE(message_has("null src"));
   EXPECT_EQ(out, nullptr);
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(a), 0);
@@ -166,8 +165,7 @@ TEST(MemoryShims, PinnedIsPageLocked) {
   SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   const int64_t n = 1 << 20;
   AtenTensorHandle t = nullptr;
-  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(1, &n, nullptr, 0, kCPU, 0, &t), 0)
-      << slimcuda_last_error_message();
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(1, &n, nullptr, 0, kCPU, 0, &t), 0) << last_error_message();
   void* p = nullptr;
   ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(t, &p), 0);
   cudaPointerAttributes attr{};
@@ -187,38 +185,32 @@ TEST(MemoryShims, PinnedIsPageLocked) {
 // Pinned tensors come from the cached pinned pool: a freed block is reused for the next
 // pinned tensor of its size, the statistics count it, and they return to the start.
 TEST(MemoryShims, PinnedPoolReusesBlocksAndCounts) {
-  slimcuda_memory_stats s{};
-  EXPECT_EQ(slimcuda_pinned_memory_stats_get(nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
-  if (!slimcuda::testing::has_gpu()) {
-    EXPECT_EQ(slimcuda_pinned_memory_stats_get(&s), SLIMCUDA_ERROR_NOT_SUPPORTED);
-    EXPECT_EQ(slimcuda_pinned_empty_cache(), SLIMCUDA_ERROR_NOT_SUPPORTED);
-  }
   SLIMCUDA_REQUIRE_GPU_OR_SKIP();
-  ASSERT_EQ(slimcuda_pinned_empty_cache(), SLIMCUDA_OK);
-  slimcuda_memory_stats start{};
-  ASSERT_EQ(slimcuda_pinned_memory_stats_get(&start), SLIMCUDA_OK);
+  pinned_empty_cache();
+  const PoolStats start = pinned_memory_stats();
+  PoolStats s;
   const int64_t n = 3 * 1024 * 1024 + 100;  // bytes (uint8)
   void* first = nullptr;
   for (int round = 0; round < 3; ++round) {
     AtenTensorHandle t = nullptr;
     ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(1, &n, nullptr, 0, kCPU, 0, &t), 0)
-        << slimcuda_last_error_message();
+        << last_error_message();
     void* p = nullptr;
     ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(t, &p), 0);
     if (round == 0) first = p;
     EXPECT_EQ(p, first) << "round " << round << ": the freed pinned block was not reused";
-    ASSERT_EQ(slimcuda_pinned_memory_stats_get(&s), SLIMCUDA_OK);
+    s = pinned_memory_stats();
     EXPECT_GE(s.allocated_bytes, start.allocated_bytes + static_cast<uint64_t>(n));
     EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(t), 0);
   }
-  ASSERT_EQ(slimcuda_pinned_memory_stats_get(&s), SLIMCUDA_OK);
+  s = pinned_memory_stats();
   EXPECT_EQ(s.allocated_bytes, start.allocated_bytes);
   EXPECT_EQ(s.allocations - start.allocations, 3u);
   EXPECT_EQ(s.frees - start.frees, 3u);
   EXPECT_EQ(s.cache_hits - start.cache_hits, 2u);
   EXPECT_EQ(s.cache_misses - start.cache_misses, 1u);
-  ASSERT_EQ(slimcuda_pinned_empty_cache(), SLIMCUDA_OK);
-  ASSERT_EQ(slimcuda_pinned_memory_stats_get(&s), SLIMCUDA_OK);
+  pinned_empty_cache();
+  s = pinned_memory_stats();
   EXPECT_EQ(s.reserved_bytes, start.reserved_bytes);
 }
 

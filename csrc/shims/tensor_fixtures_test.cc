@@ -9,14 +9,20 @@
 
 #include <gtest/gtest.h>
 
+#include "csrc/tensor/slim_tensor.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/aoti_torch.h"
-#include "slimcuda/slimcuda.h"
+#include "slimcuda/last_error.h"
 
 namespace slimcuda::testing {
 namespace {
 
 const bool kOwnsFixture = own_fixture("tensor.json");
+
+// Whether a tensor's memory came from the pinned pool (a shim handle is a SlimTensor).
+bool is_pinned(AtenTensorHandle t) {
+  return reinterpret_cast<const SlimTensor*>(t)->storage()->kind() == Storage::Kind::Pinned;
+}
 
 int32_t dtype_code(const nlohmann::json& j) {
   if (j.is_number()) return j.get<int32_t>();
@@ -78,7 +84,7 @@ AtenTensorHandle host_tensor(HostValues& v, const std::vector<int64_t>& sizes, H
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(data, static_cast<int64_t>(sizes.size()), sizes.data(),
                                                               nullptr, 0, v.floating ? 7 : 4, 0, 0, &h),
             0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   return hs.keep(h);
 }
 
@@ -93,7 +99,7 @@ AtenTensorHandle build(const nlohmann::json& spec, Handles& hs) {
                                static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, dtype, w.type, w.index, &base)
                          : SLIMCUDA_SHIM(aoti_torch_empty_strided)(static_cast<int64_t>(sizes.size()), sizes.data(),
                                                                    nullptr, dtype, w.type, w.index, &base);
-  EXPECT_EQ(rc, 0) << slimcuda_last_error_message();
+  EXPECT_EQ(rc, 0) << last_error_message();
   if (rc != 0) return nullptr;
   hs.keep(base);
   if (spec.contains("values")) {
@@ -108,7 +114,7 @@ AtenTensorHandle build(const nlohmann::json& spec, Handles& hs) {
         v.ints.push_back(x.get<int64_t>());
       }
     }
-    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(base, host_tensor(v, sizes, hs), 0), 0) << slimcuda_last_error_message();
+    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(base, host_tensor(v, sizes, hs), 0), 0) << last_error_message();
   }
   if (!spec.contains("view") || spec["view"].is_null()) return base;
   const auto& view = spec["view"];
@@ -118,7 +124,7 @@ AtenTensorHandle build(const nlohmann::json& spec, Handles& hs) {
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(base, static_cast<int64_t>(vs.size()), vs.data(), vt.data(),
                                                           view.value("offset", 0), &v),
             0)
-      << slimcuda_last_error_message();
+      << last_error_message();
   return v == nullptr ? nullptr : hs.keep(v);
 }
 
@@ -148,7 +154,7 @@ HostValues read(AtenTensorHandle t, Handles& hs) {
   const size_t n = static_cast<size_t>(numel_of(sizes));
   v.ints.resize(v.floating ? 0 : n);
   v.floats.resize(v.floating ? n : 0);
-  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(host_tensor(v, sizes, hs), t, 0), 0) << slimcuda_last_error_message();
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(host_tensor(v, sizes, hs), t, 0), 0) << last_error_message();
   return v;
 }
 
@@ -189,7 +195,7 @@ void expect_values(const Case& c, AtenTensorHandle t, Handles& hs) {
                                                                 sizes.data(), nullptr, 0, dtype, 0, 0, &h),
               0);
     hs.keep(h);
-    ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(h, t, 0), 0) << slimcuda_last_error_message();
+    ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(h, t, 0), 0) << last_error_message();
     const auto& want = c.data["expect_bits"];
     ASSERT_EQ(want.size() * es, raw.size());
     for (size_t i = 0; i < want.size(); ++i) {
@@ -215,7 +221,7 @@ TEST(TensorFixtures, Empty) {
     const int32_t rc =
         w.pinned ? SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(ndim, sizes.data(), sp, dtype, w.type, w.index, &t)
                  : SLIMCUDA_SHIM(aoti_torch_empty_strided)(ndim, sizes.data(), sp, dtype, w.type, w.index, &t);
-    expect_code(c, rc);
+    expect_code(c, rc, last_error_message());
     if (rc != 0) {
       EXPECT_EQ(t, nullptr);
       continue;
@@ -247,9 +253,7 @@ TEST(TensorFixtures, Empty) {
     EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(t, &data), 0);
     EXPECT_EQ(data == nullptr, storage == 0);
     if (w.pinned) {
-      slimcuda_tensor_info info{};
-      ASSERT_EQ(slimcuda_tensor_get_info(reinterpret_cast<slimcuda_tensor*>(t), &info), SLIMCUDA_OK);
-      EXPECT_EQ(info.pinned, 1);
+      EXPECT_TRUE(is_pinned(t));
     }
   }
 }
@@ -266,7 +270,7 @@ TEST(TensorFixtures, View) {
     AtenTensorHandle v = nullptr;
     const int32_t rc = SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(base, static_cast<int64_t>(vs.size()), vs.data(),
                                                                      vt.data(), c.data.at("offset").get<int64_t>(), &v);
-    expect_code(c, rc);
+    expect_code(c, rc, last_error_message());
     if (rc != 0) continue;
     hs.keep(v);
     EXPECT_EQ(sizes_of(v), vs);
@@ -284,7 +288,7 @@ TEST(TensorFixtures, Copy) {
     AtenTensorHandle dst = build(c.data.at("dst"), hs);
     ASSERT_TRUE(src != nullptr && dst != nullptr);
     const int32_t rc = SLIMCUDA_SHIM(aoti_torch_copy_)(dst, src, 0);
-    expect_code(c, rc);
+    expect_code(c, rc, last_error_message());
     if (rc == 0) expect_values(c, dst, hs);
   }
 }
@@ -300,7 +304,7 @@ TEST(TensorFixtures, Clone) {
     const int32_t rc = c.data.at("preserve_strides").get<bool>()
                            ? SLIMCUDA_SHIM(aoti_torch_clone_preserve_strides)(src, &out)
                            : SLIMCUDA_SHIM(aoti_torch_clone)(src, &out);
-    expect_code(c, rc);
+    expect_code(c, rc, last_error_message());
     if (rc != 0) continue;
     hs.keep(out);
     EXPECT_EQ(strides_of(out), c.data.at("expect_strides").get<std::vector<int64_t>>());
@@ -312,9 +316,7 @@ TEST(TensorFixtures, Clone) {
     EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_device_type)(out, &out_type), 0);
     EXPECT_EQ(out_type, src_type);
     if (c.data.value("expect_pinned", false)) {
-      slimcuda_tensor_info info{};
-      ASSERT_EQ(slimcuda_tensor_get_info(reinterpret_cast<slimcuda_tensor*>(out), &info), SLIMCUDA_OK);
-      EXPECT_EQ(info.pinned, 1);
+      EXPECT_TRUE(is_pinned(out));
     }
     expect_values(c, out, hs);
   }

@@ -43,9 +43,14 @@ bool begin_case(const Case& c);
 /// for an unknown name.
 Error error_from_name(const std::string& name);
 
-/// Checks a C ABI result against the case's "expect" (an error name) and, when the case
-/// has one, that this thread's last-error message contains its "message".
-void expect_code(const Case& c, int32_t got);
+/// `e` as the int32_t code the C ABI and the shims return.
+constexpr int32_t code_of(Error e) noexcept { return static_cast<int32_t>(e); }
+
+/// Checks a result code against the case's "expect" (an error name) and, when the case
+/// has one, that `message` (this thread's last-error text, read after the call: the C
+/// ABI's slimcuda_last_error_message() or, in tests of internals, last_error_message())
+/// contains its "message".
+void expect_code(const Case& c, int32_t got, const std::string& message);
 
 /// The path of `relative` (e.g. "packages/x.slimcuda") next to fixture file `file`.
 std::string fixture_relative(const std::string& file, const std::string& relative);

@@ -22,16 +22,6 @@ SLIMCUDA_API int32_t slimcuda_testing_spin(int64_t microseconds, void* stream);
 
 #ifdef __cplusplus
 } /* extern "C" */
-
-#include "slimcuda/slimcuda.h"
-
-/* Spins on this thread's caller stream (the legacy default stream when none is selected). */
-inline int32_t slimcuda_testing_spin_caller_stream(int64_t microseconds) {
-  void* stream = nullptr;
-  int32_t selected = 0;
-  const int32_t rc = slimcuda_caller_stream_get(&stream, &selected);
-  return rc != 0 ? rc : slimcuda_testing_spin(microseconds, stream);
-}
 #endif
 
 #endif /* SLIMCUDA_TESTING_SPIN_H_ */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The staged copy (pageable host memory through pinned chunks), tested directly with every
-// pipeline shape, and through the C ABI's copies from the staging threshold on. Links the
-// library statically (//csrc:slimcuda_static): staged_copy is not exported by
+// pipeline shape, and through the transfer engine's copies from the staging threshold on.
+// Links the library statically (//csrc:slimcuda_static): staged_copy is not exported by
 // libslimcuda.so, and this binary is alone in its process.
 #include "csrc/transfer/staged_copy.h"
 
@@ -15,8 +15,11 @@
 
 #include <gtest/gtest.h>
 
+#include "csrc/device_memory/device_memory.h"
+#include "csrc/pinned/pinned_pool.h"
+#include "csrc/testing/test_stream.h"
+#include "csrc/transfer/transfer.h"
 #include "slimcuda/last_error.h"
-#include "slimcuda/slimcuda.h"
 
 namespace slimcuda {
 namespace {
@@ -39,34 +42,39 @@ bool has_gpu() {
   } while (0)
 
 constexpr StreamContext kLegacy = StreamContext::unselected(0);
-StreamContext on(void* stream) { return StreamContext::selected(static_cast<cudaStream_t>(stream), 0); }
+StreamContext on(cudaStream_t stream) { return StreamContext::selected(stream, 0); }
+
+// `n` bytes of device 0's memory ordered on ctx's stream (nullptr, with a test failure,
+// when there are none).
+void* device_bytes(size_t n, const StreamContext& ctx) {
+  Result<void*> r = device_memory::allocate(n, 0, ctx);
+  EXPECT_TRUE(r.ok()) << last_error_message();
+  return r.ok() ? r.value() : nullptr;
+}
 
 // Pageable copies from the staging threshold on go through pinned chunks: every byte lands
-// where it should, for odd sizes and unaligned offsets, with and without a caller stream,
+// where it should, for odd sizes and unaligned offsets, with and without a selected stream,
 // and the staged path is really taken (the pinned pool hands out its chunks).
 TEST(StagedCopy, PageableRoundTripsOddSizesAndOffsets) {
   REQUIRE_GPU_OR_SKIP();
   const size_t threshold = staging_threshold();
   ASSERT_GT(threshold, 0u) << "SLIMCUDA_STAGING_THRESHOLD=0 turns the path under test off";
-  void* stream = nullptr;
-  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+  testing::TestStream stream;
+  ASSERT_TRUE(stream.ok());
   const size_t sizes[] = {threshold - 1,          threshold,       threshold + 1, (size_t{4} << 20) + 7,
                           (size_t{13} << 20) + 3, size_t{12} << 20};
   for (int with_stream = 0; with_stream < 2; ++with_stream) {
-    if (with_stream) {
-      ASSERT_EQ(slimcuda_caller_stream_push(stream), SLIMCUDA_OK);
-    }
+    const StreamContext ctx = with_stream ? on(stream.get()) : kLegacy;
     for (size_t n : sizes) {
       std::vector<uint8_t> host(n + 8), back(n + 8, 0);
       for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint8_t>((i * 131 + n) >> 3);
-      void* dev = nullptr;
-      ASSERT_EQ(slimcuda_device_alloc(n + 512, 0, 0, &dev), SLIMCUDA_OK);
+      void* dev = device_bytes(n + 512, ctx);
+      ASSERT_NE(dev, nullptr);
       uint8_t* d = static_cast<uint8_t*>(dev) + 3;
-      slimcuda_memory_stats before{}, after{};
-      ASSERT_EQ(slimcuda_pinned_memory_stats_get(&before), SLIMCUDA_OK);
-      ASSERT_EQ(slimcuda_copy_host_to_device(d, host.data() + 5, n, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
-      ASSERT_EQ(slimcuda_copy_device_to_host(back.data() + 1, d, n, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
-      ASSERT_EQ(slimcuda_pinned_memory_stats_get(&after), SLIMCUDA_OK);
+      const PoolStats before = pinned_memory_stats();
+      ASSERT_EQ(transfer::host_to_device(d, host.data() + 5, n, ctx), Error::Ok) << last_error_message();
+      ASSERT_EQ(transfer::device_to_host(back.data() + 1, d, n, ctx), Error::Ok) << last_error_message();
+      const PoolStats after = pinned_memory_stats();
       EXPECT_EQ(std::memcmp(back.data() + 1, host.data() + 5, n), 0) << n << " bytes, stream " << with_stream;
       EXPECT_EQ(back[0], 0) << "wrote before the destination";
       EXPECT_EQ(back[n + 1], 0) << "wrote past the destination";
@@ -76,13 +84,9 @@ TEST(StagedCopy, PageableRoundTripsOddSizesAndOffsets) {
         EXPECT_EQ(after.allocations, before.allocations) << n << " bytes: staged below the threshold";
       }
       EXPECT_EQ(after.allocated_bytes, before.allocated_bytes) << "staging chunks not returned";
-      EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
-    }
-    if (with_stream) {
-      ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+      EXPECT_EQ(device_memory::free(dev, 0), Error::Ok);
     }
   }
-  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
 }
 
 // The staged copy itself at sizes the policy would send direct (one byte, one chunk and a
@@ -92,14 +96,12 @@ TEST(StagedCopy, AnySizeThroughTheChunks) {
   for (size_t n : {size_t{1}, size_t{7}, size_t{4096}, (size_t{4} << 20) + 1, (size_t{9} << 20) - 5}) {
     std::vector<uint8_t> host(n), back(n, 0);
     for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 7 + 1);
-    void* dev = nullptr;
-    ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
-    ASSERT_EQ(staged_copy(dev, host.data(), n, true, kLegacy, staging_config()), Error::Ok)
-        << slimcuda_last_error_message();
-    ASSERT_EQ(staged_copy(back.data(), dev, n, false, kLegacy, staging_config()), Error::Ok)
-        << slimcuda_last_error_message();
+    void* dev = device_bytes(n, kLegacy);
+    ASSERT_NE(dev, nullptr);
+    ASSERT_EQ(staged_copy(dev, host.data(), n, true, kLegacy, staging_config()), Error::Ok) << last_error_message();
+    ASSERT_EQ(staged_copy(back.data(), dev, n, false, kLegacy, staging_config()), Error::Ok) << last_error_message();
     EXPECT_EQ(back, host) << n << " bytes";
-    EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
+    EXPECT_EQ(device_memory::free(dev, 0), Error::Ok);
   }
 }
 
@@ -109,8 +111,8 @@ TEST(StagedCopy, AnySizeThroughTheChunks) {
 TEST(StagedCopy, EveryPipelineShapeRoundTrips) {
   REQUIRE_GPU_OR_SKIP();
   ASSERT_TRUE(stream_flags_available(0)) << "the H200's driver has stream memory operations";
-  void* created = nullptr;
-  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &created), SLIMCUDA_OK);
+  testing::TestStream created;
+  ASSERT_TRUE(created.ok());
   constexpr size_t kChunk = size_t{64} << 10;  // the smallest chunk a config may ask for
   std::vector<StagingConfig> shapes;
   for (bool flags : {false, true}) {
@@ -120,23 +122,22 @@ TEST(StagedCopy, EveryPipelineShapeRoundTrips) {
       shapes.push_back(c);
     }
   }
-  for (void* stream : {static_cast<void*>(nullptr), created}) {
+  for (cudaStream_t stream : {static_cast<cudaStream_t>(nullptr), created.get()}) {
     for (const StagingConfig& shape : shapes) {
       for (size_t n : {size_t{1}, kChunk, kChunk + 1, 7 * kChunk + 13, size_t{3} << 20}) {
         std::vector<uint8_t> host(n), back(n, 0);
         for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 29 + n + shape.buffers);
-        void* dev = nullptr;
-        ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &dev), SLIMCUDA_OK);
+        void* dev = device_bytes(n, kLegacy);
+        ASSERT_NE(dev, nullptr);
         const StreamContext ctx = stream == nullptr ? kLegacy : on(stream);
-        ASSERT_EQ(staged_copy(dev, host.data(), n, true, ctx, shape), Error::Ok) << slimcuda_last_error_message();
-        ASSERT_EQ(staged_copy(back.data(), dev, n, false, ctx, shape), Error::Ok) << slimcuda_last_error_message();
+        ASSERT_EQ(staged_copy(dev, host.data(), n, true, ctx, shape), Error::Ok) << last_error_message();
+        ASSERT_EQ(staged_copy(back.data(), dev, n, false, ctx, shape), Error::Ok) << last_error_message();
         EXPECT_EQ(back, host) << n << " bytes, chunk " << shape.chunk_bytes << ", " << shape.buffers << " buffers, "
                               << shape.threads << " threads, flags " << shape.stream_flags << ", stream " << stream;
-        EXPECT_EQ(slimcuda_device_free(dev, 0), SLIMCUDA_OK);
+        EXPECT_EQ(device_memory::free(dev, 0), Error::Ok);
       }
     }
   }
-  EXPECT_EQ(slimcuda_stream_destroy(created), SLIMCUDA_OK);
 }
 
 // Three threads staging at once with `config`, sharing the copy threads (with stream
@@ -149,19 +150,19 @@ void three_threads_keep_their_bytes(const StagingConfig& config) {
     threads.emplace_back([&, t] {
       std::vector<uint8_t> host(n), back(n, 0);
       for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 13 + t * 101);
-      void* dev = nullptr;
-      if (slimcuda_device_alloc(n, 0, 0, &dev) != SLIMCUDA_OK) {
+      Result<void*> dev = device_memory::allocate(n, 0, kLegacy);
+      if (!dev.ok()) {
         ++failures;
         return;
       }
       for (int round = 0; round < 3; ++round) {
-        if (staged_copy(dev, host.data(), n, true, kLegacy, config) != Error::Ok ||
-            staged_copy(back.data(), dev, n, false, kLegacy, config) != Error::Ok || back != host) {
+        if (staged_copy(dev.value(), host.data(), n, true, kLegacy, config) != Error::Ok ||
+            staged_copy(back.data(), dev.value(), n, false, kLegacy, config) != Error::Ok || back != host) {
           ++failures;
         }
         std::fill(back.begin(), back.end(), 0);
       }
-      if (slimcuda_device_free(dev, 0) != SLIMCUDA_OK) ++failures;
+      if (device_memory::free(dev.value(), 0) != Error::Ok) ++failures;
     });
   }
   for (std::thread& th : threads) th.join();

@@ -50,16 +50,14 @@ def slimcuda_cc_test(name, srcs, deps = [], fixtures = True, data = [], env = {}
     process: one caller-stream thread-local) and exports its symbols to the model
     libraries it loads (-rdynamic), as libslimcuda.so would.
     """
-    library = ["//csrc:slimcuda_static", "//csrc/testing:testing_static"] if internals else [
-        "//csrc:slimcuda",
-        "//csrc/testing",
-    ]
+    library = ["//csrc:slimcuda_static"] if internals else ["//csrc:slimcuda"]
     cc_test(
         name = name,
         srcs = srcs,
         copts = SLIMCUDA_COPTS,
         linkopts = kwargs.pop("linkopts", []) + (["-rdynamic"] if internals else []),
         deps = deps + library + [
+            "//csrc/testing",
             "@com_google_googletest//:gtest_main",
         ],
         data = data + (["//testdata:fixtures"] if fixtures else []),

@@ -16,7 +16,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include "csrc/testing/fixtures.h"
+#include "csrc/c_api/c_api_fixtures.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/slimcuda.h"
 

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The kernel entry points of the C ABI (slimcuda_fill_f32, slimcuda_axpy_f32) and the
-// basic calls, driven by testdata/kernels.json (also run by go/slimcuda/kernels_test.go).
+// basic calls, driven by testdata/kernels.json (also run by go/slimcuda/buffer_test.go and
+// device_test.go).
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "csrc/testing/fixtures.h"
+#include "csrc/c_api/c_api_fixtures.h"
 #include "slimcuda/slimcuda.h"
 
 namespace slimcuda::testing {

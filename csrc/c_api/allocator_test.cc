@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA allocator through the C ABI, from testdata/allocator.json (the Go suite
-// go/slimcuda/allocator_test.go runs the same cases), plus C++-only checks of the
-// registry and the CPU allocator.
+// go/slimcuda/buffer_test.go runs the same cases), plus C++-only checks of the caching
+// pool's stream rules.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include "csrc/testing/fixtures.h"
+#include "csrc/c_api/c_api_fixtures.h"
 #include "csrc/testing/spin.h"
 #include "slimcuda/slimcuda.h"
 
@@ -21,6 +21,15 @@ namespace slimcuda::testing {
 namespace {
 
 const bool kOwnsFixture = own_fixture("allocator.json");
+
+// Keeps this thread's caller stream (the legacy default stream when none is selected)
+// busy for `microseconds`.
+int32_t spin_caller_stream(int64_t microseconds) {
+  void* stream = nullptr;
+  int32_t selected = 0;
+  const int32_t rc = slimcuda_caller_stream_get(&stream, &selected);
+  return rc != SLIMCUDA_OK ? rc : slimcuda_testing_spin(microseconds, stream);
+}
 
 int32_t device_count() {
   int32_t n = 0;
@@ -177,8 +186,7 @@ TEST(Allocator, DeviceToHostIsOrderedOnCallerStream) {
     std::vector<float> out(n, -7.0f);
     {
       CaseStream stream("non_blocking");
-      ASSERT_EQ(slimcuda_testing_spin_caller_stream(c.data.at("spin_us").get<int64_t>()), SLIMCUDA_OK)
-          << slimcuda_last_error_message();
+      ASSERT_EQ(spin_caller_stream(c.data.at("spin_us").get<int64_t>()), SLIMCUDA_OK) << slimcuda_last_error_message();
       ASSERT_EQ(slimcuda_fill_f32(buf.ptr, n, value, 0), SLIMCUDA_OK) << slimcuda_last_error_message();
       ASSERT_EQ(slimcuda_copy_device_to_host(out.data(), buf.ptr, n * sizeof(float), 0), SLIMCUDA_OK)
           << slimcuda_last_error_message();
@@ -202,8 +210,7 @@ TEST(Allocator, HostToDeviceIsOrderedOnCallerStream) {
     DeviceBytes buf(n * sizeof(float));
     {
       CaseStream stream("non_blocking");
-      ASSERT_EQ(slimcuda_testing_spin_caller_stream(c.data.at("spin_us").get<int64_t>()), SLIMCUDA_OK)
-          << slimcuda_last_error_message();
+      ASSERT_EQ(spin_caller_stream(c.data.at("spin_us").get<int64_t>()), SLIMCUDA_OK) << slimcuda_last_error_message();
       ASSERT_EQ(slimcuda_fill_f32(buf.ptr, n, c.data.at("value").get<float>(), 0), SLIMCUDA_OK);
       ASSERT_EQ(slimcuda_copy_host_to_device(buf.ptr, in.data(), n * sizeof(float), 0), SLIMCUDA_OK)
           << slimcuda_last_error_message();
@@ -256,7 +263,7 @@ TEST(CachingAllocator, CrossStreamReuseWaitsForTheFirstStream) {
   void* p = nullptr;
   ASSERT_EQ(slimcuda_caller_stream_push(a), SLIMCUDA_OK);
   ASSERT_EQ(slimcuda_device_alloc(n * 4, 0, 0, &p), SLIMCUDA_OK);
-  ASSERT_EQ(slimcuda_testing_spin_caller_stream(100000), SLIMCUDA_OK);  // A is busy for 100 ms
+  ASSERT_EQ(spin_caller_stream(100000), SLIMCUDA_OK);  // A is busy for 100 ms
   ASSERT_EQ(slimcuda_fill_f32(p, n, 1.0f, 0), SLIMCUDA_OK);
   ASSERT_EQ(slimcuda_device_free(p, 0), SLIMCUDA_OK);  // freed while A will still write it
   ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
@@ -298,7 +305,7 @@ TEST(CachingAllocator, ReleasedForeignStreamHandsItsBlocksOn) {
   void* p = nullptr;
   ASSERT_EQ(slimcuda_caller_stream_push(foreign), SLIMCUDA_OK);
   ASSERT_EQ(slimcuda_device_alloc(n, 0, 0, &p), SLIMCUDA_OK);
-  ASSERT_EQ(slimcuda_testing_spin_caller_stream(20000), SLIMCUDA_OK);  // the foreign stream is busy for 20 ms
+  ASSERT_EQ(spin_caller_stream(20000), SLIMCUDA_OK);  // the foreign stream is busy for 20 ms
   ASSERT_EQ(slimcuda_device_free(p, 0), SLIMCUDA_OK);
   ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
 
