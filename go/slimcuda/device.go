@@ -67,12 +67,13 @@ func DeviceCount() (int, error) {
 }
 
 // cudaIndex is d's index for a CUDA-only C call: ErrInvalidArgument unless d is a CUDA
-// device whose index the C ABI can represent (-1 or an ordinal; C checks it exists).
+// device whose index an int32_t holds. The range (-1 or 0..127) and whether the device
+// exists are the C library's checks (check_device_index), the same for Go and C callers.
 func cudaIndex(op string, d Device) (C.int32_t, error) {
 	if d.Type != CUDA {
 		return 0, argError(op, "%v is not a CUDA device", d)
 	}
-	if d.Index < -1 || d.Index > 127 {
+	if d.Index != int(int32(d.Index)) {
 		return 0, argError(op, "device index %d out of range", d.Index)
 	}
 	return C.int32_t(d.Index), nil
