@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loading PyTorch .pt2 archives through the C ABI, from testdata/pt2.json (go/slimcuda/
-// pt2_test.go runs the same cases): the valid archives load and run (from a file and from
+// load_test.go runs the same cases): the valid archives load and run (from a file and from
 // memory), every malformed one gets its code and message, a real CPU export matches eager
 // PyTorch, a wrong input is refused before the library runs, and a load leaves no file in
 // TMPDIR.

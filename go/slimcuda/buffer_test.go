@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The CUDA allocator and copy contract from testdata/allocator.json (csrc/allocator/
+// The CUDA allocator and copy contract from testdata/allocator.json (csrc/c_api/
 // allocator_test.cc runs the same cases).
 
 // deviceIndex reads "device_index": a number, or "count" (first index past the last device).
@@ -299,7 +299,7 @@ func TestBufferMisuseIsAnErrorNotAPanic(t *testing.T) {
 }
 
 // The kernel entry points (FillFloat32, AxpyFloat32), driven by testdata/kernels.json (also run by
-// csrc/kernels/kernels_test.cc).
+// csrc/c_api/kernels_test.cc).
 func TestKernelsFill(t *testing.T) {
 	for _, c := range fx.Cases(t, "kernels.json", "fill") {
 		t.Run(c.Name, func(t *testing.T) {

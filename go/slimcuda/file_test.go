@@ -18,7 +18,7 @@ import (
 )
 
 // Reading files through Load and Pack: the codes and messages of C's read_regular_file
-// (csrc/package/file_reader_test.cc checks the same from C).
+// (csrc/c_api/file_reader_test.cc checks the same from C).
 
 // within fails the test when call does not return in 5 s (a FIFO that blocks, /dev/zero
 // read without end); the goroutine is then left behind.

@@ -3,20 +3,24 @@
 package slimcuda
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/slimcuda/slimcuda/go/internal/fixture"
 	"github.com/stretchr/testify/require"
 )
 
-// The demo model, from testdata/demo_model.json (csrc/model/model_test.cc runs the same
+// The demo model, from testdata/demo_model.json (csrc/c_api/model_test.cc runs the same
 // cases).
 
 func demoPackage(t testing.TB) string {
@@ -222,7 +226,7 @@ func TestModelMisuseIsAnErrorNotAPanic(t *testing.T) {
 	require.Equal(t, "dynamic-bounded", DynamicBounded.String())
 }
 
-// The loader with the test models of models/testing (csrc/model/library_test.cc has the
+// The loader with the test models of models/testing (csrc/c_api/library_test.cc has the
 // C++ side): every load runs its own library, whatever else is loaded.
 
 func testModel(t testing.TB, name string) string {
@@ -367,72 +371,6 @@ func TestContainerWithoutHandleIsRefused(t *testing.T) {
 	require.Nil(t, m)
 }
 
-// Model packages from untrusted bytes, from testdata/packages.json (csrc/package/
-// package_test.cc runs the same cases).
-
-func TestPackagesCheck(t *testing.T) {
-	for _, c := range fx.Cases(t, "packages.json", "check") {
-		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
-			var file string
-			c.Get(t, "file", &file)
-			data, err := os.ReadFile(fx.Path(t, "packages.json", file))
-			require.NoError(t, err)
-			expectCode(t, c, CheckPackage(data))
-		})
-	}
-}
-
-func TestPackagesLoad(t *testing.T) {
-	for _, c := range fx.Cases(t, "packages.json", "load") {
-		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
-			var file string
-			c.Get(t, "file", &file)
-			m, err := Load(fx.Path(t, "packages.json", file), LoadOnDevice(CPUDevice))
-			expectCode(t, c, err)
-			if err != nil {
-				require.Nil(t, m)
-				return
-			}
-			require.NoError(t, m.Close())
-		})
-	}
-}
-
-func TestPackMissingManifest(t *testing.T) {
-	err := Pack(filepath.Join(t.TempDir(), "missing.json"), filepath.Join(t.TempDir(), "out.slimcuda"))
-	require.ErrorIs(t, err, ErrNotFound)
-	_, err = Load(filepath.Join(t.TempDir(), "missing.slimcuda"))
-	require.ErrorIs(t, err, ErrNotFound)
-}
-
-// FuzzCheckPackage feeds bytes to the package reader through the Go API: it must answer Ok
-// or InvalidProgram, never crash. It is a robustness check of the Go-to-C boundary (slice
-// passing, error mapping), not a coverage-guided fuzzer: cgo code is not instrumented, so
-// `go test -fuzz` learns nothing about the C parser. `bazel test` runs it over its seeds
-// (testdata/packages/*.slimcuda); libFuzzer (tools/fuzz/fuzz.sh) is the coverage-guided
-// fuzzer of the C reader, and FuzzRead (go/internal/npy, the CLI's .npy reader) is the Go-side target.
-func FuzzCheckPackage(f *testing.F) {
-	seeds, _ := filepath.Glob(filepath.Join(filepath.Dir(fx.Path(f, "packages.json", "x")), "packages", "*.slimcuda"))
-	for _, p := range seeds {
-		data, err := os.ReadFile(p)
-		if err == nil {
-			f.Add(data)
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		err := CheckPackage(data)
-		if err != nil && !errorIs(err, ErrInvalidProgram) {
-			t.Fatalf("want nil or ErrInvalidProgram, got %v", err)
-		}
-	})
-}
-
 func demoReference(t *testing.T) (input, want []float32) {
 	data, err := os.ReadFile(fx.Path(t, "demo_model.json", "demo_model.json"))
 	require.NoError(t, err)
@@ -569,43 +507,352 @@ func driveGPU(demo string, dev int, input, want []float32) error {
 	return nil
 }
 
-// Manifest numbers are JSON integers within their field's range, never truncated or
-// wrapped (csrc/package/package_test.cc checks the same cases).
-func TestPackRefusesNumbersThatAreNotIntegersInRange(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "n.so"), []byte("not really a library"), 0o644))
-	tests := []struct {
-		description string
-		fields      string // the input tensor's numeric fields, as JSON
-		message     string
-	}{
-		{"fractional sizes", `"sizes": [2.7, 3.9]`, "tensor 'x': sizes[0] must be an integer"},
-		{"integral float size", `"sizes": [2.0]`, "tensor 'x': sizes[0] must be an integer"},
-		{"size 1e10", `"sizes": [1e10]`, "tensor 'x': sizes[0] must be an integer"},
-		{"size 1e300", `"sizes": [3, 1e300]`, "tensor 'x': sizes[1] must be an integer"},
-		{"size past int64", `"sizes": [9223372036854775808]`, "tensor 'x': sizes[0] must be an integer"},
-		{"boolean size", `"sizes": [true]`, "tensor 'x': sizes[0] must be an integer"},
-		{"sizes not an array", `"sizes": 3`, "tensor 'x': sizes must be an array"},
-		{"fractional min size", `"sizes": [3], "min_sizes": [0.5], "dynamism": "dynamic_bounded"`,
-			"tensor 'x': min_sizes[0] must be an integer"},
-		{"dim_order past uint8", `"sizes": [3, 3], "dim_order": [257, 256]`,
-			"tensor 'x': dim_order[0] must be an integer in [0, 255], got 257"},
-		{"negative dim_order", `"sizes": [3], "dim_order": [-1]`, "tensor 'x': dim_order[0] must be an integer"},
-		{"device_index past int32", `"sizes": [3], "device_index": 4294967295`,
-			"tensor 'x': device_index must be an integer in [-1, 127], got 4294967295"},
-		{"device_index 1e300", `"sizes": [3], "device_index": 1e300`, "tensor 'x': device_index must be an integer"},
-		{"fractional device_index", `"sizes": [3], "device_index": 0.5`, "tensor 'x': device_index must be an integer"},
+// --- many goroutines on one model -------------------------------------------------------
+
+// Concurrency and bad use of a Model (go test -race -run 'Concurrent' runs these against
+// the installed library; csrc/c_api/model_test.cc and library_test.cc have the C++ side under
+// TSan).
+
+// concurrentInput is goroutine g's own input for the demo model ([2, 16]).
+func concurrentInput(g int) []float32 {
+	x := make([]float32, 32)
+	for i := range x {
+		x[i] = float32((g*37+i*11)%17)/8 - 1
 	}
-	for _, tc := range tests {
-		t.Run(tc.description, func(t *testing.T) {
-			manifest := filepath.Join(dir, "numbers.json")
-			text := `{"libraries": [{"device": "cpu", "so": "n.so", "methods": [{"name": "forward",
-			  "inputs": [{"name": "x", "dtype": "int64", "device": "cpu", ` + tc.fields + `}],
-			  "outputs": [{"name": "y", "dtype": "bool", "sizes": [3], "device": "cpu"}]}]}]}`
-			require.NoError(t, os.WriteFile(manifest, []byte(text), 0o644))
-			err := Pack(manifest, filepath.Join(dir, "numbers.slimcuda"))
-			require.ErrorIs(t, err, ErrInvalidArgument)
-			require.ErrorContains(t, err, tc.message)
+	return x
+}
+
+// runDemo runs the demo model once on x (on the call's stream, if any) and returns y.
+func runDemo(m *Model, x []float32, opts ...CallOption) ([]float32, error) {
+	in, err := NewTensor([]int64{2, 16}, Float32, m.Device())
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	if err := CopyFromHost(in, x, opts...); err != nil {
+		return nil, err
+	}
+	out, err := m.Run([]*Tensor{in}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer out[0].Close()
+	y := make([]float32, 16)
+	return y, CopyToHost(out[0], y, opts...) // the run's stream
+}
+
+// 64 goroutines x 1,000 runs on one model, each on its own stream where a GPU exists (on
+// the CPU: no streams), every output bit-exact against a single-threaded reference.
+func TestConcurrentRunsOnOneModelAreBitExact(t *testing.T) {
+	const goroutines, runs = 64, 1000
+	device := CPUDevice
+	if n, err := DeviceCount(); err == nil && n > 0 {
+		device = CUDADevice(0)
+	}
+	m, err := Load(demoPackage(t), LoadOnDevice(device), WithInstances(4))
+	require.NoError(t, err)
+	defer m.Close()
+	require.Equal(t, 4, m.Instances())
+	want := make([][]float32, goroutines)
+	for g := range want {
+		want[g], err = runDemo(m, concurrentInput(g))
+		require.NoError(t, err)
+	}
+	require.NoError(t, runBitExact(m, goroutines, runs, want))
+}
+
+// runBitExact runs the demo model `runs` times from each of `goroutines` goroutines, each on
+// its own non-blocking stream on CUDA, and returns the first output that is not bit-exact
+// against want[goroutine] (or the first error).
+func runBitExact(m *Model, goroutines, runs int, want [][]float32) error {
+	errs := make(chan error, goroutines)
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			var opts []CallOption
+			if m.Device().Type == CUDA {
+				s, err := NewStream(NonBlocking())
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer s.Close()
+				opts = append(opts, OnStream(s))
+			}
+			x := concurrentInput(g)
+			for r := 0; r < runs; r++ {
+				y, err := runDemo(m, x, opts...)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i := range y {
+					if math.Float32bits(y[i]) != math.Float32bits(want[g][i]) {
+						errs <- fmt.Errorf("goroutine %d run %d output %d: %v, want %v", g, r, i, y[i], want[g][i])
+						return
+					}
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs // nil when the channel is empty
+}
+
+// With every instance busy, RunContext gives up when its context does, enqueuing nothing.
+func TestConcurrentRunContextGivesUpWhenAllInstancesAreBusy(t *testing.T) {
+	m, err := Load(demoPackage(t), LoadOnDevice(CPUDevice), WithInstances(2))
+	require.NoError(t, err)
+	defer m.Close()
+	in, err := NewTensor([]int64{2, 16}, Float32, m.Device())
+	require.NoError(t, err)
+	defer in.Close()
+	require.NoError(t, CopyFromHost(in, make([]float32, 32)))
+	// Every instance taken, as by two runs in flight.
+	<-m.slots
+	<-m.slots
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	out, err := m.RunContext(ctx, []*Tensor{in})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Nil(t, out)
+	canceled, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	_, err = m.RunContext(canceled, []*Tensor{in})
+	require.ErrorIs(t, err, context.Canceled)
+	// A free instance: the run goes ahead.
+	m.slots <- struct{}{}
+	out, err = m.RunContext(context.Background(), []*Tensor{in})
+	require.NoError(t, err)
+	out[0].Close()
+	m.slots <- struct{}{}
+	//lint:ignore SA1012 a nil context is bad input, not a panic
+	_, err = m.RunContext(nil, []*Tensor{in}) //nolint:staticcheck
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	// An already-done context with a free instance enqueues nothing either.
+	_, err = m.RunContext(canceled, []*Tensor{in})
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// runCountInstances runs count_instances (sleeps x microseconds, returns how many runs
+// were in flight) and returns y.
+func runCountInstances(m *Model, ctx context.Context, us float32) (float32, error) {
+	in, err := NewTensor([]int64{1}, Float32, CPUDevice)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	if err := CopyFromHost(in, []float32{us}); err != nil {
+		return 0, err
+	}
+	out, err := m.RunContext(ctx, []*Tensor{in})
+	if err != nil {
+		return 0, err
+	}
+	defer out[0].Close()
+	y := make([]float32, 1)
+	return y[0], CopyToHost(out[0], y)
+}
+
+// Runs overlap up to the instance count, and the container (which fails a Run when more
+// than its instances are in flight) never sees more.
+func TestConcurrentRunsUseEveryInstanceAndNoMore(t *testing.T) {
+	for _, c := range []struct {
+		description string
+		opts        []LoadOption
+		instances   int
+	}{
+		{"default on the CPU", nil, 1},
+		{"four instances", []LoadOption{WithInstances(4)}, 4},
+	} {
+		t.Run(c.description, func(t *testing.T) {
+			m, err := Load(testModel(t, "count_instances"), c.opts...)
+			require.NoError(t, err)
+			defer m.Close()
+			require.Equal(t, c.instances, m.Instances())
+			var mu sync.Mutex
+			var most float32
+			errs := make(chan error, 16*20)
+			var wg sync.WaitGroup
+			for g := 0; g < 16; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for r := 0; r < 20; r++ {
+						y, err := runCountInstances(m, context.Background(), 300)
+						if err != nil {
+							errs <- err
+							continue
+						}
+						mu.Lock()
+						most = float32(math.Max(float64(most), float64(y)))
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.LessOrEqual(t, most, float32(c.instances))
+			if c.instances > 1 {
+				require.GreaterOrEqual(t, most, float32(2), "runs never overlapped")
+			}
 		})
 	}
+}
+
+// Close while runs are in flight waits for them: each run either completes (and its output
+// is readable after Close) or, starting after Close, reports ErrInvalidState. Never a crash.
+func TestConcurrentCloseWaitsForRunsInFlight(t *testing.T) {
+	m, err := Load(testModel(t, "count_instances"), WithInstances(2))
+	require.NoError(t, err)
+	results := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			_, err := runCountInstances(m, context.Background(), 20000) // 20 ms each
+			results <- err
+		}()
+	}
+	// Wait until both instances are taken: two runs are in flight (or about to enter C).
+	for deadline := time.Now().Add(10 * time.Second); len(m.slots) > 0; {
+		require.True(t, time.Now().Before(deadline), "the runs never started")
+		runtime.Gosched()
+	}
+	start := time.Now()
+	require.NoError(t, m.Close())
+	require.GreaterOrEqual(t, time.Since(start), 5*time.Millisecond, "Close did not wait for the runs in flight")
+	ok := 0
+	for g := 0; g < 8; g++ {
+		if err := <-results; err != nil {
+			require.ErrorIs(t, err, ErrInvalidState)
+			continue
+		}
+		ok++
+	}
+	require.GreaterOrEqual(t, ok, 2, "the two runs in flight when Close was called must complete")
+	_, err = m.RunContext(context.Background(), nil)
+	require.ErrorIs(t, err, ErrInvalidState, "a run on a closed model")
+	_, err = m.Run(nil)
+	require.ErrorIs(t, err, ErrInvalidState)
+}
+
+func TestConcurrentLoadRejectsBadInstanceCounts(t *testing.T) {
+	for _, n := range []int{-1, 65} {
+		_, err := Load(demoPackage(t), WithInstances(n))
+		require.ErrorIs(t, err, ErrInvalidArgument, "%d instances", n)
+		_, err = LoadBytes([]byte("x"), WithInstances(n))
+		require.ErrorIs(t, err, ErrInvalidArgument, "%d instances", n)
+	}
+	var nilModel *Model
+	require.Equal(t, 0, nilModel.Instances())
+	_, err := nilModel.RunContext(context.Background(), nil)
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	require.False(t, errors.Is(err, context.Canceled))
+}
+
+// --- serving ------------------------------------------------------------------------------
+
+// BenchmarkServing is bench/serving_benchmark from Go: one CUDA model (the demo package, or
+// $SLIMCUDA_SERVING_PACKAGE), N goroutines each on its own non-blocking stream calling
+// Run and waiting for its stream, for instances 1/2/4/8 × callers 1..32 and CUDA graphs off
+// and on. It reports runs/s over all callers and p50/p99 call latency; b.N is the number of
+// calls each caller makes (go test -bench Serving -benchtime 2000x).
+func BenchmarkServing(b *testing.B) {
+	requireGPU(b)
+	path := os.Getenv("SLIMCUDA_SERVING_PACKAGE")
+	if path == "" {
+		path = demoPackage(b)
+	}
+	for _, graphs := range []GraphMode{GraphsOff, GraphsStrict} {
+		for _, instances := range []int{1, 2, 4, 8} {
+			m, err := Load(path, LoadOnDevice(CUDADevice(0)), WithInstances(instances), WithCUDAGraphs(graphs))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, callers := range []int{1, 2, 4, 8, 16, 32} {
+				name := fmt.Sprintf("graphs=%v/instances=%d/callers=%d", graphs != GraphsOff, instances, callers)
+				b.Run(name, func(b *testing.B) { driveServing(b, m, callers) })
+			}
+			if err := m.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// driveServing runs b.N calls on each of `callers` goroutines and reports the figures.
+func driveServing(b *testing.B, m *Model, callers int) {
+	spec := m.Inputs()
+	lat := make([][]time.Duration, callers)
+	errs := make(chan error, callers)
+	var ready, wg sync.WaitGroup
+	start := make(chan struct{})
+	for c := 0; c < callers; c++ {
+		ready.Add(1)
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			s, err := NewStream(NonBlocking())
+			if err != nil {
+				ready.Done()
+				errs <- err
+				return
+			}
+			defer s.Close()
+			inputs := make([]*Tensor, len(spec))
+			for i, sp := range spec {
+				if inputs[i], err = NewTensor(sp.Sizes, sp.DType, m.Device()); err != nil {
+					ready.Done()
+					errs <- err
+					return
+				}
+				defer inputs[i].Close()
+			}
+			lat[c] = make([]time.Duration, 0, b.N)
+			ready.Done()
+			<-start
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				out, err := m.Run(inputs, OnStream(s))
+				if err == nil {
+					err = s.Synchronize()
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				lat[c] = append(lat[c], time.Since(t0))
+				for _, o := range out {
+					o.Close()
+				}
+			}
+		}(c)
+	}
+	ready.Wait()
+	b.ResetTimer()
+	t0 := time.Now()
+	close(start)
+	wg.Wait()
+	elapsed := time.Since(t0)
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	if len(all) == 0 {
+		return
+	}
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "runs/s")
+	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
 }

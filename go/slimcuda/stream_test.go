@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Caller-stream semantics from testdata/caller_stream.json (csrc/caller_stream/
-// caller_stream_test.cc runs the same cases), through the C push/pop ABI on a locked thread.
+// Caller-stream semantics from testdata/caller_stream.json (csrc/c_api/
+// caller_stream_api_test.cc runs the same cases), through the C push/pop ABI on a locked thread.
 
 type step struct {
 	Push   *string `json:"push"`

@@ -23,7 +23,7 @@ export SLIMCUDA_TEST_MODELS SLIMCUDA_TEST_LIBRARY="$here/models/libconstant_1.so
 logs="${SLIMCUDA_GPU_LOGS:-$here/logs}"
 mkdir -p "$logs"
 # The CUDA .pt2 with its weights in the archive (csrc/c_api/pt2_load_test.cc, go/slimcuda/
-# pt2_weights_test.go): exported here with the machine's PyTorch unless given; without one
+# load_test.go): exported here with the machine's PyTorch unless given; without one
 # those tests fail (SLIMCUDA_REQUIRE_GPU=1).
 if [[ -z "${SLIMCUDA_PT2_CUDA_WEIGHTS:-}" ]] && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   python3 "$here/export_weights_example.py" "$here/weights-export" cuda >"$logs/export_weights_example.log" 2>&1 &&

@@ -648,7 +648,7 @@ def main():
             "dimension only the first Sq are compared); expected_from: the case whose expected/lse_expected "
             "apply (same scenario, another op). op attention_error: bad attention input (sizes/dtypes of query, "
             "key, value[, bias]; null: query|key|value|ret0; dropout_p, return_debug_mask) -> expect, message. "
-            "Read by csrc/ops/ops_fixtures_test.cc (C++) and go/internal/opsfixture/ops_test.go (Go)."),
+            "Read by csrc/ops/ops_fixtures_test.cc (C++) and go/internal/opsfixture/opsfixture_test.go (Go)."),
         "cases": cases,
     }
     out = json.dumps(doc, indent=None, separators=(",", ": "))

@@ -4,7 +4,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -94,4 +96,126 @@ func TestInputSizes(t *testing.T) {
 			require.Equal(t, tc.numel, n)
 		})
 	}
+}
+
+func demoPath(t *testing.T) string {
+	return fixture.Runfile(t, "SLIMCUDA_DEMO_PACKAGE", "models/demo/demo.slimcuda")
+}
+
+// `slimcuda run` on the demo gives the reference outputs (testdata/demo_model.json,
+// case run_cpu_batch_4: the same deterministic input), on the CPU and, with a GPU, on CUDA.
+func TestRunDemoMatchesReference(t *testing.T) {
+	data, err := os.ReadFile(fixture.Runfile(t, "SLIMCUDA_DEMO_MODEL_JSON", "testdata/demo_model.json"))
+	require.NoError(t, err)
+	var doc struct {
+		Cases []struct {
+			Name   string    `json:"name"`
+			Expect []float64 `json:"expect_output"`
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	var want []float64
+	for _, c := range doc.Cases {
+		if c.Name == "run_cpu_batch_4" {
+			want = c.Expect
+		}
+	}
+	require.Len(t, want, 32)
+	devices := []string{"cpu"}
+	if gpu(t) {
+		devices = append(devices, "cuda", "auto")
+	}
+	for _, device := range devices {
+		var out, errOut bytes.Buffer
+		code := run([]string{"run", "-json", "-values", "-iterations", "2", "-device", device, demoPath(t)}, &out, &errOut)
+		require.Equal(t, 0, code, errOut.String())
+		var s Summary
+		require.NoError(t, json.Unmarshal(out.Bytes(), &s))
+		require.Len(t, s.Outputs, 1)
+		require.Equal(t, []int64{4, 8}, s.Outputs[0].Sizes)
+		require.Equal(t, "float32", s.Outputs[0].DType)
+		for i := range want {
+			require.LessOrEqual(t, math.Abs(float64(s.Outputs[0].Values[i])-want[i]), 1e-6, "%s output %d", device, i)
+		}
+		if device == "cpu" {
+			require.Equal(t, "cpu", s.Device)
+		} else {
+			require.Equal(t, "cuda:0", s.Device)
+		}
+	}
+}
+
+func TestRunWithoutArgumentsUsesTheDemo(t *testing.T) {
+	t.Setenv("SLIMCUDA_DEMO_PACKAGE", demoPath(t))
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"run"}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "output y: float32 [4 8]")
+}
+
+func TestRunRejectsBadPackages(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.slimcuda")
+	require.NoError(t, os.WriteFile(bad, []byte("definitely not a package"), 0o644))
+	var out, errOut bytes.Buffer
+	require.Equal(t, 1, run([]string{"run", bad}, &out, &errOut))
+	require.Contains(t, errOut.String(), "InvalidProgram")
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"run", filepath.Join(t.TempDir(), "missing.slimcuda")}, &out, &errOut))
+	require.Contains(t, errOut.String(), "NotFound")
+}
+
+func pt2Fixture(t *testing.T, name string) string {
+	return filepath.Join(filepath.Dir(fixture.Runfile(t, "SLIMCUDA_PT2_JSON", "testdata/pt2.json")), "pt2", name)
+}
+
+// runLinearPt2 runs `slimcuda run -json` on one of the CPU linear exports (the same model
+// with its weights in the library or in the archive) and checks what both must give: inputs
+// built from the archive's specs ([2, 4] and [2, 3] float32), a [2, 3] ReLU output.
+func runLinearPt2(t *testing.T, name, iterations string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run([]string{"run", "-json", "-iterations", iterations, pt2Fixture(t, name)}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	var s Summary
+	require.NoError(t, json.Unmarshal(out.Bytes(), &s))
+	require.Equal(t, "cpu", s.Device)
+	require.Len(t, s.Inputs, 2)
+	require.Equal(t, []int64{2, 4}, s.Inputs[0].Sizes)
+	require.Equal(t, []int64{2, 3}, s.Inputs[1].Sizes)
+	require.Len(t, s.Outputs, 1)
+	require.Equal(t, []int64{2, 3}, s.Outputs[0].Sizes)
+	require.GreaterOrEqual(t, float64(s.Outputs[0].Min), 0.0, "relu")
+}
+
+// `slimcuda run model.pt2`: the real CPU export runs on inputs the CLI builds from the
+// archive's input specs, and its output has the model's shape.
+func TestRunPt2(t *testing.T) {
+	runLinearPt2(t, "real_cpu_linear.pt2", "1")
+	var out, errOut bytes.Buffer
+	var s Summary
+
+	// Several models: the name chooses; none given is the library's InvalidArgument.
+	out.Reset()
+	require.Equal(t, 1, run([]string{"run", pt2Fixture(t, "two_models.pt2")}, &out, &errOut))
+	require.Contains(t, errOut.String(), "holds 2 models ('a', 'b')")
+	errOut.Reset()
+	require.Equal(t, 0, run([]string{"run", "-model-name", "b", "-json", "-values", pt2Fixture(t, "two_models.pt2")},
+		&out, &errOut), errOut.String())
+	require.NoError(t, json.Unmarshal(out.Bytes(), &s))
+	require.Equal(t, float64(s.Inputs[0].Sum)+1, float64(s.Outputs[0].Values[0]), "constant_1: y = x + 1")
+
+	// Unknown input specs: the CLI cannot build inputs and says how to give them.
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"run", pt2Fixture(t, "valid_no_source.pt2")}, &out, &errOut))
+	require.Contains(t, errOut.String(), "states no dtype or shape")
+	require.Contains(t, errOut.String(), "-inputs")
+}
+
+// `slimcuda run model.pt2` on an export whose weights are in the archive (binary_blob):
+// the same model as real_cpu_linear.pt2, the same specs; an export without its weights is
+// refused with the library's reason.
+func TestRunPt2WithWeightsInTheArchive(t *testing.T) {
+	runLinearPt2(t, "weights_blob_linear.pt2", "2")
+	var out, errOut bytes.Buffer
+	require.Equal(t, 1, run([]string{"run", pt2Fixture(t, "no_weights_linear.pt2")}, &out, &errOut))
+	require.Contains(t, errOut.String(), "the archive holds no weights for constant 'linear_weight'")
 }

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/slimcuda/slimcuda/go/slimcuda"
+	"github.com/stretchr/testify/require"
+)
+
+func TestInfoReportsRuntimeAndDevices(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"info"}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "CUDA runtime 13.")
+	if gpu(t) {
+		require.Contains(t, out.String(), "0: ")
+		require.Contains(t, out.String(), "compute capability")
+	} else {
+		require.Contains(t, out.String(), "no GPU")
+	}
+}
+
+func TestInfoJSON(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"info", "-json"}, &out, &errOut), errOut.String())
+	var in Info
+	require.NoError(t, json.Unmarshal(out.Bytes(), &in))
+	require.Equal(t, slimcuda.Version(), in.Version)
+	require.True(t, strings.HasPrefix(in.Runtime, "13."), in.Runtime)
+	require.NotNil(t, in.Devices)
+	if !gpu(t) {
+		require.Empty(t, in.Devices)
+	}
+}
+
+func TestInfoDescribesAModel(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"info", pt2Fixture(t, "real_cpu_linear.pt2")}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "on cpu, 1 instance(s)")
+	require.Contains(t, out.String(), "input 0 arg2_1: float32 [2 4] static")
+	require.Contains(t, out.String(), "output 0")
+	require.Contains(t, out.String(), "unknown (the file does not state it)")
+	out.Reset()
+	require.Equal(t, 0, run([]string{"info", "-json", pt2Fixture(t, "valid.pt2")}, &out, &errOut), errOut.String())
+	var in Info
+	require.NoError(t, json.Unmarshal(out.Bytes(), &in))
+	require.NotNil(t, in.Model)
+	require.Equal(t, "cpu", in.Model.Device)
+	require.Len(t, in.Model.Inputs, 1)
+	require.Equal(t, []int64{1}, in.Model.Inputs[0].Sizes)
+	// The specs are named as the text output names them, in the JSON's own lower-case keys;
+	// what the file does not state is "unknown".
+	out.Reset()
+	require.Equal(t, 0, run([]string{"info", "-json", pt2Fixture(t, "real_cpu_linear.pt2")}, &out, &errOut))
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &raw))
+	model := raw["model"].(map[string]any)
+	require.Equal(t, map[string]any{"name": "arg2_1", "dtype": "float32", "sizes": []any{2.0, 4.0},
+		"dynamism": "static", "device": "cpu"}, model["inputs"].([]any)[0])
+	require.Equal(t, map[string]any{"name": "output0", "dtype": "unknown", "sizes": []any{},
+		"dynamism": "unknown", "device": "cpu"}, model["outputs"].([]any)[0])
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slimcuda/slimcuda/go/internal/fixture"
+	"github.com/slimcuda/slimcuda/go/internal/npy"
+	"github.com/slimcuda/slimcuda/go/slimcuda"
+	"github.com/stretchr/testify/require"
+)
+
+// -inputs and -save: .npy tensors in, .npy outputs (in their own dtype) out.
+func TestRunWithNPYInputsAndSavedOutputs(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(fixture.Runfile(t, "SLIMCUDA_DEMO_MODEL_JSON", "testdata/demo_model.json"))
+	require.NoError(t, err)
+	var doc struct {
+		Cases []struct {
+			Name   string    `json:"name"`
+			Input  []float32 `json:"input"`
+			Expect []float32 `json:"expect_output"`
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	var in, want []float32
+	for _, c := range doc.Cases {
+		if c.Name == "run_cpu_batch_1" {
+			in, want = c.Input, c.Expect
+		}
+	}
+	require.Len(t, in, 16)
+	raw := make([]byte, 0, 64)
+	for _, v := range in {
+		raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(v))
+	}
+	var file bytes.Buffer
+	require.NoError(t, npy.Write(&file, npy.Array{DType: npy.Float32, Shape: []int64{1, 16}, Data: raw}))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "input_0.npy"), file.Bytes(), 0o644))
+	for _, inputs := range []string{dir, filepath.Join(dir, "input_0.npy")} { // a directory, or a list of files
+		var out, errOut bytes.Buffer
+		code := run([]string{"run", "-device", "cpu", "-inputs", inputs, "-save", filepath.Join(dir, "out"), demoPath(t)},
+			&out, &errOut)
+		require.Equal(t, 0, code, errOut.String())
+		f, err := os.Open(filepath.Join(dir, "out", "output_0.npy"))
+		require.NoError(t, err)
+		got, err := npy.Read(f, 1<<20)
+		f.Close()
+		require.NoError(t, err)
+		require.Equal(t, npy.Float32, got.DType)
+		require.Equal(t, []int64{1, 8}, got.Shape)
+		for i := range want {
+			require.Equal(t, want[i], math.Float32frombits(binary.LittleEndian.Uint32(got.Data[4*i:])), "output %d", i)
+		}
+	}
+	// A truncated file, a wrong dtype for the model, or a missing file is an error, not a crash.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "input_0.npy"), file.Bytes()[:file.Len()-3], 0o644))
+	var out, errOut bytes.Buffer
+	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", dir, demoPath(t)}, &out, &errOut))
+	require.Contains(t, errOut.String(), "fewer in the file")
+	errOut.Reset()
+	file.Reset()
+	require.NoError(t, npy.Write(&file, npy.Array{DType: npy.Int64, Shape: []int64{1, 16}, Data: make([]byte, 128)}))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "input_0.npy"), file.Bytes(), 0o644))
+	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", dir, demoPath(t)}, &out, &errOut))
+	require.Contains(t, errOut.String(), "InvalidArgument")
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", filepath.Join(dir, "none.npy"), demoPath(t)},
+		&out, &errOut))
+	require.Contains(t, errOut.String(), "no such file")
+	errOut.Reset()
+	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", "a.npy,b.npy", demoPath(t)}, &out, &errOut))
+	require.Contains(t, errOut.String(), "names 2 file(s); the model has 1 input(s)")
+}
+
+// An error about one of the user's files names the file and reads once: the library's own
+// "slimcuda: " is not said again, and errors.Is still sees its code.
+func TestFileErrorsReadOnce(t *testing.T) {
+	lib := &slimcuda.Error{Op: "NewTensor", Code: slimcuda.ErrNotSupported, Message: "no CUDA device"}
+	err := aboutFile("slimcuda run", "x.npy", lib)
+	require.Equal(t, "slimcuda run: x.npy: NewTensor: NotSupported: no CUDA device", err.Error())
+	require.ErrorIs(t, err, slimcuda.ErrNotSupported)
+	if gpu(t) {
+		return
+	}
+	// Through the real path: a .npy read onto a GPU that is not there.
+	var file bytes.Buffer
+	require.NoError(t, npy.Write(&file, npy.Array{DType: npy.Float32, Shape: []int64{1}, Data: make([]byte, 4)}))
+	path := filepath.Join(t.TempDir(), "x.npy")
+	require.NoError(t, os.WriteFile(path, file.Bytes(), 0o644))
+	_, err = readNPY(path, slimcuda.CUDADevice(0))
+	require.ErrorIs(t, err, slimcuda.ErrNotSupported)
+	require.Equal(t, 1, strings.Count(strings.ReplaceAll(err.Error(), path, "PATH"), "slimcuda"), err.Error())
+	require.True(t, strings.HasPrefix(err.Error(), "slimcuda run: "+path+": NewTensor: NotSupported: "), err.Error())
+}
+
+// Every slimcuda dtype goes through .npy both ways (bfloat16 as '<u2' bits).
+func TestNPYRoundTripsEveryDType(t *testing.T) {
+	for _, dt := range []slimcuda.DType{slimcuda.Uint8, slimcuda.Int8, slimcuda.Int16, slimcuda.Int32, slimcuda.Int64,
+		slimcuda.Float16, slimcuda.Float32, slimcuda.Float64, slimcuda.Bool, slimcuda.BFloat16} {
+		raw := make([]byte, 6*dt.Size())
+		for i := range raw {
+			raw[i] = byte(i % 2) // valid for every dtype, bool included
+		}
+		var file bytes.Buffer
+		require.NoError(t, npy.Write(&file, npy.Array{DType: npy.DType(dt.String()), Shape: []int64{2, 3}, Data: raw}))
+		p := filepath.Join(t.TempDir(), "x.npy")
+		require.NoError(t, os.WriteFile(p, file.Bytes(), 0o644))
+		x, err := readNPY(p, slimcuda.CPUDevice)
+		require.NoError(t, err, dt)
+		info, err := x.Info()
+		require.NoError(t, err)
+		require.Equal(t, dt, info.DType)
+		require.Equal(t, []int64{2, 3}, info.Sizes)
+		dir := t.TempDir()
+		require.NoError(t, saveOutputs(dir, []*slimcuda.Tensor{x}))
+		x.Close()
+		saved, err := os.ReadFile(filepath.Join(dir, "output_0.npy"))
+		require.NoError(t, err)
+		require.Equal(t, file.Bytes(), saved, dt)
+	}
+}
