@@ -112,7 +112,7 @@ def main():
                           "or within 1e-6), inputs the runner must reject, and loads. device: cpu, cuda, auto "
                           "(CUDA when a GPU is there), cuda_caller_stream (CUDA with a non-blocking caller "
                           "stream selected). layout transposed: the input is a [batch, 16] view with strides "
-                          "[1, batch] of a [16, batch] tensor. Read by csrc/model/model_test.cc and "
+                          "[1, batch] of a [16, batch] tensor. Read by csrc/c_api/model_test.cc and "
                           "go/slimcuda/model_test.go.",
            "cases": cases}
     print("{")
