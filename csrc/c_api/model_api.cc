@@ -37,8 +37,7 @@ constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
 
 // Loads one model of an opened .pt2.
 Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcuda_model** out, const char* function) {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, o.device_type >= -1 && o.device_type <= 1, Error::InvalidArgument,
-                              "device type %d (want -1 auto, 0 CPU, 1 CUDA)", o.device_type);
+  SLIMCUDA_RETURN_IF_ERROR(Model::check_device_type(o.device_type, function));
   Pt2Model pm;
   SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(archive, o.model_name, &pm, function));
   const char* device_name = pm.device_type == DeviceType::CUDA ? "cuda" : "cpu";

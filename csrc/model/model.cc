@@ -103,11 +103,16 @@ Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device m
   return Error::Ok;
 }
 
+Error Model::check_device_type(int device_type, const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, device_type >= -1 && device_type <= 1, Error::InvalidArgument,
+                              "device type %d (want -1 auto, 0 CPU, 1 CUDA)", device_type);
+  return Error::Ok;
+}
+
 Error Model::load(const ModelPackage& package, int device_type, int device_index, int instances,
                   std::unique_ptr<Model>* out, const char* function, graph::GraphMode graphs) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, device_type >= -1 && device_type <= 1, Error::InvalidArgument,
-                                "device type %d (want -1 auto, 0 CPU, 1 CUDA)", device_type);
+    SLIMCUDA_RETURN_IF_ERROR(check_device_type(device_type, function));
     SLIMCUDA_CHECK_OR_RETURN_AT(function, instances >= 0 && instances <= kMaxInstances, Error::InvalidArgument,
                                 "%d instances (want 0 for the default, or 1 to %d)", instances, kMaxInstances);
     if (device_type == -1) {

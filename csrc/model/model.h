@@ -54,7 +54,12 @@ class Model {
   static constexpr int kDefaultCudaInstances = 4;
   static constexpr int kMaxInstances = 64;
 
-  /// device_type -1 picks CUDA when a GPU and a CUDA library are there, else CPU.
+  /// A load's device type: -1 (auto), 0 (CPU) or 1 (CUDA), else InvalidArgument naming
+  /// `function`. The one check of it, for packages (load) and .pt2 archives alike.
+  [[nodiscard]] static Error check_device_type(int device_type, const char* function) noexcept;
+
+  /// device_type (check_device_type) -1 picks CUDA when a GPU and a CUDA library are there,
+  /// else CPU.
   /// device_index -1: the current device. instances: 0 for the default above, else
   /// 1..kMaxInstances (InvalidArgument otherwise). Load errors: no library for the device ->
   /// NotSupported; a library that does not load, lacks the container ABI or whose
