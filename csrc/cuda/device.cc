@@ -39,6 +39,14 @@ std::atomic<int> capturing_count{0};
 
 bool captures_underway() noexcept { return capturing_count.load(std::memory_order_acquire) > 0; }
 
+bool synchronize_device_outside_captures(int device) noexcept {
+  std::lock_guard<std::mutex> lock(capturing_mu);
+  if (capturing_count.load(std::memory_order_acquire) > 0) return false;
+  DeviceGuard guard(device);
+  if (guard.error() == Error::Ok && cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
+  return true;
+}
+
 CapturingStream::CapturingStream(cudaStream_t stream, int device) noexcept : stream_(stream) {
   try {
     std::lock_guard<std::mutex> lock(capturing_mu);

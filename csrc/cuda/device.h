@@ -30,6 +30,11 @@ namespace slimcuda::cuda {
 /// that synchronize the whole device must wait, or they would invalidate the capture.
 [[nodiscard]] bool captures_underway() noexcept;
 
+/// cudaDeviceSynchronize on `device` unless slimcuda is capturing a graph on any thread;
+/// whether it synchronized. No capture can begin meanwhile (CapturingStream waits for it), so
+/// the synchronize can never invalidate one of ours.
+[[nodiscard]] bool synchronize_device_outside_captures(int device) noexcept;
+
 class CapturingStream {
  public:
   CapturingStream(cudaStream_t stream, int device) noexcept;

@@ -78,10 +78,7 @@ class CudaPoolBackend : public PoolBackend {
   bool synchronize() noexcept override {
     // A device-wide synchronize while a graph is being captured (another thread's, on this
     // process's streams) would invalidate that capture.
-    if (cuda::captures_underway()) return false;
-    cuda::DeviceGuard guard(device_);
-    if (cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
-    return true;
+    return cuda::synchronize_device_outside_captures(device_);
   }
   void synchronize_stream(void* stream) noexcept override {
     cuda::DeviceGuard guard(device_);

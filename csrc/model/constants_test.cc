@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,8 @@
 #include <gtest/gtest.h>
 
 #include "csrc/allocator/device_allocator.h"
+#include "csrc/cuda/device.h"
+#include "csrc/cuda/stream_context.h"
 #include "csrc/device_memory/device_memory.h"
 #include "csrc/model/archive_constants.h"
 #include "csrc/model/model.h"
@@ -787,6 +790,47 @@ TEST_F(CudaConstants, FailedUploadLeavesNoDeviceMemory) {
   EXPECT_NE(std::string(last_error_message()).find("the disk went away"), std::string::npos) << last_error_message();
   EXPECT_EQ(device_memory::stats(0).allocated_bytes, base);
   EXPECT_EQ(WeightsCache::instance().live(), 0u);
+}
+
+// Freeing a model's device weights synchronizes the device (runs may still read them); a
+// device-wide synchronize while another thread captures a CUDA graph would invalidate that
+// capture, so the free waits for the capture to end (the pools hold back the same way).
+TEST_F(CudaConstants, FreeingWeightsWaitsForAnotherThreadsCapture) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const StreamContext ctx = StreamContext::selected(stream, 0);
+  std::shared_ptr<Storage> weights_memory, scratch;
+  ASSERT_EQ(Storage::allocate(1 << 20, Device{DeviceType::CUDA, 0}, ctx, &weights_memory, "test"), Error::Ok);
+  ASSERT_EQ(Storage::allocate(1 << 20, Device{DeviceType::CUDA, 0}, ctx, &scratch, "test"), Error::Ok);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  auto weights = std::make_shared<DeviceWeights>(std::move(weights_memory), std::vector<std::string>{},
+                                                 std::vector<std::unique_ptr<SlimTensor>>{});
+  std::atomic<bool> freed{false};
+  std::thread freer;
+  cudaError_t ended = cudaErrorUnknown;
+  {
+    const cuda::CapturingStream capturing(stream, 0);
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(scratch->data(), 0, 1 << 20, stream), cudaSuccess);
+    freer = std::thread([&] {
+      weights.reset();  // the last reference: ~DeviceWeights
+      freed = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(freed.load()) << "the weights were freed (a device-wide synchronize) during the capture";
+    cudaGraph_t graph = nullptr;
+    ended = cudaStreamEndCapture(stream, &graph);
+    if (graph != nullptr) {
+      EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+    }
+  }
+  freer.join();
+  EXPECT_EQ(ended, cudaSuccess) << "the capture was invalidated: " << cudaGetErrorName(ended);
+  EXPECT_TRUE(freed.load());
+  (void)cudaGetLastError();
+  scratch.reset();
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 TEST_F(CudaConstants, CallerStreamOfAnotherDeviceIsRefused) {

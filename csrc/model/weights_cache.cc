@@ -3,8 +3,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <new>
 #include <system_error>
+#include <thread>
 
 #include "csrc/cuda/device.h"
 #include "slimcuda/last_error.h"
@@ -21,9 +23,12 @@ DeviceWeights::~DeviceWeights() {
   tensors_.clear();  // views of memory_, which they do not own
   if (memory_ && device_.is_cuda() && memory_->data() != nullptr) {
     // Runs on callers' streams may still read the weights; the caching allocator would hand
-    // the block out again at once on the stream it was allocated on.
-    cuda::DeviceGuard guard(device_.index);
-    if (guard.error() == Error::Ok && cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
+    // the block out again at once on the stream it was allocated on. Not while another
+    // thread captures a graph (the synchronize would invalidate its capture): a capture is
+    // one model run, so wait for it to end.
+    while (!cuda::synchronize_device_outside_captures(device_.index)) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
   }
   memory_.reset();
 }

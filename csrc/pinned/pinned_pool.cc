@@ -104,10 +104,8 @@ class PinnedPoolBackend final : public PoolBackend {
   bool synchronize() noexcept override {
     // Any GPU may still be copying from or to a pinned block; not while a capture is
     // underway (a device-wide synchronize would invalidate it).
-    if (cuda::captures_underway()) return false;
     for (int d = 0; d < cuda::device_count(); ++d) {
-      cuda::DeviceGuard guard(d);
-      if (guard.error() == Error::Ok && cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
+      if (!cuda::synchronize_device_outside_captures(d)) return false;
     }
     return true;
   }
