@@ -69,6 +69,15 @@ LoadedObjects loaded_objects() {
 // dlopen's `path`, which must name no loaded object, and checks that the handle is a new
 // object loaded from `path`.
 Error open_fresh(const std::string& path, const LoadedObjects& before, void** out, const char* function) {
+  // dlopen opens `path` itself: with no descriptor left that fails as a load error ("cannot
+  // open shared object file: Too many open files", errno not kept), which is the process's
+  // limit, not the package's fault. Loads are serialized, so one free now is dlopen's
+  // unless another thread takes it meanwhile.
+  const int probe = open("/", O_PATH | O_CLOEXEC);
+  if (probe < 0 && (errno == EMFILE || errno == ENFILE)) {
+    return fd_error(errno, "reserving a file descriptor for the dynamic loader", function);
+  }
+  if (probe >= 0) close(probe);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
