@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -116,8 +117,22 @@ TEST(ModelLibrary, DifferentPackagesLoadedAtOnceEachRunTheirOwnLibrary) {
   for (int k = 1; k <= 8; ++k) EXPECT_EQ(run(models[k - 1], 0.5f), 0.5f + k) << "constant_" << k;
 }
 
+// One thread, one load after another, each run right after it loads: while a first model
+// stays loaded (the reproduction: A, then B and C with A alive, all ran A), and
+// with nothing else loaded.
 TEST(ModelLibrary, InSequenceEachLoadRunsItsOwnLibrary) {
   auto pkgs = test_packages();
+  for (int round = 0; round < 3; ++round) {
+    Model first;
+    ASSERT_EQ(load(pkgs["constant_1"], &first), SLIMCUDA_OK) << slimcuda_last_error_message();
+    EXPECT_EQ(run(first, 1.0f), 2.0f);
+    for (int k = 2; k <= 8; ++k) {
+      Model m;
+      ASSERT_EQ(load(pkgs["constant_" + std::to_string(k)], &m), SLIMCUDA_OK) << slimcuda_last_error_message();
+      EXPECT_EQ(run(m, 1.0f), 1.0f + k) << "round " << round << ", constant_" << k << " while constant_1 is loaded";
+    }
+    EXPECT_EQ(run(first, 1.0f), 2.0f);
+  }
   for (int round = 0; round < 3; ++round) {
     for (int k = 1; k <= 8; ++k) {
       Model m;
@@ -149,17 +164,40 @@ TEST(ModelLibrary, LibrariesThatCannotBeUnloadedDoNotCaptureLaterLoads) {
   }
 }
 
-// Threads loading the 8 packages at once, each run checked against its own package.
+// Threads loading the 8 packages at once, each run checked against its own package. Every
+// thread keeps its first model loaded until all threads have loaded theirs, so `threads`
+// models are alive at once (loads are serialized and quick: without that hold each thread
+// could load, run and free before the next one starts, and no two models would ever be
+// alive together); later loads come and go while others run. The count printed says how
+// many were alive at most.
 void load_concurrently(int threads, int loads_per_thread) {
   auto pkgs = test_packages();
   std::atomic<int> wrong{0}, failed{0}, right{0};
+  std::mutex mu;
+  std::condition_variable all_loaded;  // and all started
+  int started = 0, loaded = 0, most_alive = 0, alive = 0;
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        if (++started == threads) all_loaded.notify_all();
+        all_loaded.wait(lock, [&] { return started == threads; });
+      }
       for (int i = 0; i < loads_per_thread; ++i) {
         const int k = 1 + (t + i) % 8;
         Model m;
-        if (load(pkgs["constant_" + std::to_string(k)], &m) != SLIMCUDA_OK) {
+        const bool ok = load(pkgs["constant_" + std::to_string(k)], &m) == SLIMCUDA_OK;
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          alive += ok;
+          most_alive = std::max(most_alive, alive);
+          if (i == 0) {
+            if (++loaded == threads) all_loaded.notify_all();
+            all_loaded.wait(lock, [&] { return loaded == threads; });
+          }
+        }
+        if (!ok) {
           ++failed;
           continue;
         }
@@ -172,18 +210,23 @@ void load_concurrently(int threads, int loads_per_thread) {
             slimcuda_model_run(m.m, &in.t, 1, &out.t, 1) != SLIMCUDA_OK ||
             slimcuda_tensor_copy_to_host(out.t, &y, 4, SLIMCUDA_FLOAT32) != SLIMCUDA_OK) {
           ++failed;
-          continue;
+        } else {
+          (y == x + k ? right : wrong)++;
         }
-        (y == x + k ? right : wrong)++;
+        std::lock_guard<std::mutex> lock(mu);
+        --alive;
       }
     });
   }
   for (auto& th : pool) th.join();
-  std::printf("%d threads x %d loads of 8 different packages: %d right, %d wrong, %d failed\n", threads,
-              loads_per_thread, right.load(), wrong.load(), failed.load());
+  std::printf(
+      "%d threads x %d loads of 8 different packages (at most %d models alive at once): %d right, %d wrong, "
+      "%d failed\n",
+      threads, loads_per_thread, most_alive, right.load(), wrong.load(), failed.load());
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(failed.load(), 0);
   EXPECT_EQ(right.load(), threads * loads_per_thread);
+  EXPECT_EQ(most_alive, threads) << "not every model was loaded at once";
 }
 
 TEST(ModelLibrary, SixtyFourThreadsLoadingDifferentPackages) { load_concurrently(64, 4); }

@@ -265,11 +265,26 @@ func TestDifferentModelsLoadedAtOnceRunTheirOwnLibraries(t *testing.T) {
 }
 
 func TestModelsLoadedInSequenceRunTheirOwnLibraries(t *testing.T) {
+	// One load after another, each run right after it loads, while a first model stays
+	// loaded (the reproduction: A, then B and C with A alive, all ran A).
+	t.Run("while constant_1 stays loaded", func(t *testing.T) {
+		first, err := Load(testModel(t, "constant_1"))
+		require.NoError(t, err)
+		defer first.Close()
+		require.Equal(t, float32(1), runTestModel(t, first, 0))
+		for k := 2; k <= 8; k++ {
+			m, err := Load(testModel(t, fmt.Sprintf("constant_%d", k)))
+			require.NoError(t, err)
+			require.Equal(t, float32(k), runTestModel(t, m, 0), "constant_%d while constant_1 is loaded", k)
+			require.NoError(t, m.Close())
+		}
+		require.Equal(t, float32(1), runTestModel(t, first, 0))
+	})
 	for _, sticky := range []struct {
 		name string
 		want float32
 	}{{"nodelete", 100}, {"unique_symbol", 200}, {"constant_8", 8}} {
-		t.Run(sticky.name, func(t *testing.T) {
+		t.Run("after "+sticky.name, func(t *testing.T) {
 			for round := 0; round < 2; round++ {
 				m, err := Load(testModel(t, sticky.name))
 				require.NoError(t, err)
@@ -288,7 +303,12 @@ func TestModelsLoadedInSequenceRunTheirOwnLibraries(t *testing.T) {
 	}
 }
 
-func TestSixtyFourGoroutinesLoadingDifferentModels(t *testing.T) {
+// loadConcurrently has n goroutines load the 8 test packages, 4 loads each, every run
+// checked against its own package. Each goroutine keeps its first model until all n have
+// loaded theirs, so n models are alive at once (loads are serialized and quick: without
+// the hold one goroutine could load, run and close before the next starts); later loads
+// come and go while others run.
+func loadConcurrently(t *testing.T, n int) {
 	// The paths first, on the test's goroutine: testModel skips the test when a package is
 	// not built (plain go test), and t.Skip from another goroutine would only end that one.
 	var paths [8]string
@@ -296,9 +316,11 @@ func TestSixtyFourGoroutinesLoadingDifferentModels(t *testing.T) {
 		paths[k] = testModel(t, fmt.Sprintf("constant_%d", k+1))
 	}
 	var wg sync.WaitGroup
+	var loaded sync.WaitGroup
+	loaded.Add(n)
 	var mu sync.Mutex
-	right, wrong, failed := 0, 0, 0
-	for g := 0; g < 64; g++ {
+	right, wrong, failed, alive, mostAlive := 0, 0, 0, 0, 0
+	for g := 0; g < n; g++ {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
@@ -306,6 +328,17 @@ func TestSixtyFourGoroutinesLoadingDifferentModels(t *testing.T) {
 				k := 1 + (g+i)%8
 				got, err := func() (float32, error) {
 					m, err := Load(paths[k-1])
+					if i == 0 {
+						if err == nil {
+							mu.Lock()
+							alive++
+							mostAlive = max(mostAlive, alive)
+							mu.Unlock()
+							defer func() { mu.Lock(); alive--; mu.Unlock() }()
+						}
+						loaded.Done()
+						loaded.Wait()
+					}
 					if err != nil {
 						return 0, err
 					}
@@ -340,11 +373,17 @@ func TestSixtyFourGoroutinesLoadingDifferentModels(t *testing.T) {
 		}(g)
 	}
 	wg.Wait()
-	t.Logf("64 goroutines x 4 loads of 8 different packages: %d right, %d wrong, %d failed", right, wrong, failed)
+	t.Logf("%d goroutines x 4 loads of 8 different packages (%d models alive at once): %d right, %d wrong, %d failed",
+		n, mostAlive, right, wrong, failed)
 	require.Equal(t, 0, wrong)
 	require.Equal(t, 0, failed)
-	require.Equal(t, 256, right)
+	require.Equal(t, 4*n, right)
+	require.Equal(t, n, mostAlive, "not every first model was loaded at once")
 }
+
+func TestSixtyFourGoroutinesLoadingDifferentModels(t *testing.T) { loadConcurrently(t, 64) }
+
+func TestTwoHundredFiftySixGoroutinesLoadingDifferentModels(t *testing.T) { loadConcurrently(t, 256) }
 
 // An output over the model library's own memory stays readable after the model is closed.
 func TestOutputBorrowingTheModelOutlivesIt(t *testing.T) {
