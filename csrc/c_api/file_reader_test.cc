@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // read_regular_file through every C entry point that reads a file: slimcuda_model_load_file
-// (the package) and slimcuda_package_pack (the manifest, its "so" and its "weights"). Each
+// (the package) and slimcuda_package_pack (the manifest, its "so" and its "weights"), and
+// write_regular_file through the one that writes (pack's output). Each
 // call runs in a forked child, so a call that blocks (a FIFO), reads without end
 // (/dev/zero) or aborts (an exception through noexcept) fails the test instead of hanging
 // or killing it. go/slimcuda/file_test.go checks the same codes and messages from Go.
@@ -11,8 +12,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -133,6 +136,51 @@ TEST_F(FileReader, EveryEntryPointRefusesWhatIsNotARegularFile) {
               code(c.want))
         << "pack: weights";
   }
+}
+
+// The package pack writes goes to a regular file only: before, a FIFO nobody reads blocked
+// pack forever, and a directory was AccessFailed "cannot write PATH" without the reason.
+TEST_F(FileReader, PackWritesOnlyARegularFile) {
+  const char* so = std::getenv("SLIMCUDA_TEST_LIBRARY");
+  ASSERT_NE(so, nullptr) << "SLIMCUDA_TEST_LIBRARY is not set";
+  // The manifest resolves "so" against its own folder: give it an absolute path.
+  char* abs = realpath(so, nullptr);
+  ASSERT_NE(abs, nullptr) << so;
+  const std::string real = manifest(dir_, "real.json", abs);
+  free(abs);
+  const auto pack_to = [&](const std::string& out) {
+    return [real, out] { return slimcuda_package_pack(real.c_str(), out.c_str()); };
+  };
+  const struct {
+    const char* description;
+    std::string out;
+    int32_t want;
+    std::string message;
+  } cases[] = {
+      {"fifo nobody reads", fifo_, SLIMCUDA_ERROR_INVALID_ARGUMENT, "is not a regular file (fifo)"},
+      {"directory", subdir_, SLIMCUDA_ERROR_INVALID_ARGUMENT, "is not a regular file (directory)"},
+      {"char device", "/dev/null", SLIMCUDA_ERROR_INVALID_ARGUMENT, "is not a regular file (device)"},
+      {"missing folder", dir_ + "/missing/out.slimcuda", SLIMCUDA_ERROR_ACCESS_FAILED,
+       "cannot create " + dir_ + "/missing/out.slimcuda: No such file or directory"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.description);
+    EXPECT_EQ(run_in_child(pack_to(c.out), c.message), code(c.want));
+  }
+  // A FIFO with a reader: opened without blocking, then refused by fstat.
+  EXPECT_EQ(run_in_child(pack_to(fifo_), "is not a regular file (fifo)",
+                         [this] {
+                           if (open(fifo_.c_str(), O_RDONLY | O_NONBLOCK) < 0) _exit(203);
+                         }),
+            code(SLIMCUDA_ERROR_INVALID_ARGUMENT));
+  // A longer file already there is replaced whole, and what was written reads back.
+  const std::string out = dir_ + "/out.slimcuda";
+  write(out, std::string(1 << 20, 'x'));
+  ASSERT_EQ(slimcuda_package_pack(real.c_str(), out.c_str()), SLIMCUDA_OK) << slimcuda_last_error_message();
+  std::ifstream in(out, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_LT(bytes.size(), size_t{1} << 20);
+  EXPECT_EQ(slimcuda_package_check(bytes.data(), bytes.size()), SLIMCUDA_OK) << slimcuda_last_error_message();
 }
 
 TEST_F(FileReader, ManifestOverItsCap) {

@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -212,11 +211,7 @@ int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path) {
     SLIMCUDA_RETURN_IF_ERROR(package.serialize(&bytes, function));
     ModelPackage check;  // what we write must read back
     SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(bytes.data(), bytes.size(), &check, function));
-    std::ofstream f(out_path, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    f.close();
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, f.good(), Error::AccessFailed, "cannot write %s", out_path);
-    return Error::Ok;
+    return write_regular_file(out_path, bytes.data(), bytes.size(), function);
   });
 }
 

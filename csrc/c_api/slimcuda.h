@@ -340,7 +340,11 @@ SLIMCUDA_API int32_t slimcuda_package_check(const void* data, size_t size);
  * (the manifest, its "so" and "weights" paths). Malformed JSON, or a number that is not a
  * JSON integer within its field's range (sizes, min_sizes: int64; dim_order: 0..255;
  * device_index: -1..127) -> INVALID_ARGUMENT naming the field and tensor; metadata against
- * the package rules -> INVALID_PROGRAM; out_path not writable -> ACCESS_FAILED. */
+ * the package rules -> INVALID_PROGRAM. out_path is written in place (created when absent)
+ * and must be a regular file: a directory, FIFO or device -> INVALID_ARGUMENT ("PATH is not
+ * a regular file (fifo)"; a FIFO never blocks, nothing is truncated first); it cannot be
+ * created or written -> ACCESS_FAILED with the system's text ("cannot create PATH: No such
+ * file or directory", "cannot write PATH: No space left on device"). */
 SLIMCUDA_API int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path);
 
 /* Loads a model from `size` bytes in memory: a package's library for device_type (-1: CUDA

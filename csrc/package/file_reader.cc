@@ -120,7 +120,59 @@ Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out, const ch
   return Error::Ok;
 }
 
+Error write_all(const char* path, const uint8_t* data, size_t size, const char* function) {
+  Fd fd(::open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666));
+  if (fd.get() < 0) {
+    const int e = errno;
+    struct stat st {};
+    // EISDIR (a directory), ENXIO (a FIFO nobody reads): say what the path is.
+    if ((e == EISDIR || e == ENXIO) && ::stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+      return set_last_error(Error::InvalidArgument, function, "%s is not a regular file (%s)", path,
+                            kind_of(st.st_mode));
+    }
+    return set_last_error(code_of(e) == Error::OutOfResources ? Error::OutOfResources : Error::AccessFailed, function,
+                          "cannot create %s: %s", path, errno_text(e).c_str());
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    const int e = errno;
+    return set_last_error(Error::AccessFailed, function, "cannot stat %s: %s", path, errno_text(e).c_str());
+  }
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, S_ISREG(st.st_mode), Error::InvalidArgument, "%s is not a regular file (%s)",
+                              path, kind_of(st.st_mode));
+  if (::ftruncate(fd.get(), 0) != 0) {
+    const int e = errno;
+    return set_last_error(Error::AccessFailed, function, "cannot truncate %s: %s", path, errno_text(e).c_str());
+  }
+  while (size > 0) {
+    const ssize_t n = ::write(fd.get(), data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = n < 0 ? errno : EIO;
+      return set_last_error(Error::AccessFailed, function, "cannot write %s: %s", path, errno_text(e).c_str());
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  // close reports a failed write-back on some file systems (NFS): the file is not whole then.
+  if (::close(fd.release()) != 0) {
+    const int e = errno;
+    return set_last_error(Error::AccessFailed, function, "cannot write %s: %s", path, errno_text(e).c_str());
+  }
+  return Error::Ok;
+}
+
 }  // namespace
+
+Error write_regular_file(const char* path, const uint8_t* data, size_t size, const char* function) noexcept {
+  try {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr && (data != nullptr || size == 0), Error::InvalidArgument,
+                                "null path or data");
+    return write_all(path, data, size, function);
+  } catch (...) {
+    return set_last_error(Error::Internal, function, "unexpected exception writing %s", path);
+  }
+}
 
 Error open_regular_file(const char* path, int* fd, uint64_t* size, const char* function) noexcept {
   try {

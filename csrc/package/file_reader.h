@@ -31,6 +31,20 @@ inline constexpr size_t kMaxManifestFileBytes = size_t{16} << 20;
 [[nodiscard]] Error read_regular_file(const char* path, size_t cap, std::vector<uint8_t>* out,
                                       const char* function) noexcept;
 
+/// Writes `size` bytes to `path` (slimcuda_package_pack's output), created 0666 & ~umask
+/// when absent. The file is opened O_WRONLY | O_CREAT | O_NONBLOCK without O_TRUNC, so a
+/// FIFO never blocks and nothing is truncated before fstat says it is a regular file.
+/// Errors, each naming `function` and the path:
+///   InvalidArgument   not a regular file ("PATH is not a regular file (directory|fifo|
+///                     device|...)");
+///   OutOfResources    no file descriptor left (EMFILE, ENFILE);
+///   AccessFailed      any other failure to create, truncate, write or close it, with the
+///                     system's text ("No such file or directory", "Permission denied",
+///                     "No space left on device", ...).
+/// Thread-safe; never throws.
+[[nodiscard]] Error write_regular_file(const char* path, const uint8_t* data, size_t size,
+                                       const char* function) noexcept;
+
 /// Opens `path` as read_regular_file does, with its codes and messages for a path that is
 /// missing, unreadable or not a regular file, and returns the open descriptor (the caller
 /// closes it; O_CLOEXEC) and the size fstat reports. For readers that map the file instead

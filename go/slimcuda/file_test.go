@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slimcuda/slimcuda/go/internal/fixture"
 	"github.com/stretchr/testify/require"
 )
 
@@ -96,6 +97,42 @@ func TestFilesThatAreNotRegularOrTooLarge(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Pack writes its package to a regular file only (csrc/package/file_reader_test.cc checks
+// the same from C): a FIFO nobody reads blocked Pack forever before.
+func TestPackWritesOnlyARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	so, err := filepath.Abs(fixture.Runfile(t, "SLIMCUDA_TEST_LIBRARY", "models/testing/libconstant_1.so"))
+	require.NoError(t, err)
+	manifest := writeManifest(t, dir, "real.json", so, "")
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	missing := filepath.Join(dir, "missing", "out.slimcuda")
+	for _, tc := range []struct {
+		description string
+		out         string
+		code        ErrorCode
+		message     string
+	}{
+		{"fifo nobody reads", fifo, ErrInvalidArgument, "is not a regular file (fifo)"},
+		{"directory", dir, ErrInvalidArgument, "is not a regular file (directory)"},
+		{"char device", "/dev/null", ErrInvalidArgument, "is not a regular file (device)"},
+		{"missing folder", missing, ErrAccessFailed, "cannot create " + missing + ": No such file or directory"},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			err := within(t, func() error { return Pack(manifest, tc.out) })
+			require.ErrorIs(t, err, tc.code)
+			require.ErrorContains(t, err, tc.message)
+		})
+	}
+	out := filepath.Join(dir, "out.slimcuda")
+	require.NoError(t, os.WriteFile(out, make([]byte, 1<<20), 0o644))
+	require.NoError(t, Pack(manifest, out))
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Less(t, len(data), 1<<20, "the longer file there before was not replaced whole")
+	require.NoError(t, CheckPackage(data))
 }
 
 // The child half of TestPermissionDeniedIsAccessFailed: run as uid 65534, it prints the

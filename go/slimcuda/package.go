@@ -25,7 +25,9 @@ func CheckPackage(data []byte) error {
 // ErrInvalidArgument (not a regular file, or over its cap) and ErrOutOfResources.
 // Malformed JSON, or a number that is not an integer in its field's range, is
 // ErrInvalidArgument naming the field and tensor; metadata against the package rules is
-// ErrInvalidProgram.
+// ErrInvalidProgram. outPath must be a regular file or absent: a directory, FIFO or device
+// is ErrInvalidArgument (a FIFO never blocks); one that cannot be created or written is
+// ErrAccessFailed with the system's text.
 func Pack(manifestPath, outPath string) error {
 	cm, co := C.CString(manifestPath), C.CString(outPath)
 	defer C.free(unsafe.Pointer(cm))
