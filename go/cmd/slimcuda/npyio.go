@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unsafe"
 
 	"github.com/slimcuda/slimcuda/go/internal/npy"
@@ -56,15 +57,73 @@ func readInputs(value string, n int, device slimcuda.Device) ([]*slimcuda.Tensor
 	return out, nil
 }
 
+// openRegular opens path for reading and refuses anything but a regular file. O_NONBLOCK:
+// a plain open of a FIFO waits for a writer, so a FIFO given as an input blocked the CLI
+// forever before the file could be looked at.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file (%s)", path, fileKind(st.Mode()))
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// writeRegular writes data to path (created 0644 when absent) and refuses anything but a
+// regular file: opened O_NONBLOCK and without O_TRUNC, so a FIFO never blocks (ENXIO with no
+// reader) and nothing is truncated before the file is known to be a regular one.
+func writeRegular(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a regular file (%s)", path, fileKind(st.Mode()))
+		}
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file (%s)", path, fileKind(st.Mode()))
+	}
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// fileKind names what a path that is not a regular file is (the C library's words).
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "fifo"
+	case m&os.ModeDevice != 0:
+		return "device"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	}
+	return "unknown type"
+}
+
 func readNPY(path string, device slimcuda.Device) (*slimcuda.Tensor, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("slimcuda run: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("slimcuda run: %s: not a regular file", path)
-	}
 	a, err := npy.Read(f, maxInputBytes)
 	if err != nil {
 		return nil, fmt.Errorf("slimcuda run: %s: %w", path, err)
@@ -185,7 +244,7 @@ func saveOutputs(dir string, outputs []*slimcuda.Tensor) error {
 		if err := npy.Write(&buf, npy.Array{DType: npy.DType(info.DType.String()), Shape: info.Sizes, Data: raw}); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("output_%d.npy", i)), buf.Bytes(), 0o644); err != nil {
+		if err := writeRegular(filepath.Join(dir, fmt.Sprintf("output_%d.npy", i)), buf.Bytes()); err != nil {
 			return fmt.Errorf("slimcuda run: -save: %w", err)
 		}
 	}

@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/slimcuda/slimcuda/go/internal/fixture"
 	"github.com/slimcuda/slimcuda/go/internal/npy"
@@ -100,6 +102,45 @@ func TestFileErrorsReadOnce(t *testing.T) {
 	require.ErrorIs(t, err, slimcuda.ErrNotSupported)
 	require.Equal(t, 1, strings.Count(strings.ReplaceAll(err.Error(), path, "PATH"), "slimcuda"), err.Error())
 	require.True(t, strings.HasPrefix(err.Error(), "slimcuda run: "+path+": NewTensor: NotSupported: "), err.Error())
+}
+
+// -inputs and -save take regular files only: a FIFO given as an input, or standing where
+// an output goes, blocked the CLI forever before (os.Open and os.WriteFile wait for the
+// other end).
+func TestRunRefusesFilesThatAreNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "input.npy")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	var file bytes.Buffer
+	require.NoError(t, npy.Write(&file, npy.Array{DType: npy.Float32, Shape: []int64{1, 16}, Data: make([]byte, 64)}))
+	input := filepath.Join(dir, "x.npy")
+	require.NoError(t, os.WriteFile(input, file.Bytes(), 0o644))
+	save := filepath.Join(dir, "out")
+	require.NoError(t, os.Mkdir(save, 0o755))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(save, "output_0.npy"), 0o644))
+	for _, tc := range []struct {
+		description string
+		args        []string
+		message     string
+	}{
+		{"fifo input", []string{"-inputs", fifo}, fifo + ": not a regular file (fifo)"},
+		{"device input", []string{"-inputs", "/dev/zero"}, "/dev/zero: not a regular file (device)"},
+		{"fifo output", []string{"-inputs", input, "-save", save}, "output_0.npy: not a regular file (fifo)"},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			done := make(chan int, 1)
+			args := append(append([]string{"run", "-device", "cpu", "-iterations", "0"}, tc.args...), demoPath(t))
+			go func() { done <- run(args, &out, &errOut) }()
+			select {
+			case code := <-done:
+				require.Equal(t, 1, code, errOut.String())
+				require.Contains(t, errOut.String(), tc.message)
+			case <-time.After(5 * time.Second):
+				t.Fatal("slimcuda run did not return within 5 s")
+			}
+		})
+	}
 }
 
 // Every slimcuda dtype goes through .npy both ways (bfloat16 as '<u2' bits).
