@@ -233,8 +233,6 @@ TEST(ModelLibrary, SixtyFourThreadsLoadingDifferentPackages) { load_concurrently
 
 TEST(ModelLibrary, TwoHundredFiftySixThreadsLoadingEightPackagesAtOnce) { load_concurrently(256, 2); }
 
-// Item 5 of the reliability issue: an output over the library's own static memory stays
-// readable after the model is freed (the output keeps the library and container loaded).
 // count_instances fails a Run when more than its num_models are in flight, sleeps x
 // microseconds and returns how many were in flight. 16 threads on a model of `instances`:
 // the instance slots keep the container from overfilling, and runs do overlap.
@@ -293,6 +291,8 @@ TEST(ModelInstances, OneInstanceByDefaultOnTheCpu) {
   EXPECT_EQ(seen, 1.0f);
 }
 
+// Item 5 of the reliability issue: an output over the library's own static memory stays
+// readable after the model is freed (the output keeps the library and container loaded).
 TEST(ModelLibrary, AnOutputBorrowingTheLibraryOutlivesTheModel) {
   auto pkgs = test_packages();
   Tensor out;

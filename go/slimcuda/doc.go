@@ -28,6 +28,15 @@
 // [WithCUDAGraphs] has a CUDA model's runs captured into a CUDA graph once per input layout
 // and instance and replayed after, each replay one launch; [Model.GraphStats] counts them.
 //
+// # Untrusted model files, up to a point
+//
+// [Load], [LoadBytes] and [CheckPackage] check a model file before anything is loaded: its
+// structure and every metadata field, each library's integrity (a package's XXH3-128 hash,
+// a .pt2's CRC: corruption, not authenticity) and ELF shape. What cannot be checked
+// in-process is the library's code: loading a model runs its ELF constructors, and running
+// it runs its code, with this process's privileges, as loading any plugin does. Load only
+// models you would run as programs; [CheckPackage] runs no code.
+//
 // # Streams and threads
 //
 // The C library keeps one caller-stream selection per OS thread. Goroutines move between

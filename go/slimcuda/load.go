@@ -78,7 +78,9 @@ func LoadOnDevice(device Device) LoadOption {
 // beside its library (exported without aot_inductor.embed_kernel_binary) is ErrNotSupported.
 //
 // A package loads by default its CUDA library when a GPU is there, else its CPU library.
-// Package bytes are checked as untrusted input (ErrInvalidProgram for malformed packages).
+// Package bytes are checked before anything is loaded (ErrInvalidProgram for malformed
+// packages), but loading runs the library's code (see the package doc, "Untrusted model
+// files").
 // Opening either kind is done by the C library
 // (slimcuda_model_load_file_with), so Go and C report the same codes and messages:
 //   - ErrNotFound: the file does not exist ("No such file or directory"); the error also

@@ -12,7 +12,8 @@ import (
 	"unsafe"
 )
 
-// CheckPackage checks package bytes as Load would, loading nothing.
+// CheckPackage checks package bytes as Load would, loading nothing and running none of the
+// library's code: Ok says the package is well formed, not that its code is safe to run.
 func CheckPackage(data []byte) error {
 	r := C.sc_package_check(slicePtr(data), C.size_t(len(data)))
 	runtime.KeepAlive(data)
