@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -408,6 +411,72 @@ func TestContainerWithoutHandleIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidProgram)
 	require.Contains(t, err.Error(), "returned no container")
 	require.Nil(t, m)
+}
+
+// With no file descriptor left, or only the one the library's memfd takes, a load is
+// ErrOutOfResources, not a complaint about the package; with a few left it loads. In a
+// child process (this test binary again), which lowers its own descriptor limit.
+func TestOutOfFileDescriptorsIsOutOfResources(t *testing.T) {
+	if path := os.Getenv("SLIMCUDA_FD_CHILD"); path != "" {
+		outOfFileDescriptorsChild(path)
+		return
+	}
+	path, err := filepath.Abs(testModel(t, "constant_1"))
+	require.NoError(t, err)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(self, "-test.run=^TestOutOfFileDescriptorsIsOutOfResources$")
+	for _, kv := range os.Environ() { // not bazel's report and filter variables
+		if name, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(name, "XML_OUTPUT") &&
+			!strings.HasPrefix(name, "TESTBRIDGE") && !strings.HasPrefix(name, "GO_TEST") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "SLIMCUDA_FD_CHILD="+path)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, want := range []string{
+		"spare 0: slimcuda: LoadBytes: OutOfResources: slimcuda_model_load_with: memfd_create failed: Too many open files",
+		"spare 1: slimcuda: LoadBytes: OutOfResources: slimcuda_model_load_with: reserving a file descriptor for the " +
+			"dynamic loader failed: Too many open files",
+		"spare 3: <nil>",
+	} {
+		require.Contains(t, string(out), want)
+	}
+}
+
+func outOfFileDescriptorsChild(path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	limit := syscall.Rlimit{Cur: 256, Max: 256}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &limit); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	var fds []int
+	for {
+		fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			break
+		}
+		fds = append(fds, fd)
+	}
+	free := 0 // descriptors closed since the table was full (a failed load frees its own)
+	for _, spare := range []int{0, 1, 3} {
+		for ; free < spare && len(fds) > 0; free++ {
+			syscall.Close(fds[len(fds)-1])
+			fds = fds[:len(fds)-1]
+		}
+		m, err := LoadBytes(data, LoadOnDevice(CPUDevice))
+		fmt.Printf("spare %d: %v\n", spare, err)
+		if m != nil {
+			m.Close()
+		}
+	}
+	os.Exit(0)
 }
 
 func demoReference(t *testing.T) (input, want []float32) {
