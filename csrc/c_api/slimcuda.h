@@ -283,9 +283,11 @@ SLIMCUDA_API int32_t slimcuda_tensor_copy_to_host_on(const slimcuda_tensor* src,
  * What "untrusted input" means here. Checked before anything is loaded (INVALID_PROGRAM,
  * with the reason): the package structure (FlatBuffers verifier), every metadata field
  * (dtypes, sizes, dynamism, devices), each library's integrity (its XXH3-128 hash in the
- * package: a corruption check, not a signature) and its ELF shape (64-bit x86-64 shared
- * object whose segments and dynamic table lie inside its bytes). NOT checked, and not
- * checkable in-process: the library's code. Loading a model runs its ELF constructors, and
+ * package: a corruption check, not a signature), its ELF shape (64-bit x86-64 shared
+ * object whose segments and dynamic table lie inside its bytes) and its linking tables
+ * (relocations, symbols, hash and version tables the dynamic loader can use without going
+ * out of bounds or failing an assertion). NOT checked, and not checkable in-process: the
+ * library's code. Loading a model runs its ELF constructors, and
  * running it runs its code, with this process's privileges — as loading any plugin does.
  * Load only packages you would run as programs; slimcuda_package_check runs no code.
  *

@@ -8,14 +8,20 @@
 
 namespace slimcuda {
 
-/// Checks that `size` bytes are a shared object the dynamic loader can map without reading
-/// past them: a 64-bit little-endian x86-64 ELF of type ET_DYN, its program headers inside
-/// the file, every PT_LOAD's file range inside the file and its alignment consistent, the
-/// loadable segments in order and not overlapping, one PT_DYNAMIC inside a loaded range
-/// ending in DT_NULL, and the dynamic table's string and symbol tables inside loaded
-/// memory. What it cannot judge is the code: a well-formed library still runs its
-/// constructors when loaded (see model.h). InvalidProgram with the reason otherwise
-/// (another machine's ELF names the machine).
+/// Checks that `size` bytes are a shared object the dynamic loader can map and link
+/// without reading or writing out of bounds or failing one of its assertions: a 64-bit
+/// little-endian x86-64 ELF of type ET_DYN (not a position-independent executable), its
+/// program headers inside the file, every PT_LOAD's file range inside the file and its
+/// alignment consistent, the loadable segments in order and not overlapping, the segments
+/// glibc reads at their address (PT_DYNAMIC, PT_PHDR, notes, TLS, RELRO) inside them, and
+/// the dynamic-linking tables glibc trusts: every table inside the library's bytes and
+/// aligned, the constants it asserts, relocations writing only into writable memory outside
+/// the dynamic section and naming existing symbols, hash tables, symbol versions, imported
+/// symbols of default visibility, functions and init/fini entries pointing into code.
+/// What it cannot judge is the code: a well-formed library still runs its constructors when
+/// loaded (see model.h), and corrupted code, or an init function moved to other code, can
+/// still crash there. InvalidProgram with the reason otherwise (another machine's ELF names
+/// the machine).
 [[nodiscard]] Error check_elf(const uint8_t* data, size_t size, const char* function) noexcept;
 
 }  // namespace slimcuda
