@@ -78,6 +78,21 @@ std::vector<uint8_t> library_bytes() {
   return p == nullptr ? std::vector<uint8_t>{} : read_bytes(runfile(p));
 }
 
+// Whether /proc/self/fd/N is the name of an object loaded now (a library earlier tests left
+// loaded, say: -z nodelete). Tests that dlopen fd paths themselves avoid those numbers.
+bool names_a_loaded_object(int fd) {
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  std::pair<const std::string*, bool> seen{&path, false};
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* arg) {
+        auto* s = static_cast<std::pair<const std::string*, bool>*>(arg);
+        s->second = s->second || (info->dlpi_name != nullptr && *s->first == info->dlpi_name);
+        return 0;
+      },
+      &seen);
+  return seen.second;
+}
+
 struct Model {
   slimcuda_model* m = nullptr;
   Model() = default;
@@ -167,6 +182,43 @@ TEST(ModelLibrary, LibrariesThatCannotBeUnloadedDoNotCaptureLaterLoads) {
       }
     }
   }
+}
+
+// Another component of the process loads one file through two /proc/self/fd paths: glibc
+// answers the second with the object it has and records that path as an alias of it, which
+// dl_iterate_phdr does not show (it gives an object's first name only). A load that then
+// gets the alias's fd number must still be its own object, not that one.
+TEST(ModelLibrary, AnAliasPathOfAnotherObjectDoesNotCaptureALoad) {
+  auto pkgs = test_packages();
+  const std::vector<uint8_t> so = library_bytes();  // constant_1's library
+  int a = memfd_create("other-component", MFD_CLOEXEC);
+  ASSERT_GE(a, 0);
+  ASSERT_EQ(write(a, so.data(), so.size()), static_cast<ssize_t>(so.size()));
+  while (names_a_loaded_object(a)) {
+    const int moved = fcntl(a, F_DUPFD_CLOEXEC, a + 1);
+    close(a);
+    a = moved;
+  }
+  void* first = dlopen(("/proc/self/fd/" + std::to_string(a)).c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(first, nullptr) << dlerror();
+  // b: the lowest free number whose path names nothing loaded (numbers below it held open),
+  // so the next memfd, the loader's, gets it once it is closed.
+  std::vector<int> held;
+  int b = dup(a);
+  for (; b >= 0 && names_a_loaded_object(b); b = dup(a)) held.push_back(b);
+  ASSERT_GE(b, 0);
+  void* alias = dlopen(("/proc/self/fd/" + std::to_string(b)).c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_EQ(alias, first) << "glibc loaded the same file twice; the alias this test needs is not there";
+  close(b);
+  for (int k = 2; k <= 4; ++k) {
+    Model m;
+    ASSERT_EQ(load(pkgs["constant_" + std::to_string(k)], &m), SLIMCUDA_OK) << slimcuda_last_error_message();
+    EXPECT_EQ(run(m, 0.0f), static_cast<float>(k)) << "a load took the alias's path and ran another library";
+  }
+  dlclose(alias);
+  dlclose(first);
+  close(a);
+  for (int fd : held) close(fd);
 }
 
 // Threads loading the 8 packages at once, each run checked against its own package. Every
@@ -647,18 +699,7 @@ std::string fate_in_child(const std::function<void()>& call) {
 void dlopen_unchecked(const std::vector<uint8_t>& so) {
   int fd = memfd_create("unchecked", 0);
   if (fd < 0 || write(fd, so.data(), so.size()) != static_cast<ssize_t>(so.size())) _exit(3);
-  const auto loaded = [](const std::string& path) {
-    std::pair<const std::string*, bool> seen{&path, false};
-    dl_iterate_phdr(
-        [](struct dl_phdr_info* info, size_t, void* arg) {
-          auto* s = static_cast<std::pair<const std::string*, bool>*>(arg);
-          s->second = s->second || (info->dlpi_name != nullptr && *s->first == info->dlpi_name);
-          return 0;
-        },
-        &seen);
-    return seen.second;
-  };
-  while (loaded("/proc/self/fd/" + std::to_string(fd))) fd = fcntl(fd, F_DUPFD, fd + 1);
+  while (names_a_loaded_object(fd)) fd = fcntl(fd, F_DUPFD, fd + 1);
   (void)dlopen(("/proc/self/fd/" + std::to_string(fd)).c_str(), RTLD_NOW | RTLD_LOCAL);
 }
 

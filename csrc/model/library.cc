@@ -67,8 +67,11 @@ LoadedObjects loaded_objects() {
 }
 
 // dlopen's `path`, which must name no loaded object, and checks that the handle is a new
-// object loaded from `path`.
-Error open_fresh(const std::string& path, const LoadedObjects& before, void** out, const char* function) {
+// object loaded from `path`. `*stale` (when given) says the loader returned an object loaded
+// before instead: `path` is another object's alias (glibc adds a second path of a loaded
+// file to that object's names, which dl_iterate_phdr does not list), and another path will
+// do; without `stale` that is an error.
+Error open_fresh(const std::string& path, const LoadedObjects& before, void** out, bool* stale, const char* function) {
   // dlopen opens `path` itself: with no descriptor left that fails as a load error ("cannot
   // open shared object file: Too many open files", errno not kept), which is the process's
   // limit, not the package's fault. Loads are serialized, so one free now is dlopen's
@@ -88,6 +91,10 @@ Error open_fresh(const std::string& path, const LoadedObjects& before, void** ou
                      path == map->l_name && before.bases.count(static_cast<uintptr_t>(map->l_addr)) == 0;
   if (!fresh) {
     dlclose(handle);
+    if (stale != nullptr) {
+      *stale = true;
+      return Error::Ok;
+    }
     return set_last_error(Error::Internal, function,
                           "the dynamic loader returned an object loaded before for %s (another component of this "
                           "process loads the same path)",
@@ -127,19 +134,23 @@ Error ModelLibrary::load(const uint8_t* data, size_t size, const std::string& fd
       LoadedObjects before = loaded_objects();
       for (int attempt = 0; attempt < kMaxPathAttempts; ++attempt) {
         const std::string path = fd_dir + "/" + std::to_string(lib->fd_);
+        bool stale = false;
         if (before.names.count(path) == 0) {
-          SLIMCUDA_RETURN_IF_ERROR(open_fresh(path, before, &lib->handle_, function));
-          lib->path_ = path;
-          *out = std::move(lib);
-          return Error::Ok;
+          SLIMCUDA_RETURN_IF_ERROR(open_fresh(path, before, &lib->handle_, &stale, function));
+          if (!stale) {
+            lib->path_ = path;
+            *out = std::move(lib);
+            return Error::Ok;
+          }
         }
-        // A library that outlived its dlclose still answers to this path: use another number.
+        // A library that outlived its dlclose, or another object under an alias, still
+        // answers to this path: use another number.
         const int moved = fcntl(lib->fd_, F_DUPFD_CLOEXEC, lib->fd_ + 1);
         if (moved < 0) return fd_error(errno, "moving the library's memfd to a free fd number", function);
         close(lib->fd_);
         lib->fd_ = moved;
       }
-      return set_last_error(Error::OutOfResources, function, "%d fd numbers in a row name libraries that stay loaded",
+      return set_last_error(Error::OutOfResources, function, "%d fd numbers in a row name objects already loaded",
                             kMaxPathAttempts);
     }
 
@@ -155,7 +166,7 @@ Error ModelLibrary::load(const uint8_t* data, size_t size, const std::string& fd
     if (!written) {
       e = set_last_error(Error::AccessFailed, function, "writing %s failed: %s", temp.c_str(), strerror(write_errno));
     } else {
-      e = open_fresh(temp, loaded_objects(), &lib->handle_, function);
+      e = open_fresh(temp, loaded_objects(), &lib->handle_, nullptr, function);
     }
     unlink(temp.c_str());
     SLIMCUDA_RETURN_IF_ERROR(e);

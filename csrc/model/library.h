@@ -19,8 +19,10 @@ namespace slimcuda {
 /// keeps live libraries' paths distinct; a library that outlives its dlclose (-z nodelete,
 /// or an STB_GNU_UNIQUE symbol: g++'s default for an inline function's static local) still
 /// holds its old path, so the loader first checks that no loaded object has the path it is
-/// about to use (else it moves the fd to another number), and afterwards that dlopen
-/// returned an object that was not loaded before. Loads are serialized (the dynamic loader
+/// about to use, and afterwards that dlopen returned an object that was not loaded before
+/// (a path can also be another object's alias: glibc adds a second path of a loaded file
+/// to that object's names, which dl_iterate_phdr does not show); either way it moves the
+/// fd to another number and tries again. Loads are serialized (the dynamic loader
 /// serializes them anyway). Where /proc is not mounted, an unlinked file in $TMPDIR (else
 /// /tmp) with a random name takes the memfd's place: nothing is left on disk either way.
 ///
