@@ -4,6 +4,8 @@
 // copying into it (or into any destination whose elements alias) is refused. Each call
 // runs in a forked child that must answer within 2 s, so a regression fails instead of
 // hanging. testdata/tensor.json has the same cases for both languages (op copy, clone).
+// The CUDA cases (GPU only) run in-process, since CUDA does not survive fork: a call that
+// has not returned within 2 s ends the test binary with a failure instead.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,12 +13,14 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "csrc/testing/fixtures.h"
 #include "slimcuda/slimcuda.h"
 
 namespace slimcuda::testing {
@@ -124,6 +128,80 @@ TEST(BoundedWork, CopyIntoNonOverlappingStridedDestinationsStillWorks) {
     Viewed src({info.sizes[0], info.sizes[1]}, {0, 0});
     EXPECT_EQ(slimcuda_tensor_copy(dst->view, src.view), 0) << slimcuda_last_error_message();
   }
+}
+
+// `call` on this thread's behalf in another thread; its code, or the process ends with a
+// failure when it has not returned within 2 s (a thread cannot be stopped).
+int32_t in_process_within_2s(const std::function<int32_t()>& call) {
+  std::packaged_task<int32_t()> task(call);
+  std::future<int32_t> done = task.get_future();
+  std::thread(std::move(task)).detach();
+  if (done.wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
+    std::fprintf(stderr, "bounded_work_test: a CUDA call did not return within 2 s\n");
+    std::_Exit(1);
+  }
+  return done.get();
+}
+
+// One float32 element holding 7 on cuda:0, and a view of it as [2^40] with stride 0.
+struct CudaViewed {
+  slimcuda_tensor* base = nullptr;
+  slimcuda_tensor* view = nullptr;
+  CudaViewed() {
+    const int64_t one = 1, huge = kHuge, zero = 0;
+    EXPECT_EQ(slimcuda_tensor_empty(1, &one, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CUDA, 0, 0, &base), 0)
+        << slimcuda_last_error_message();
+    const float seven = 7.0f;
+    EXPECT_EQ(slimcuda_tensor_copy_from_host(base, &seven, 4, SLIMCUDA_FLOAT32), 0) << slimcuda_last_error_message();
+    EXPECT_EQ(slimcuda_tensor_view(base, 1, &huge, &zero, 0, &view), 0) << slimcuda_last_error_message();
+  }
+  ~CudaViewed() {
+    slimcuda_tensor_delete(view);
+    slimcuda_tensor_delete(base);
+  }
+  CudaViewed(const CudaViewed&) = delete;
+  CudaViewed& operator=(const CudaViewed&) = delete;
+};
+
+TEST(BoundedWork, OnCudaClonePreservingStridesOfAHugeStrideZeroViewCopiesItsStorage) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  CudaViewed x;
+  slimcuda_tensor* out = nullptr;
+  std::string message;  // the last error is the calling thread's
+  ASSERT_EQ(in_process_within_2s([&] {
+              const int32_t rc = slimcuda_tensor_clone(x.view, 1, &out);
+              message = slimcuda_last_error_message();
+              return rc;
+            }),
+            0)
+      << message;
+  slimcuda_tensor_info info{};
+  ASSERT_EQ(slimcuda_tensor_get_info(out, &info), 0);
+  EXPECT_EQ(info.storage_bytes, 4u);
+  EXPECT_EQ(info.sizes[0], kHuge);
+  EXPECT_EQ(info.strides[0], 0);
+  // Its one element, read back through a [1] view of the clone.
+  const int64_t one = 1;
+  slimcuda_tensor* first = nullptr;
+  ASSERT_EQ(slimcuda_tensor_view(out, 1, &one, &one, 0, &first), 0) << slimcuda_last_error_message();
+  float v = 0;
+  EXPECT_EQ(slimcuda_tensor_copy_to_host(first, &v, 4, SLIMCUDA_FLOAT32), 0) << slimcuda_last_error_message();
+  EXPECT_EQ(v, 7.0f);
+  slimcuda_tensor_delete(first);
+  slimcuda_tensor_delete(out);
+}
+
+TEST(BoundedWork, OnCudaCopyBetweenHugeStrideZeroViewsIsRefusedAtOnce) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  CudaViewed dst, src;
+  std::string message;  // the last error is the calling thread's
+  EXPECT_EQ(in_process_within_2s([&] {
+              const int32_t rc = slimcuda_tensor_copy(dst.view, src.view);
+              message = slimcuda_last_error_message();
+              return rc;
+            }),
+            SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("the destination has overlapping elements"), std::string::npos) << message;
 }
 
 }  // namespace
