@@ -99,7 +99,7 @@ func TestFilesThatAreNotRegularOrTooLarge(t *testing.T) {
 	}
 }
 
-// Pack writes its package to a regular file only (csrc/package/file_reader_test.cc checks
+// Pack writes its package to a regular file only (csrc/c_api/file_reader_test.cc checks
 // the same from C): a FIFO nobody reads blocked Pack forever before.
 func TestPackWritesOnlyARegularFile(t *testing.T) {
 	dir := t.TempDir()
