@@ -11,6 +11,12 @@ bash tools/install.sh --prefix "$prefix" >/dev/null
 bazel build //models/demo:demo_package >/dev/null 2>&1
 demo="$(bazel info bazel-bin 2>/dev/null)/models/demo/demo.slimcuda"
 # CGO_LDFLAGS names the prefix so the go command's cache never keeps another prefix's flags.
-PKG_CONFIG_PATH="$prefix/lib/pkgconfig" CGO_LDFLAGS="-L$prefix/lib" LD_LIBRARY_PATH="$prefix/lib" \
+if ! out=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" CGO_LDFLAGS="-L$prefix/lib" LD_LIBRARY_PATH="$prefix/lib" \
   SLIMCUDA_DEMO_PACKAGE="$demo" GOFLAGS=-mod=mod \
-  go test -race -count=1 -v -run 'Concurrent|Stream|Goroutine' ./go/slimcuda | grep -E '^(--- |ok|FAIL|PASS)'
+  go test -race -count=1 -v -run 'Concurrent|Stream|Goroutine' ./go/slimcuda 2>&1); then
+  # The failing tests whole (their assertion messages), then the summary.
+  echo "$out" | grep -vE '^\s*--- (PASS|SKIP)|^=== (RUN|PAUSE|CONT)' | tail -80
+  echo "go_race: go test -race failed"
+  exit 1
+fi
+echo "$out" | grep -E '^(--- |ok|FAIL|PASS)'

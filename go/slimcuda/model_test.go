@@ -819,10 +819,15 @@ func TestConcurrentRunsUseEveryInstanceAndNoMore(t *testing.T) {
 func TestConcurrentCloseWaitsForRunsInFlight(t *testing.T) {
 	m, err := Load(testModel(t, "count_instances"), WithInstances(2))
 	require.NoError(t, err)
-	results := make(chan error, 8)
-	for g := 0; g < 8; g++ {
+	// Runs long enough (200 ms) that Close, called once both instances are taken, still
+	// finds them in flight however late this goroutine sees that (with 20 ms runs on a
+	// busy 2-core CI machine under -race, the two runs were nearly done by then and Close
+	// waited under 5 ms).
+	const goroutines = 4
+	results := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
 		go func() {
-			_, err := runCountInstances(m, context.Background(), 20000) // 20 ms each
+			_, err := runCountInstances(m, context.Background(), 200000)
 			results <- err
 		}()
 	}
@@ -835,7 +840,7 @@ func TestConcurrentCloseWaitsForRunsInFlight(t *testing.T) {
 	require.NoError(t, m.Close())
 	require.GreaterOrEqual(t, time.Since(start), 5*time.Millisecond, "Close did not wait for the runs in flight")
 	ok := 0
-	for g := 0; g < 8; g++ {
+	for g := 0; g < goroutines; g++ {
 		if err := <-results; err != nil {
 			require.ErrorIs(t, err, ErrInvalidState)
 			continue
