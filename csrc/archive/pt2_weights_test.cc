@@ -25,12 +25,6 @@ namespace {
 
 std::string pt2(const std::string& name) { return fixture_relative("pt2.json", "pt2/" + name); }
 
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 // The bytes the CPU allocator hands out while it lives (the weights' host memory of a CPU
 // model), forwarding to the real one.
 class CpuBytes final : public DeviceAllocator {

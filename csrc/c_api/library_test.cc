@@ -51,12 +51,6 @@ constexpr bool kForkIsSupported = false;  // TSan: fork() from a multi-threaded 
 constexpr bool kForkIsSupported = true;
 #endif
 
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 // The test packages by name ("constant_3"), from $SLIMCUDA_TEST_MODELS.
 std::map<std::string, std::vector<uint8_t>> test_packages() {
   std::map<std::string, std::vector<uint8_t>> out;
@@ -70,12 +64,6 @@ std::map<std::string, std::vector<uint8_t>> test_packages() {
     out[name] = read_bytes(runfile(p));
   }
   return out;
-}
-
-std::vector<uint8_t> library_bytes() {
-  const char* p = std::getenv("SLIMCUDA_TEST_LIBRARY");
-  EXPECT_NE(p, nullptr) << "SLIMCUDA_TEST_LIBRARY is not set";
-  return p == nullptr ? std::vector<uint8_t>{} : read_bytes(runfile(p));
 }
 
 // Whether /proc/self/fd/N is the name of an object loaded now (a library earlier tests left
@@ -190,7 +178,7 @@ TEST(ModelLibrary, LibrariesThatCannotBeUnloadedDoNotCaptureLaterLoads) {
 // gets the alias's fd number must still be its own object, not that one.
 TEST(ModelLibrary, AnAliasPathOfAnotherObjectDoesNotCaptureALoad) {
   auto pkgs = test_packages();
-  const std::vector<uint8_t> so = library_bytes();  // constant_1's library
+  const std::vector<uint8_t> so = test_library();  // constant_1's library
   int a = memfd_create("other-component", MFD_CLOEXEC);
   ASSERT_GE(a, 0);
   ASSERT_EQ(write(a, so.data(), so.size()), static_cast<ssize_t>(so.size()));
@@ -408,7 +396,7 @@ std::vector<std::string> entries(const std::string& dir) {
 // Without /proc the loader falls back to an unlinked file with a random name: the library
 // loads, is its own object, and nothing stays in TMPDIR.
 TEST(ModelLibrary, WithoutProcFallsBackToAnUnlinkedFile) {
-  const std::vector<uint8_t> so = library_bytes();
+  const std::vector<uint8_t> so = test_library();
   const std::string tmp = ::testing::TempDir() + "/no-proc-tmp";
   mkdir(tmp.c_str(), 0700);
   const char* old = std::getenv("TMPDIR");
@@ -435,7 +423,7 @@ TEST(ModelLibrary, WithoutProcFallsBackToAnUnlinkedFile) {
 // With more left the load succeeds.
 TEST(ModelLibrary, OutOfFileDescriptorsIsOutOfResources) {
   if (!kForkIsSupported) GTEST_SKIP() << "fork() is not supported under ThreadSanitizer";
-  const std::vector<uint8_t> so = library_bytes();
+  const std::vector<uint8_t> so = test_library();
   for (int spare = 0; spare <= 3; ++spare) {
     SCOPED_TRACE(spare);
     std::fflush(nullptr);
@@ -465,7 +453,7 @@ TEST(ModelLibrary, OutOfFileDescriptorsIsOutOfResources) {
 // ---- the ELF check and the package's library hash -------------------------------------------
 
 TEST(ElfCheck, ARealLibraryPasses) {
-  const std::vector<uint8_t> so = library_bytes();
+  const std::vector<uint8_t> so = test_library();
   EXPECT_EQ(check_elf(so.data(), so.size(), "test"), Error::Ok) << last_error_message();
 }
 
@@ -483,7 +471,7 @@ size_t loaded_end(const std::vector<uint8_t>& so) {
 }
 
 TEST(ElfCheck, TruncatedLibrariesAreRefused) {
-  const std::vector<uint8_t> so = library_bytes();
+  const std::vector<uint8_t> so = test_library();
   const size_t end = loaded_end(so);
   ASSERT_GT(end, 4096u);
   for (size_t n : {size_t{0}, size_t{4}, size_t{63}, size_t{64}, end / 2, end - 1}) {
@@ -500,7 +488,7 @@ TEST(ElfCheck, TruncatedLibrariesAreRefused) {
 }
 
 TEST(ElfCheck, AnotherArchitectureIsNamed) {
-  std::vector<uint8_t> so = library_bytes();
+  std::vector<uint8_t> so = test_library();
   ASSERT_GE(so.size(), sizeof(Elf64_Ehdr));
   const uint16_t aarch64 = EM_AARCH64;
   std::memcpy(so.data() + offsetof(Elf64_Ehdr, e_machine), &aarch64, 2);
@@ -513,7 +501,7 @@ TEST(ElfCheck, AnotherArchitectureIsNamed) {
 }
 
 TEST(ElfCheck, MalformedHeadersAreRefused) {
-  const std::vector<uint8_t> good = library_bytes();
+  const std::vector<uint8_t> good = test_library();
   ASSERT_GE(good.size(), sizeof(Elf64_Ehdr));
   Elf64_Ehdr eh;
   std::memcpy(&eh, good.data(), sizeof eh);
@@ -709,7 +697,7 @@ void dlopen_unchecked(const std::vector<uint8_t>& so) {
 // (what dlopen does with each is printed); the other three damage the library's own
 // pointers. Each is refused now, with its reason.
 TEST(ElfCheck, MalformedDynamicTablesAreRefused) {
-  const std::vector<uint8_t> good = library_bytes();
+  const std::vector<uint8_t> good = test_library();
   const ElfLayout l(good);
   ASSERT_EQ(check_elf(good.data(), good.size(), "test"), Error::Ok) << last_error_message();
   constexpr int64_t kIgnoredTag = 0x70000000;  // DT_LOPROC: no meaning on x86-64, glibc skips it
@@ -807,7 +795,7 @@ TEST(ElfCheck, MalformedDynamicTablesAreRefused) {
 // in-process can tell from a valid library.
 TEST(ElfCheck, CorruptedTablesNeverKillTheLoader) {
   if (!kForkIsSupported) GTEST_SKIP() << "fork() is not supported under ThreadSanitizer";
-  const std::vector<uint8_t> good = library_bytes();
+  const std::vector<uint8_t> good = test_library();
   const ElfLayout l(good);
   const auto tables = l.linking_tables(), placements = l.placements();
   ASSERT_GE(tables.size(), 8u) << "no section headers to find the tables by";

@@ -39,12 +39,6 @@ struct Tensor {
   ~Tensor() { slimcuda_tensor_delete(t); }
 };
 
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 std::string pt2(const std::string& name) { return fixture_relative("pt2.json", "pt2/" + name); }
 
 slimcuda_load_options options_of(const Case& c) {

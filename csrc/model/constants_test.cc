@@ -43,12 +43,6 @@
 namespace slimcuda::testing {
 namespace {
 
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 // A test package by name ("weights_pairs"), from $SLIMCUDA_TEST_MODELS.
 std::vector<uint8_t> test_package(const std::string& want) {
   const char* list = std::getenv("SLIMCUDA_TEST_MODELS");

@@ -19,19 +19,6 @@
 namespace slimcuda::testing {
 namespace {
 
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// A real shared object (a test model): the writer checks a library's ELF shape.
-std::vector<uint8_t> test_library() {
-  const char* p = std::getenv("SLIMCUDA_TEST_LIBRARY");
-  EXPECT_NE(p, nullptr) << "SLIMCUDA_TEST_LIBRARY is not set";
-  return p == nullptr ? std::vector<uint8_t>{} : read_bytes(runfile(p));
-}
-
 TEST(Packages, Read) {
   for (const Case& c : cases("packages.json", "check")) {
     SCOPED_TRACE(c.name);

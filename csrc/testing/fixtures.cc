@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
@@ -226,6 +227,18 @@ std::string runfile(const std::string& path) {
   if (srcdir == nullptr) return path;
   const char* ws = std::getenv("TEST_WORKSPACE");
   return std::string(srcdir) + "/" + (ws ? ws : "slimcuda") + "/" + path;
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::vector<uint8_t> test_library() {
+  const char* p = std::getenv("SLIMCUDA_TEST_LIBRARY");
+  EXPECT_NE(p, nullptr) << "SLIMCUDA_TEST_LIBRARY is not set";
+  return p == nullptr ? std::vector<uint8_t>{} : read_bytes(runfile(p));
 }
 
 std::string demo_package_path() {

@@ -59,6 +59,12 @@ std::string fixture_relative(const std::string& file, const std::string& relativ
 /// directory; absolute paths come back unchanged.
 std::string runfile(const std::string& path);
 
+/// The bytes of the file at `path`; one that cannot be opened fails the test (and gives none).
+std::vector<uint8_t> read_bytes(const std::string& path);
+
+/// A real shared object (a test model's library): the file $SLIMCUDA_TEST_LIBRARY names.
+std::vector<uint8_t> test_library();
+
 /// The demo model package: $SLIMCUDA_DEMO_PACKAGE (a runfiles or absolute path).
 std::string demo_package_path();
 
