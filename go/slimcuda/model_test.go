@@ -4,7 +4,6 @@ package slimcuda
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -480,23 +479,7 @@ func outOfFileDescriptorsChild(path string) {
 }
 
 func demoReference(t *testing.T) (input, want []float32) {
-	data, err := os.ReadFile(fx.Path(t, "demo_model.json", "demo_model.json"))
-	require.NoError(t, err)
-	var doc struct {
-		Cases []struct {
-			Name   string    `json:"name"`
-			Input  []float32 `json:"input"`
-			Expect []float32 `json:"expect_output"`
-		} `json:"cases"`
-	}
-	require.NoError(t, json.Unmarshal(data, &doc))
-	for _, c := range doc.Cases {
-		if c.Name == "run_cpu_batch_4" {
-			return c.Input, c.Expect
-		}
-	}
-	t.Fatal("no run_cpu_batch_4 in demo_model.json")
-	return nil, nil
+	return fixture.DemoReference[float32](t, fx.Path(t, "demo_model.json", "demo_model.json"), "run_cpu_batch_4")
 }
 
 // Two GPUs: models from testdata/multi_gpu.json.

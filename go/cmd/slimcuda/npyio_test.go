@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -23,22 +22,8 @@ import (
 // -inputs and -save: .npy tensors in, .npy outputs (in their own dtype) out.
 func TestRunWithNPYInputsAndSavedOutputs(t *testing.T) {
 	dir := t.TempDir()
-	data, err := os.ReadFile(fixture.Runfile(t, "SLIMCUDA_DEMO_MODEL_JSON", "testdata/demo_model.json"))
-	require.NoError(t, err)
-	var doc struct {
-		Cases []struct {
-			Name   string    `json:"name"`
-			Input  []float32 `json:"input"`
-			Expect []float32 `json:"expect_output"`
-		} `json:"cases"`
-	}
-	require.NoError(t, json.Unmarshal(data, &doc))
-	var in, want []float32
-	for _, c := range doc.Cases {
-		if c.Name == "run_cpu_batch_1" {
-			in, want = c.Input, c.Expect
-		}
-	}
+	in, want := fixture.DemoReference[float32](t,
+		fixture.Runfile(t, "SLIMCUDA_DEMO_MODEL_JSON", "testdata/demo_model.json"), "run_cpu_batch_1")
 	require.Len(t, in, 16)
 	raw := make([]byte, 0, 64)
 	for _, v := range in {

@@ -105,21 +105,8 @@ func demoPath(t *testing.T) string {
 // `slimcuda run` on the demo gives the reference outputs (testdata/demo_model.json,
 // case run_cpu_batch_4: the same deterministic input), on the CPU and, with a GPU, on CUDA.
 func TestRunDemoMatchesReference(t *testing.T) {
-	data, err := os.ReadFile(fixture.Runfile(t, "SLIMCUDA_DEMO_MODEL_JSON", "testdata/demo_model.json"))
-	require.NoError(t, err)
-	var doc struct {
-		Cases []struct {
-			Name   string    `json:"name"`
-			Expect []float64 `json:"expect_output"`
-		} `json:"cases"`
-	}
-	require.NoError(t, json.Unmarshal(data, &doc))
-	var want []float64
-	for _, c := range doc.Cases {
-		if c.Name == "run_cpu_batch_4" {
-			want = c.Expect
-		}
-	}
+	_, want := fixture.DemoReference[float64](t,
+		fixture.Runfile(t, "SLIMCUDA_DEMO_MODEL_JSON", "testdata/demo_model.json"), "run_cpu_batch_4")
 	require.Len(t, want, 32)
 	devices := []string{"cpu"}
 	if gpu(t) {
