@@ -19,12 +19,11 @@
 namespace slimcuda::testing {
 namespace {
 
+// The file $env names.
 std::vector<uint8_t> read_file(const char* env) {
   const char* path = std::getenv(env);
   EXPECT_NE(path, nullptr) << env;
-  std::ifstream in(path != nullptr ? path : "", std::ios::binary);
-  EXPECT_TRUE(in.good()) << (path != nullptr ? path : env);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return path != nullptr ? read_bytes(runfile(path)) : std::vector<uint8_t>{};
 }
 
 struct Model {
@@ -62,6 +61,14 @@ std::vector<float> input_values(int64_t batch, int seed) {
   return x;
 }
 
+// The first n floats of t, copied on `stream`.
+std::vector<float> read_back(const slimcuda_tensor* t, size_t n, void* stream) {
+  std::vector<float> y(n, -1.0f);
+  EXPECT_EQ(slimcuda_tensor_copy_to_host_on(t, y.data(), y.size() * 4, SLIMCUDA_FLOAT32, stream), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  return y;
+}
+
 // Runs the model on `stream` (nullptr: the model's own) and reads the output back.
 std::vector<float> run(slimcuda_model* m, int64_t batch, int seed, void* stream) {
   const std::vector<float> x = input_values(batch, seed);
@@ -73,12 +80,8 @@ std::vector<float> run(slimcuda_model* m, int64_t batch, int seed, void* stream)
   const int32_t rc = stream != nullptr ? slimcuda_model_run_on(m, &in.t, 1, &out.t, 1, stream)
                                        : slimcuda_model_run(m, &in.t, 1, &out.t, 1);
   EXPECT_EQ(rc, SLIMCUDA_OK) << slimcuda_last_error_message();
-  std::vector<float> y(static_cast<size_t>(batch) * 8, -1.0f);
-  if (rc == SLIMCUDA_OK) {
-    EXPECT_EQ(slimcuda_tensor_copy_to_host_on(out.t, y.data(), y.size() * 4, SLIMCUDA_FLOAT32, stream), SLIMCUDA_OK)
-        << slimcuda_last_error_message();
-  }
-  return y;
+  const size_t n = static_cast<size_t>(batch) * 8;
+  return rc == SLIMCUDA_OK ? read_back(out.t, n, stream) : std::vector<float>(n, -1.0f);
 }
 
 slimcuda_graph_stats stats(slimcuda_model* m) {
@@ -155,13 +158,6 @@ TEST(Graphs, ReplaysMatchNormalRunsPerLayout) {
   EXPECT_EQ(s.replays, 12u) << "every run, the capturing one included, is served by its graph";
   EXPECT_EQ(s.fallbacks, 0u);
   EXPECT_EQ(stats(plain.m).replays, 0u);
-}
-
-std::vector<float> read_back(const slimcuda_tensor* t, size_t n, void* stream) {
-  std::vector<float> y(n, -1.0f);
-  EXPECT_EQ(slimcuda_tensor_copy_to_host_on(t, y.data(), y.size() * 4, SLIMCUDA_FLOAT32, stream), SLIMCUDA_OK)
-      << slimcuda_last_error_message();
-  return y;
 }
 
 // A replay's copy nodes are pointed at each call's tensors: inputs that live side by side in
