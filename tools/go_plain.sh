@@ -6,16 +6,15 @@
 # saying why. Run by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-prefix="${TMPDIR:-/tmp}/slimcuda-plain/prefix"
-bash tools/install.sh --prefix "$prefix" >/dev/null
+# shellcheck source=tools/cgo_prefix.sh
+source tools/cgo_prefix.sh
+cgo_prefix plain
 copy=$(mktemp -d)
 trap 'rm -rf "$copy"' EXIT
 git ls-files -z | xargs -0 cp --parents -t "$copy"
 while read -r v; do unset "$v"; done < <(compgen -e | grep '^SLIMCUDA_' || true)
 cd "$copy"
-# CGO_LDFLAGS names the prefix so the go command's cache never keeps another prefix's flags.
-if ! out=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" CGO_LDFLAGS="-L$prefix/lib" GOFLAGS=-mod=mod \
-  go test -count=1 -v ./... 2>&1); then
+if ! out=$(GOFLAGS=-mod=mod go test -count=1 -v ./... 2>&1); then
   echo "$out" | grep -E -A3 -- '^\s*--- FAIL|^(FAIL|panic)' | tail -60
   echo "go_plain: plain go test ./... failed in a checkout without Bazel's outputs"
   exit 1

@@ -6,13 +6,12 @@
 # library with the host Go SDK here). Run by .ci/run; on a GPU machine the GPU cases run too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-prefix="${TMPDIR:-/tmp}/slimcuda-race/prefix"
-bash tools/install.sh --prefix "$prefix" >/dev/null
+# shellcheck source=tools/cgo_prefix.sh
+source tools/cgo_prefix.sh
+cgo_prefix race
 bazel build //models/demo:demo_package >/dev/null 2>&1
 demo="$(bazel info bazel-bin 2>/dev/null)/models/demo/demo.slimcuda"
-# CGO_LDFLAGS names the prefix so the go command's cache never keeps another prefix's flags.
-if ! out=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" CGO_LDFLAGS="-L$prefix/lib" LD_LIBRARY_PATH="$prefix/lib" \
-  SLIMCUDA_DEMO_PACKAGE="$demo" GOFLAGS=-mod=mod \
+if ! out=$(LD_LIBRARY_PATH="$prefix/lib" SLIMCUDA_DEMO_PACKAGE="$demo" GOFLAGS=-mod=mod \
   go test -race -count=1 -v -run 'Concurrent|Stream|Goroutine' ./go/slimcuda 2>&1); then
   # The failing tests whole (their assertion messages), then the summary.
   echo "$out" | grep -vE '^\s*--- (PASS|SKIP)|^=== (RUN|PAUSE|CONT)' | tail -80

@@ -24,13 +24,12 @@ gofmt_check() { local out; out=$(gofmt -l $gofiles); [[ -z "$out" ]] || { echo "
 run "gofmt" gofmt_check
 
 # go vet and staticcheck compile the cgo packages: install the library where pkg-config finds it.
-# CGO_LDFLAGS names the prefix so the go command's cache never keeps another prefix's flags.
-prefix="${TMPDIR:-/tmp}/slimcuda-lint/prefix"
-if ! bash tools/install.sh --prefix "$prefix" >/dev/null; then
+# shellcheck source=tools/cgo_prefix.sh
+source tools/cgo_prefix.sh
+if ! cgo_prefix lint; then
   say "tools/install.sh failed: cannot vet the cgo packages"
   exit 1
 fi
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig" CGO_LDFLAGS="-L$prefix/lib"
 go_lint() { # in DIR: go vet ./... && staticcheck ./...
   (cd "$1" && GOFLAGS=-mod=mod go vet ./... && GOFLAGS=-mod=mod "$bin/staticcheck" ./...)
 }
@@ -38,7 +37,7 @@ run "go vet + staticcheck (module)" go_lint .
 run "go vet + staticcheck (tools/consumer/goapp)" go_lint tools/consumer/goapp
 
 mapfile -t shfiles < <(git ls-files 'tools/*.sh' 'tools/**/*.sh' '.ci/run')
-run "shellcheck (${#shfiles[@]} scripts)" shellcheck "${shfiles[@]}"
+run "shellcheck (${#shfiles[@]} scripts)" shellcheck -x "${shfiles[@]}"
 
 mapfile -t cfiles < <(git ls-files '*.c' '*.cc' '*.h' '*.cu' '*.cuh')
 run "clang-format (${#cfiles[@]} files)" clang-format --dry-run --Werror "${cfiles[@]}"
