@@ -77,17 +77,22 @@ Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcu
   SLIMCUDA_CHECK_OR_RETURN_AT(function, so.size > 0, Error::InvalidProgram, "model '%s': empty library %s",
                               pm.name.c_str(), lib.name.c_str());
   SLIMCUDA_RETURN_IF_ERROR(check_elf(so.data, so.size, function));
-  const Model::DescribeInputs describe = [&](size_t num_inputs, std::vector<TensorSpec>* specs) -> Error {
-    if (pm.wrapper_source == nullptr) {
-      return set_last_error(Error::NotFound, function, "no wrapper source in the archive");
-    }
+  // The generated source beside the library: the input checks, and what proves a buffer
+  // read-only (the model's state).
+  std::string wrapper;
+  if (pm.wrapper_source != nullptr) {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, pm.wrapper_source->size <= kMaxWrapperSourceBytes, Error::InvalidProgram,
                                 "%s: %llu bytes (at most %llu)", pm.wrapper_source->name.c_str(),
                                 static_cast<unsigned long long>(pm.wrapper_source->size),
                                 static_cast<unsigned long long>(kMaxWrapperSourceBytes));
-    std::string text(static_cast<size_t>(pm.wrapper_source->size), '\0');
-    SLIMCUDA_RETURN_IF_ERROR(archive.read(*pm.wrapper_source, 0, text.size(), text.data(), function));
-    return parse_input_checks(text, num_inputs, specs, function);
+    wrapper.resize(static_cast<size_t>(pm.wrapper_source->size));
+    SLIMCUDA_RETURN_IF_ERROR(archive.read(*pm.wrapper_source, 0, wrapper.size(), wrapper.data(), function));
+  }
+  const Model::DescribeInputs describe = [&](size_t num_inputs, std::vector<TensorSpec>* specs) -> Error {
+    if (pm.wrapper_source == nullptr) {
+      return set_last_error(Error::NotFound, function, "no wrapper source in the archive");
+    }
+    return parse_input_checks(wrapper, num_inputs, specs, function);
   };
   std::unique_ptr<Model> model;
   SLIMCUDA_RETURN_IF_ERROR(Model::load_library(so.data, so.size, pm.device_type, o.device_index, o.instances, nullptr,
@@ -103,6 +108,9 @@ Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcu
   std::string hash_hex;
   for (uint8_t b : hash.bytes) hash_hex += {kDigits[b >> 4], kDigits[b & 15]};
   SLIMCUDA_RETURN_IF_ERROR(attach_pt2_weights(archive, pm, hash_hex, model.get(), ctx, nullptr, function));
+  // What runs write gets a copy of this load's own (docs/state.md).
+  SLIMCUDA_RETURN_IF_ERROR(
+      model->prepare_state(pm.wrapper_source != nullptr ? &wrapper : nullptr, ctx, function));
   *out = reinterpret_cast<slimcuda_model*>(model.release());
   return Error::Ok;
 }
@@ -188,6 +196,12 @@ void fill_spec(const TensorSpec& s, slimcuda_tensor_spec* out) {
   out->sizes = s.sizes.data();
   out->device_type = static_cast<int32_t>(s.device.type);
   out->device_index = s.device.index;
+}
+
+// A state operation's stream: the caller's when selected (CUDA models).
+Error state_context(const Model& m, StreamContext* ctx, const char* function) {
+  *ctx = StreamContext::unselected(-1);
+  return m.device().is_cuda() ? caller_context(m.device().index, ctx, function) : Error::Ok;
 }
 
 }  // namespace
@@ -329,6 +343,61 @@ int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs
 int32_t slimcuda_model_run_on(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
                               slimcuda_tensor** outputs, size_t num_outputs, void* stream) {
   return with_stream(stream, [&] { return slimcuda_model_run(model, inputs, num_inputs, outputs, num_outputs); });
+}
+
+int32_t slimcuda_model_num_constants(const slimcuda_model* model, size_t* count) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && count, Error::InvalidArgument, "null argument");
+    *count = cast(model)->constants_table().size();
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_model_constant(const slimcuda_model* model, size_t index, slimcuda_constant_info* out) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && out, Error::InvalidArgument, "null argument");
+    const auto& table = cast(model)->constants_table();
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, index < table.size(), Error::InvalidArgument, "constant %zu of %zu", index,
+                                table.size());
+    const Model::Constant& c = table[index];
+    out->name = c.info.name.c_str();
+    out->fqn = c.info.original_fqn.c_str();
+    out->kind = static_cast<int32_t>(c.info.kind);
+    out->dtype = c.info.dtype;
+    out->is_state = c.state ? 1 : 0;
+    out->visible = c.tensor != nullptr ? 1 : 0;
+    out->ndim = c.tensor != nullptr ? c.tensor->dim() : 0;
+    out->sizes = c.tensor != nullptr ? c.tensor->sizes().data() : nullptr;
+    out->nbytes = c.info.data_size;
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_model_reset_state(slimcuda_model* model) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx, function));
+    return cast(model)->reset_state(ctx, function);
+  });
+}
+
+int32_t slimcuda_model_read_constant(slimcuda_model* model, const char* name, slimcuda_tensor* dst) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && name && dst, Error::InvalidArgument, "null argument");
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx, function));
+    return cast(model)->read_constant(name, *reinterpret_cast<SlimTensor*>(dst), ctx, function);
+  });
+}
+
+int32_t slimcuda_model_write_constant(slimcuda_model* model, const char* name, const slimcuda_tensor* src) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && name && src, Error::InvalidArgument, "null argument");
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx, function));
+    return cast(model)->write_constant(name, *reinterpret_cast<const SlimTensor*>(src), ctx, function);
+  });
 }
 
 }  // extern "C"

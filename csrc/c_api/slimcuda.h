@@ -443,6 +443,51 @@ SLIMCUDA_API int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* 
 SLIMCUDA_API int32_t slimcuda_model_run_on(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
                                            slimcuda_tensor** outputs, size_t num_outputs, void* stream);
 
+/* State (docs/state.md). A model may write some of its constants on every run — a KV cache
+ * kept in registered buffers, a running counter: its state. slimcuda finds them at load (a
+ * buffer is state unless the generated wrapper source proves every use a read; parameters
+ * and folded constants never are) and gives every load its own copy, so two loads of one
+ * file never see each other's writes while their read-only weights stay shared; normal runs
+ * and CUDA-graph replays read and write that one copy. A model with state runs one call at
+ * a time: slimcuda_model_instances reports 1, and a load asking for more instances fails
+ * with SLIMCUDA_ERR_INVALID_ARGUMENT — load it once per caller (conversation) instead.
+ * State operations are ordered after the model's previous run and before its next, whatever
+ * their streams; like runs, they are enqueued on the caller stream when one is selected,
+ * else done on return. */
+enum {
+  SLIMCUDA_CONSTANT_UNKNOWN = 0, /* the library does not say */
+  SLIMCUDA_CONSTANT_PARAMETER = 1,
+  SLIMCUDA_CONSTANT_BUFFER = 2,
+  SLIMCUDA_CONSTANT_TENSOR_CONSTANT = 3,
+  SLIMCUDA_CONSTANT_FOLDED = 4 /* made by the container's constant folding */
+};
+typedef struct {
+  const char* name;         /* the container's name (e.g. "blocks_0_k_cache"); borrowed */
+  const char* fqn;          /* the module's name (e.g. "blocks.0.k_cache"), or ""; borrowed */
+  int32_t kind;             /* SLIMCUDA_CONSTANT_* */
+  int32_t dtype;            /* a slimcuda dtype code */
+  int32_t is_state;         /* 1: runs may write it (one per load, reset by _reset_state) */
+  int32_t visible;          /* 1: _read_constant can read it (sizes known) */
+  int64_t ndim;             /* 0 and sizes NULL when not visible */
+  const int64_t* sizes;     /* borrowed */
+  uint64_t nbytes;          /* its storage's bytes */
+} slimcuda_constant_info;
+/* The model's constants (0 for a library that shows none). */
+SLIMCUDA_API int32_t slimcuda_model_num_constants(const slimcuda_model* model, size_t* count);
+SLIMCUDA_API int32_t slimcuda_model_constant(const slimcuda_model* model, size_t index, slimcuda_constant_info* out);
+/* Puts every state constant back to its value at load (OK, nothing done, for a model without
+ * state; SLIMCUDA_ERR_NOT_SUPPORTED where the library keeps its state where slimcuda cannot
+ * reach it). */
+SLIMCUDA_API int32_t slimcuda_model_reset_state(slimcuda_model* model);
+/* dst <- the constant `name` (the container's name or the module's), any constant; sizes
+ * must equal the constant's, dtypes are converted. NOT_FOUND for an unknown name,
+ * NOT_SUPPORTED for a constant slimcuda cannot see. */
+SLIMCUDA_API int32_t slimcuda_model_read_constant(slimcuda_model* model, const char* name, slimcuda_tensor* dst);
+/* The state constant `name` <- src (same sizes). A read-only weight is INVALID_ARGUMENT: loads
+ * of one model share it (swap weights for that). */
+SLIMCUDA_API int32_t slimcuda_model_write_constant(slimcuda_model* model, const char* name,
+                                                   const slimcuda_tensor* src);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

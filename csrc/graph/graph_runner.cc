@@ -344,6 +344,8 @@ Error GraphRunner::capture(std::vector<int64_t> key, SlimTensor* const* inputs, 
   g->key = std::move(key);
   SLIMCUDA_RETURN_IF_ERROR(device_memory::PrivatePool::create(device_, &g->pool));
   const StreamContext ctx = StreamContext::selected(stream, device_);
+  std::shared_ptr<Storage> saved;  // the state before the warm-up run (outside the graph's pool)
+  if (abi_.save_state && abi_.restore_state) SLIMCUDA_RETURN_IF_ERROR(abi_.save_state(stream, &saved, function));
   {
     device_memory::StreamRoute route(stream, g->pool.get());
     SLIMCUDA_RETURN_IF_ERROR(route.error());
@@ -361,6 +363,8 @@ Error GraphRunner::capture(std::vector<int64_t> key, SlimTensor* const* inputs, 
     int32_t rc = abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream, nullptr);
     in.clear();  // stolen by the container
     drop(&outs);
+    // The warm-up's writes undone, whether it ran or failed: the replay makes this call's.
+    if (saved != nullptr) SLIMCUDA_RETURN_IF_ERROR(abi_.restore_state(stream, *saved, function));
     if (rc != 0) {
       const std::string why = last_error_message();
       return set_last_error(Error::InvalidProgram, function, "the warm-up run failed with %d%s%s", rc,

@@ -64,6 +64,12 @@ struct ContainerAbi {
   /// (the model hands it the weights it attached to its own container); an error leaves no
   /// capture container (the capture fails with that reason). Empty: nothing to do.
   std::function<Error(void* container, const char* function)> prepare;
+  /// Around a capture's warm-up run, which is a real run: `save_state` copies what runs
+  /// write (the model's state, csrc/model/state.h) on the stream and `restore_state` puts
+  /// it back before the capture, so the call that captures changes the state once, by its
+  /// replay. Empty: the model keeps no state.
+  std::function<Error(cudaStream_t stream, std::shared_ptr<Storage>* saved, const char* function)> save_state;
+  std::function<Error(cudaStream_t stream, const Storage& saved, const char* function)> restore_state;
 };
 
 /// Counters, for stats and tests.

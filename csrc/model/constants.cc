@@ -131,27 +131,7 @@ Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConsta
              const char* function) noexcept {
   try {
     std::shared_ptr<Storage> memory;
-    if (device.is_cuda()) {
-      // Allocated on slimcuda's internal stream, which lives as long as the process: the
-      // block outlives the model (and the stream) that first uploaded it.
-      cudaStream_t internal = nullptr;
-      SLIMCUDA_RETURN_IF_ERROR(transfer::internal_stream(device.index, &internal));
-      SLIMCUDA_RETURN_IF_ERROR(Storage::allocate(static_cast<size_t>(total), device,
-                                                 StreamContext::selected(internal, device.index), &memory, function));
-      if (total > 0 && upload_ctx.stream() != internal) {
-        // A cached block is reusable at once on the stream it is ordered on: the upload
-        // waits for whatever that stream still does.
-        cuda::DeviceGuard guard(device.index);
-        SLIMCUDA_RETURN_IF_ERROR(guard.error());
-        cudaEvent_t ready = nullptr;
-        SLIMCUDA_RETURN_IF_ERROR(cuda::thread_event(device.index, 0, &ready));
-        SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(ready, internal));
-        SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(upload_ctx.stream(), ready, 0));
-      }
-    } else {
-      SLIMCUDA_RETURN_IF_ERROR(
-          Storage::allocate(static_cast<size_t>(total), device, StreamContext::unselected(0), &memory, function));
-    }
+    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device, upload_ctx, &memory, function));
     char* base = static_cast<char*>(memory->data());
     if (device.is_cuda()) {
       std::vector<UploadPiece> pieces;
@@ -214,7 +194,7 @@ std::string device_name(Device d) { return d.is_cuda() ? "cuda:" + std::to_strin
 // The hand-over itself: the first path the library has (the copying one only when
 // `may_copy`).
 Error hand_over(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights, bool may_copy,
-                ConstantsPath* out, std::shared_ptr<const void>* adopted, const char* function) {
+                ConstantsPath* out, std::shared_ptr<const void>* adopted, const char* function, bool full = true) {
   clear_last_error();  // what the container's shim calls report, if anything, goes into ours
   std::vector<const SlimTensor*> lent(weights.count());
   for (size_t i = 0; i < weights.count(); ++i) lent[i] = weights.tensor(i);
@@ -233,7 +213,7 @@ Error hand_over(const ContainerConstantsApi& api, void* container, const DeviceW
   if (api.update_user_managed_pairs != nullptr) {
     std::vector<ContainerConstantsApi::Pair> pairs(weights.count());
     for (size_t i = 0; i < weights.count(); ++i) pairs[i] = {weights.name(i).c_str(), weights.tensor(i)};
-    rc = api.update_user_managed_pairs(container, pairs.data(), pairs.size(), false, true);
+    rc = api.update_user_managed_pairs(container, pairs.data(), pairs.size(), false, full);
   } else {
     path = api.update_user_managed_map != nullptr ? ConstantsPath::UserManagedMap : ConstantsPath::ContainerCopy;
     SLIMCUDA_CHECK_OR_RETURN_AT(function, path != ConstantsPath::ContainerCopy || (may_copy && api.update_copy_map),
@@ -245,8 +225,8 @@ Error hand_over(const ContainerConstantsApi& api, void* container, const DeviceW
     for (size_t i = 0; i < weights.count(); ++i) {
       map.emplace(weights.name(i), reinterpret_cast<AtenTensorOpaque*>(weights.tensor(i)));
     }
-    rc = path == ConstantsPath::UserManagedMap ? api.update_user_managed_map(container, &map, false, true)
-                                               : api.update_copy_map(container, &map, false, true);
+    rc = path == ConstantsPath::UserManagedMap ? api.update_user_managed_map(container, &map, false, full)
+                                               : api.update_copy_map(container, &map, false, full);
   }
   if (rc != 0) {
     const std::string why = last_error_message();
@@ -258,6 +238,81 @@ Error hand_over(const ContainerConstantsApi& api, void* container, const DeviceW
 }
 
 }  // namespace
+
+const char* constant_kind_name(ConstantKind kind) noexcept {
+  switch (kind) {
+    case ConstantKind::Unknown:
+      return "unknown";
+    case ConstantKind::Parameter:
+      return "parameter";
+    case ConstantKind::Buffer:
+      return "buffer";
+    case ConstantKind::TensorConstant:
+      return "tensor constant";
+    case ConstantKind::Folded:
+      return "folded";
+  }
+  return "?";
+}
+
+Error allocate_constants(uint64_t total, Device device, const StreamContext& ctx, std::shared_ptr<Storage>* out,
+                         const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, total <= SIZE_MAX, Error::InvalidProgram, "%llu bytes of constants",
+                              static_cast<unsigned long long>(total));
+  if (!device.is_cuda()) {
+    return Storage::allocate(static_cast<size_t>(total), device, StreamContext::unselected(0), out, function);
+  }
+  // Allocated on slimcuda's internal stream, which lives as long as the process: the block
+  // outlives the model (and the stream) that first wrote it.
+  cudaStream_t internal = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(transfer::internal_stream(device.index, &internal));
+  SLIMCUDA_RETURN_IF_ERROR(Storage::allocate(static_cast<size_t>(total), device,
+                                             StreamContext::selected(internal, device.index), out, function));
+  if (total > 0 && ctx.stream() != internal) {
+    // A cached block is reusable at once on the stream it is ordered on: the writer waits
+    // for whatever that stream still does.
+    cuda::DeviceGuard guard(device.index);
+    SLIMCUDA_RETURN_IF_ERROR(guard.error());
+    cudaEvent_t ready = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(cuda::thread_event(device.index, 0, &ready));
+    SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(ready, internal));
+    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(ctx.stream(), ready, 0));
+  }
+  return Error::Ok;
+}
+
+Error extract_container_constants(const ContainerConstantsApi& api, void* container,
+                                  const std::vector<ContainerConstant>& constants, std::vector<const SlimTensor*>* out,
+                                  const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr && out != nullptr, Error::InvalidArgument,
+                              "null container or out");
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, api.extract_map != nullptr, Error::NotSupported,
+                              "the model library cannot show its constants (no AOTInductorModelContainer"
+                              "ExtractConstantsMap)");
+  try {
+    // Exactly the map type the container fills.
+    std::unordered_map<std::string, AtenTensorOpaque*> map;
+    clear_last_error();
+    const int32_t rc = api.extract_map(container, &map, false);
+    if (rc != 0) {
+      const std::string why = last_error_message();
+      return set_last_error(Error::InvalidProgram, function, "AOTInductorModelContainerExtractConstantsMap failed (%d)%s%s",
+                            rc, why.empty() ? "" : ": ", why.c_str());
+    }
+    // Keyed by original FQN (the container's name where it has none).
+    std::vector<const SlimTensor*> found(constants.size(), nullptr);
+    for (size_t i = 0; i < constants.size(); ++i) {
+      if (constants[i].from_folded) continue;
+      auto it = map.find(constants[i].original_fqn.empty() ? constants[i].name : constants[i].original_fqn);
+      if (it == map.end()) it = map.find(constants[i].name);
+      if (it != map.end()) found[i] = reinterpret_cast<const SlimTensor*>(it->second);
+    }
+    *out = std::move(found);
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory reading the constants");
+  }
+}
 
 const char* constants_path_name(ConstantsPath path) noexcept {
   switch (path) {
@@ -302,6 +357,10 @@ Error read_container_constants(const ContainerConstantsApi& api, void* container
       }
       bool folded = false;
       if (api.from_folded != nullptr && api.from_folded(container, i, &folded) == 0) c.from_folded = folded;
+      int32_t kind = 0;
+      if (api.type != nullptr && api.type(container, i, &kind) == 0 && kind >= 0 && kind <= 4) {
+        c.kind = static_cast<ConstantKind>(kind);
+      }
     }
     *out = std::move(constants);
     return Error::Ok;
@@ -351,11 +410,12 @@ Error entries_from_blob(const std::vector<ContainerConstant>& constants, const s
 }
 
 Error hand_over_constants(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
-                          ConstantsPath* path, std::shared_ptr<const void>* adopted, const char* function) noexcept {
+                          ConstantsPath* path, std::shared_ptr<const void>* adopted, const char* function,
+                          bool full) noexcept {
   SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr && path != nullptr, Error::InvalidArgument,
                               "null container or path");
   try {
-    return hand_over(api, container, weights, false, path, adopted, function);
+    return hand_over(api, container, weights, false, path, adopted, function, full);
   } catch (const std::bad_alloc&) {
     return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory handing over constants");
   }

@@ -9,6 +9,7 @@
 
 #include "csrc/cuda/stream_context.h"
 #include "csrc/model/weight_source.h"
+#include "csrc/tensor/slim_tensor.h"
 #include "slimcuda/error.h"
 #include "slimcuda/types.h"
 
@@ -32,6 +33,13 @@ struct ContainerConstantsApi {
   int32_t (*from_folded)(void*, size_t, bool*) = nullptr;
   int32_t (*dtype)(void*, size_t, int32_t*) = nullptr;
   int32_t (*data_size)(void*, size_t, size_t*) = nullptr;
+  /// ...GetConstantType(container, i, &type): a ConstantKind code (PyTorch's ConstantType).
+  int32_t (*type)(void*, size_t, int32_t*) = nullptr;
+  /// ...ExtractConstantsMap(container, map, use_inactive): fills a std::unordered_map<
+  /// std::string, AtenTensorHandle>* with the container's own handles of its non-folded
+  /// constants, keyed by original FQN (a libstdc++ type across the boundary, as for
+  /// update_user_managed_map).
+  int32_t (*extract_map)(void*, void*, bool) = nullptr;
   /// ...UpdateUserManagedConstantBufferPairs(container, pairs, n, use_inactive, validate)
   int32_t (*update_user_managed_pairs)(void*, const Pair*, size_t, bool, bool) = nullptr;
   /// ...UpdateUserManagedConstantBuffer(container, map, use_inactive, validate): `map` is a
@@ -53,6 +61,8 @@ struct ContainerConstantsApi {
     get(api.from_folded, "AOTInductorModelContainerGetConstantFromFolded");
     get(api.dtype, "AOTInductorModelContainerGetConstantDtype");
     get(api.data_size, "AOTInductorModelContainerGetConstantDataSize");
+    get(api.type, "AOTInductorModelContainerGetConstantType");
+    get(api.extract_map, "AOTInductorModelContainerExtractConstantsMap");
     get(api.update_user_managed_pairs, "AOTInductorModelContainerUpdateUserManagedConstantBufferPairs");
     get(api.update_user_managed_map, "AOTInductorModelContainerUpdateUserManagedConstantBuffer");
     get(api.update_copy_map, "AOTInductorModelContainerUpdateConstantBuffer");
@@ -68,6 +78,11 @@ enum class ConstantsPath {
 };
 [[nodiscard]] const char* constants_path_name(ConstantsPath path) noexcept;
 
+/// What a constant is, as the container says (PyTorch's ConstantType codes,
+/// aoti_runtime/constant_type.h). Unknown where the library lacks GetConstantType.
+enum class ConstantKind : int32_t { Unknown = 0, Parameter = 1, Buffer = 2, TensorConstant = 3, Folded = 4 };
+[[nodiscard]] const char* constant_kind_name(ConstantKind kind) noexcept;
+
 /// One constant as the container reports it.
 struct ContainerConstant {
   std::string name;          ///< the container's name (e.g. "l1_weight")
@@ -75,6 +90,7 @@ struct ContainerConstant {
   bool from_folded = false;  ///< computed by the container's constant folding: no bytes needed
   int32_t dtype = -1;        ///< c10 ScalarType code
   uint64_t data_size = 0;    ///< bytes of its storage (PyTorch pads CPU constants to 64)
+  ConstantKind kind = ConstantKind::Unknown;
 };
 
 /// Reads every constant the container reports. A library without GetNumConstants,
@@ -123,9 +139,25 @@ class DeviceWeights;
 /// `*adopted` receives the handles the container made of ours and never deletes (PyTorch
 /// 2.11's user-managed constants: csrc/tensor/handle_adoption.h): release it after the
 /// container is destroyed.
+/// `full` false hands over only some of the container's constants (validate_full_update
+/// off): the others stay as they are (a model's state over its weights).
 [[nodiscard]] Error hand_over_constants(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
-                                        ConstantsPath* path, std::shared_ptr<const void>* adopted,
-                                        const char* function) noexcept;
+                                        ConstantsPath* path, std::shared_ptr<const void>* adopted, const char* function,
+                                        bool full = true) noexcept;
+
+/// The container's own tensors of its non-folded constants (ExtractConstantsMap), by the
+/// container's name: views of its memory, valid while the container keeps them (copy what
+/// you need before handing it other tensors for those names). A library without
+/// ExtractConstantsMap -> NotSupported.
+[[nodiscard]] Error extract_container_constants(const ContainerConstantsApi& api, void* container,
+                                                const std::vector<ContainerConstant>& constants,
+                                                std::vector<const SlimTensor*>* out, const char* function) noexcept;
+
+/// One allocation of `total` bytes on `device` for constants that outlive the stream that
+/// made them (CUDA: ordered on slimcuda's internal stream of the device, and `ctx`'s stream
+/// waits for it, so writes on ctx's stream may start at once; CPU: the CPU allocator).
+[[nodiscard]] Error allocate_constants(uint64_t total, Device device, const StreamContext& ctx,
+                                       std::shared_ptr<Storage>* out, const char* function) noexcept;
 
 /// What attach_constants leaves behind: the memory the container now uses (keep it alive
 /// until the container is deleted), how it got there, and whether it was shared with an

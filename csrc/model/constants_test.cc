@@ -43,17 +43,10 @@
 namespace slimcuda::testing {
 namespace {
 
-// A test package by name ("weights_pairs"), from $SLIMCUDA_TEST_MODELS.
+// A test package by name ("weights_pairs").
 std::vector<uint8_t> test_package(const std::string& want) {
-  const char* list = std::getenv("SLIMCUDA_TEST_MODELS");
-  EXPECT_NE(list, nullptr) << "SLIMCUDA_TEST_MODELS is not set";
-  std::istringstream in(list == nullptr ? "" : list);
-  for (std::string p; in >> p;) {
-    std::string name = p.substr(p.find_last_of('/') + 1);
-    if (name.substr(0, name.find('.')) == want) return read_bytes(runfile(p));
-  }
-  ADD_FAILURE() << "no test package " << want;
-  return {};
+  const std::string path = test_package_path(want);
+  return path.empty() ? std::vector<uint8_t>{} : read_bytes(path);
 }
 
 // Counts the CPU allocator's live bytes and allocations (the weights' host memory).

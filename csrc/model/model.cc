@@ -11,6 +11,7 @@
 #include "csrc/cuda/device.h"
 #include "csrc/memory/memory.h"
 #include "csrc/model/weights_cache.h"
+#include "csrc/tensor/copy.h"
 #include "csrc/tensor/layout.h"
 #include "slimcuda/last_error.h"
 
@@ -128,8 +129,13 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
     }
     SLIMCUDA_CHECK_OR_RETURN_AT(function, forward != nullptr, Error::InvalidProgram, "no method \"forward\"");
 
-    return load_library(lib->so.data(), lib->so.size(), static_cast<DeviceType>(device_type), device_index, instances,
-                        forward, nullptr, out, function, graphs);
+    std::unique_ptr<Model> m;
+    SLIMCUDA_RETURN_IF_ERROR(load_library(lib->so.data(), lib->so.size(), static_cast<DeviceType>(device_type),
+                                          device_index, instances, forward, nullptr, &m, function, graphs));
+    // No wrapper source beside a package's library: only its kinds say what it writes.
+    SLIMCUDA_RETURN_IF_ERROR(m->prepare_state(nullptr, StreamContext::unselected(-1), function));
+    *out = std::move(m);
+    return Error::Ok;
   } catch (const std::bad_alloc&) {
     return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory loading the model");
   }
@@ -142,8 +148,10 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
     SLIMCUDA_CHECK_OR_RETURN_AT(function, instances >= 0 && instances <= kMaxInstances, Error::InvalidArgument,
                                 "%d instances (want 0 for the default, or 1 to %d)", instances, kMaxInstances);
     const bool on_cuda = type == DeviceType::CUDA;
+    const int requested = instances;
     if (instances == 0) instances = on_cuda ? kDefaultCudaInstances : kDefaultCpuInstances;
     std::unique_ptr<Model> m(new Model());
+    m->requested_instances_ = requested;
     if (declared != nullptr) m->method_ = *declared;
     m->method_.name = "forward";
     m->slots_ = std::make_unique<InstanceSlots>(static_cast<size_t>(instances));
@@ -211,6 +219,12 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
       Model* self = m.get();
       // The capture container starts without the weights attach_constants gave the model's.
       abi.prepare = [self](void* container, const char* fn) { return self->share_constants_with(container, fn); };
+      abi.save_state = [self](cudaStream_t stream, std::shared_ptr<Storage>* saved, const char* fn) {
+        return self->loaded_->state != nullptr ? self->loaded_->state->save(stream, saved, fn) : Error::Ok;
+      };
+      abi.restore_state = [self](cudaStream_t stream, const Storage& saved, const char* fn) {
+        return self->loaded_->state != nullptr ? self->loaded_->state->restore(stream, saved, fn) : Error::Ok;
+      };
       m->graphs_ = std::make_unique<graph::GraphRunner>(
           std::move(abi), std::shared_ptr<void>(m->loaded_->library), m->device_.index, static_cast<size_t>(instances),
           graphs, [self](const SlimTensor& t, size_t i, const char* fn) {
@@ -276,6 +290,7 @@ Error Model::describe_from_container(size_t n_in, size_t n_out, const DescribeIn
 
 Model::~Model() {
   graphs_.reset();  // waits for the graphs' last replays; its container goes before the library
+  if (state_fence_ != nullptr && cudaEventDestroy(state_fence_) != cudaSuccess) (void)cudaGetLastError();
   loaded_.reset();  // container and library go now, or with the last output borrowing from them
   if (own_stream_) {
     memory::retire_stream(stream_);  // cached blocks (outputs, too) must not keep its address
@@ -312,23 +327,34 @@ Error Model::attach_constants(const std::vector<ConstantEntry>& entries, const s
 }
 
 Error Model::share_constants_with(void* container, const char* function) const noexcept {
-  if (!constants_.has_value()) return Error::Ok;  // the library's own weights: each container has them
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, loaded_->weights != nullptr, Error::NotSupported,
-                              "the model's constants were copied into its container (%s): a second container would "
-                              "need a copy of its own",
-                              constants_path_name(constants_->path));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, !stateful_ || loaded_->state != nullptr, Error::NotSupported,
+                              "the model's state stays inside its container (its library cannot show or take its "
+                              "constants): a second container would keep a state of its own");
   const ContainerConstantsApi api =
       ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
+  if (constants_.has_value()) {  // else the library's own weights: each container has them
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, loaded_->weights != nullptr, Error::NotSupported,
+                                "the model's constants were copied into its container (%s): a second container would "
+                                "need a copy of its own",
+                                constants_path_name(constants_->path));
+    SLIMCUDA_RETURN_IF_ERROR(
+        hand_to(api, container, *static_cast<const DeviceWeights*>(loaded_->weights.get()), true, function));
+  }
+  // The state over them: every container of this load writes one.
+  return loaded_->state != nullptr ? hand_to(api, container, loaded_->state->current(), false, function) : Error::Ok;
+}
+
+Error Model::hand_to(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights, bool full,
+                     const char* function) const noexcept {
   ConstantsPath path = ConstantsPath::UserManagedPairs;
   std::shared_ptr<const void> adopted;
-  const Error e = hand_over_constants(api, container, *static_cast<const DeviceWeights*>(loaded_->weights.get()), &path,
-                                      &adopted, function);
+  const Error e = hand_over_constants(api, container, weights, &path, &adopted, function, full);
   if (adopted != nullptr) {
     try {
       std::lock_guard<std::mutex> lock(loaded_->adopted_mu);
       loaded_->adopted.push_back(std::move(adopted));
     } catch (const std::bad_alloc&) {
-      // Not kept: the handles are deleted now; the capture container is refused below.
+      // Not kept: the handles are deleted now; the container is refused by the caller.
       return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
     }
   }
@@ -368,6 +394,10 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     // once the work is enqueued; AOTInductor keeps that instance pending until its GPU work is
     // done, so the (N+1)th caller may wait inside the container: to measure on the H200.
     InstanceSlot slot(*slots_);
+    // A model with state: after the previous run or state operation, whatever its stream.
+    if (state_fence_ != nullptr) {
+      SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), state_fence_, 0));
+    }
     bool replayed = false;
     if (graphs_ != nullptr) {
       SlimTensor* made[graph::GraphRunner::kMaxOutputs] = {};
@@ -385,6 +415,9 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
         return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
       }
       rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
+    }
+    if (state_fence_ != nullptr) {
+      SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(state_fence_, static_cast<cudaStream_t>(stream)));
     }
   }
   auto drop_outputs = [&] {
@@ -452,6 +485,184 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     outputs[i] = t;
   }
   return Error::Ok;
+}
+
+Error Model::prepare_state(const std::string* wrapper_source, const StreamContext& ctx,
+                           const char* function) noexcept {
+  try {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, table_.empty() && loaded_->state == nullptr, Error::InvalidState,
+                                "the model's state was prepared already");
+    const ContainerConstantsApi api =
+        ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
+    if (!api.num_constants || !api.name || !api.dtype || !api.data_size) return Error::Ok;  // shows no constants
+    std::vector<ContainerConstant> constants;
+    SLIMCUDA_RETURN_IF_ERROR(read_container_constants(api, loaded_->container, &constants, function));
+    std::optional<std::set<std::string>> proven;
+    if (wrapper_source != nullptr) proven = wrapper_read_only_constants(*wrapper_source);
+    // What runs use now: the attached weights, else the container's own (our views of them:
+    // its handles go when it is handed other tensors for those names).
+    std::vector<const SlimTensor*> current(constants.size(), nullptr);
+    if (const auto* weights = static_cast<const DeviceWeights*>(loaded_->weights.get())) {
+      for (size_t i = 0; i < constants.size(); ++i) {
+        for (size_t k = 0; k < weights->count(); ++k) {
+          if (weights->name(k) == constants[i].name) current[i] = weights->tensor(k);
+        }
+      }
+    } else if (api.extract_map != nullptr) {
+      std::vector<const SlimTensor*> theirs;
+      SLIMCUDA_RETURN_IF_ERROR(extract_container_constants(api, loaded_->container, constants, &theirs, function));
+      for (size_t i = 0; i < constants.size(); ++i) {
+        const SlimTensor* t = theirs[i];
+        if (t == nullptr || t->storage() == nullptr) continue;
+        loaded_->views.push_back(std::make_unique<SlimTensor>(
+            Storage::borrow(t->storage()->data(), t->storage()->nbytes(), t->device()), t->sizes(), t->strides(),
+            t->dtype(), t->storage_offset()));
+        current[i] = loaded_->views.back().get();
+      }
+    }
+    std::vector<std::string> names;
+    std::vector<const SlimTensor*> initial;
+    std::vector<Constant> table;
+    bool reachable = true;
+    for (size_t i = 0; i < constants.size(); ++i) {
+      Constant c{constants[i], is_state(constants[i], proven ? &*proven : nullptr), current[i]};
+      if (c.state) {
+        names.push_back(c.info.name);
+        initial.push_back(current[i]);
+        reachable = reachable && current[i] != nullptr;
+      }
+      table.push_back(std::move(c));
+    }
+    table_ = std::move(table);
+    if (names.empty()) return Error::Ok;
+    stateful_ = true;
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, requested_instances_ <= 1, Error::InvalidArgument,
+                                "the model writes %zu of its constants when it runs ('%s'%s): its state is one per load "
+                                "and it runs one call at a time, so it cannot have %d instances; load it once per "
+                                "caller instead (the loads share its weights, each has its own state)",
+                                names.size(), names[0].c_str(), names.size() > 1 ? ", ..." : "", requested_instances_);
+    slots_ = std::make_unique<InstanceSlots>(1);
+    if (!reachable || (!api.update_user_managed_pairs && !api.update_user_managed_map)) {
+      // The state stays in the container's own memory: one per load all the same (each load
+      // has its container), but no second container (CUDA graphs) and no reset can reach it.
+      return Error::Ok;
+    }
+    StreamContext copy_ctx = StreamContext::unselected(0);
+    if (device_.is_cuda()) {
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, !ctx.is_selected() || ctx.device() == device_.index, Error::InvalidArgument,
+                                  "the caller stream belongs to device %d, the model to device %d", ctx.device(),
+                                  device_.index);
+      copy_ctx = ctx.is_selected() ? ctx : StreamContext::selected(stream_, device_.index);
+    }
+    std::unique_ptr<ModelState> state;
+    SLIMCUDA_RETURN_IF_ERROR(ModelState::create(names, initial, device_, copy_ctx, loaded_->weights, &state, function));
+    loaded_->state = std::move(state);
+    SLIMCUDA_RETURN_IF_ERROR(hand_to(api, loaded_->container, loaded_->state->current(), false, function));
+    for (Constant& c : table_) {
+      if (!c.state) continue;
+      c.tensor = loaded_->state->current().tensor(*loaded_->state->find(c.info.name));
+    }
+    if (device_.is_cuda()) {
+      cuda::DeviceGuard guard(device_.index);
+      SLIMCUDA_RETURN_IF_ERROR(guard.error());
+      SLIMCUDA_CUDA_TRY_AT(function, cudaEventCreateWithFlags(&state_fence_, cudaEventDisableTiming));
+    }
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory preparing the model's state");
+  }
+}
+
+const Model::Constant* Model::find_constant(const char* name) const noexcept {
+  if (name == nullptr) return nullptr;
+  for (const Constant& c : table_) {
+    if (c.info.name == name) return &c;
+  }
+  for (const Constant& c : table_) {
+    if (!c.info.original_fqn.empty() && c.info.original_fqn == name) return &c;
+  }
+  return nullptr;
+}
+
+Error Model::state_stream(const StreamContext& ctx, cudaStream_t* stream, bool* own, const char* function) const noexcept {
+  *stream = nullptr;
+  *own = false;
+  if (!device_.is_cuda()) return Error::Ok;
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, !ctx.is_selected() || ctx.device() == device_.index, Error::InvalidArgument,
+                              "the caller stream belongs to device %d, the model to device %d", ctx.device(),
+                              device_.index);
+  *own = !ctx.is_selected();
+  *stream = *own ? stream_ : ctx.stream();
+  return Error::Ok;
+}
+
+Error Model::reset_state(const StreamContext& ctx, const char* function) noexcept {
+  if (!stateful_) return Error::Ok;
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, loaded_->state != nullptr, Error::NotSupported,
+                              "the model's state stays inside its container (its library cannot show or take its "
+                              "constants): slimcuda cannot reset it; load the model again");
+  cudaStream_t stream = nullptr;
+  bool own = false;
+  SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own, function));
+  InstanceSlot slot(*slots_);
+  std::optional<cuda::DeviceGuard> guard;
+  if (device_.is_cuda()) {
+    guard.emplace(device_.index);
+    SLIMCUDA_RETURN_IF_ERROR(guard->error());
+    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(stream, state_fence_, 0));
+  }
+  SLIMCUDA_RETURN_IF_ERROR(loaded_->state->reset(stream, function));
+  if (!device_.is_cuda()) return Error::Ok;
+  SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(state_fence_, stream));
+  return own ? cuda::wait_for_stream(stream, device_.index) : Error::Ok;
+}
+
+Error Model::copy_constant(const SlimTensor& dst, const SlimTensor& src, const StreamContext& ctx,
+                           const char* function) noexcept {
+  cudaStream_t stream = nullptr;
+  bool own = false;
+  SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own, function));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, dst.sizes() == src.sizes(), Error::InvalidArgument,
+                              "sizes differ: the constant and the tensor must have the same shape");
+  InstanceSlot slot(*slots_);
+  const StreamContext on = device_.is_cuda() ? StreamContext::selected(stream, device_.index) : ctx;
+  std::optional<cuda::DeviceGuard> guard;
+  if (state_fence_ != nullptr) {
+    guard.emplace(device_.index);
+    SLIMCUDA_RETURN_IF_ERROR(guard->error());
+    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(stream, state_fence_, 0));
+  }
+  SLIMCUDA_RETURN_IF_ERROR(copy_tensor(dst, src, on, function));
+  if (state_fence_ != nullptr) SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(state_fence_, stream));
+  return own ? cuda::wait_for_stream(stream, device_.index) : Error::Ok;
+}
+
+Error Model::read_constant(const char* name, const SlimTensor& dst, const StreamContext& ctx,
+                           const char* function) noexcept {
+  const Constant* c = find_constant(name);
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, c != nullptr, Error::NotFound, "the model has no constant '%s'",
+                              name != nullptr ? name : "(null)");
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, c->tensor != nullptr, Error::NotSupported,
+                              "constant '%s' is not visible to slimcuda (%s)", name,
+                              c->info.from_folded ? "made by constant folding inside the container"
+                                                  : "the library cannot show its constants");
+  return copy_constant(dst, *c->tensor, ctx, function);
+}
+
+Error Model::write_constant(const char* name, const SlimTensor& src, const StreamContext& ctx,
+                            const char* function) noexcept {
+  const Constant* c = find_constant(name);
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, c != nullptr, Error::NotFound, "the model has no constant '%s'",
+                              name != nullptr ? name : "(null)");
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, c->state, Error::InvalidArgument,
+                              "constant '%s' is a read-only %s (the model never writes it, and loads of one model "
+                              "share it): only its state can be written",
+                              name, constant_kind_name(c->info.kind));
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, c->tensor != nullptr && loaded_->state != nullptr, Error::NotSupported,
+                              "the model's state stays inside its container (its library cannot show or take its "
+                              "constants): slimcuda cannot write '%s'",
+                              name);
+  return copy_constant(*c->tensor, src, ctx, function);
 }
 
 }  // namespace slimcuda

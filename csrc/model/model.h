@@ -16,6 +16,7 @@
 #include "csrc/model/constants.h"
 #include "csrc/model/instance_slots.h"
 #include "csrc/model/library.h"
+#include "csrc/model/state.h"
 #include "csrc/package/model_package.h"
 #include "csrc/tensor/slim_tensor.h"
 #include "slimcuda/error.h"
@@ -132,15 +133,61 @@ class Model {
   [[nodiscard]] Error run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
                           const StreamContext& ctx, const char* function) noexcept;
 
+  /// One of the model's constants, as slimcuda sees it (state.h says what state is).
+  struct Constant {
+    ContainerConstant info;
+    bool state = false;                  ///< a run may write it: one per load, resettable
+    const SlimTensor* tensor = nullptr;  ///< what runs use (nullptr: the library does not show it)
+  };
+
+  /// Finds which constants runs write and gives this load its own copy of them (state.h):
+  /// call once after load (and attach_constants), before any run. `wrapper_source`: the
+  /// generated source PyTorch packs beside the library (what proves a buffer read-only;
+  /// nullptr: none). A model with state runs one call at a time: its instances become 1,
+  /// and a load that asked for more fails (InvalidArgument, naming the state). The copy is
+  /// made on ctx's stream when one is selected, else on the model's own, and is complete on
+  /// return. A library without the constants API shows no constants: nothing to do.
+  [[nodiscard]] Error prepare_state(const std::string* wrapper_source, const StreamContext& ctx,
+                                    const char* function) noexcept;
+  /// The constants (empty before prepare_state, or for a library without the constants API).
+  [[nodiscard]] const std::vector<Constant>& constants_table() const noexcept { return table_; }
+  /// Whether runs write some constants.
+  [[nodiscard]] bool stateful() const noexcept { return stateful_; }
+  /// Every state constant back to its initial value (nothing to do without state). Ordered
+  /// after the model's previous run and before its next, whatever their streams; enqueued on
+  /// ctx's stream when one is selected, else done on return. NotSupported where the state
+  /// stays inside the container (a library without ExtractConstantsMap or the user-managed
+  /// constants API).
+  [[nodiscard]] Error reset_state(const StreamContext& ctx, const char* function) noexcept;
+  /// dst <- the constant named `name` (the container's name or its FQN), any constant;
+  /// src -> the state constant `name` (a read-only weight: InvalidArgument). Sizes must match
+  /// (copy_tensor's rules, dtypes converted). Ordered as reset_state.
+  [[nodiscard]] Error read_constant(const char* name, const SlimTensor& dst, const StreamContext& ctx,
+                                    const char* function) noexcept;
+  [[nodiscard]] Error write_constant(const char* name, const SlimTensor& src, const StreamContext& ctx,
+                                     const char* function) noexcept;
+
  private:
   Model() = default;
   // The method of a library without a manifest: the container's counts and names, the
   // inputs as `describe` says (unknown where it cannot), the outputs unknown.
   [[nodiscard]] Error describe_from_container(size_t n_in, size_t n_out, const DescribeInputs& describe,
                                               const char* function);
-  // Hands the attached constants (if any) to another container of the library: the CUDA
-  // graphs' capture container.
+  // Hands the attached constants (if any) and the state to another container of the
+  // library: the CUDA graphs' capture container.
   [[nodiscard]] Error share_constants_with(void* container, const char* function) const noexcept;
+  // Hands `weights` to `container` (full: every constant; else only these), keeping the
+  // handles it makes of them until it is gone.
+  [[nodiscard]] Error hand_to(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
+                              bool full, const char* function) const noexcept;
+  // The stream a state operation (reset, read, write) of ctx goes on; *own true when it is
+  // the model's own (wait for it before returning).
+  [[nodiscard]] Error state_stream(const StreamContext& ctx, cudaStream_t* stream, bool* own,
+                                   const char* function) const noexcept;
+  // A copy between a constant and a caller's tensor, ordered with the runs.
+  [[nodiscard]] Error copy_constant(const SlimTensor& dst, const SlimTensor& src, const StreamContext& ctx,
+                                    const char* function) noexcept;
+  [[nodiscard]] const Constant* find_constant(const char* name) const noexcept;
 
   using CreateFn = int32_t (*)(void**, size_t, const char*, const char*);
   using DeleteFn = int32_t (*)(void*);
@@ -156,11 +203,17 @@ class Model {
     // keep and never delete: freed after every container is gone.
     std::mutex adopted_mu;
     std::vector<std::shared_ptr<const void>> adopted;
+    // This load's state (prepare_state): what the containers write, handed to them.
+    std::shared_ptr<ModelState> state;
+    // Views of the container's own constants (what its library embeds), kept by us.
+    std::vector<std::unique_ptr<SlimTensor>> views;
     void* container = nullptr;
     DeleteFn destroy = nullptr;
     ~Loaded() {
       if (container != nullptr && destroy != nullptr) destroy(container);
       adopted.clear();
+      state.reset();
+      views.clear();
       weights.reset();  // after the container that points at them
     }
   };
@@ -174,6 +227,12 @@ class Model {
   Device device_;
   MethodSpec method_;
   std::optional<AttachedConstants> constants_;
+  int requested_instances_ = 0;  // what the load asked for (0: the default)
+  std::vector<Constant> table_;
+  bool stateful_ = false;
+  // The state's runs and operations in one order, whatever their streams (CUDA models with
+  // state): each waits for it on its stream and records it after.
+  cudaEvent_t state_fence_ = nullptr;
 };
 
 /// Checks one tensor against its spec (the runner's input and output checks).

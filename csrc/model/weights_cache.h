@@ -42,6 +42,8 @@ class DeviceWeights {
   [[nodiscard]] const std::string& name(size_t i) const noexcept { return names_[i]; }
   [[nodiscard]] SlimTensor* tensor(size_t i) const noexcept { return tensors_[i].get(); }
   [[nodiscard]] uint64_t bytes() const noexcept { return memory_ ? memory_->nbytes() : 0; }
+  /// The one allocation holding every constant (nullptr when it holds no bytes).
+  [[nodiscard]] void* data() const noexcept { return memory_ ? memory_->data() : nullptr; }
   [[nodiscard]] Device device() const noexcept { return device_; }
   /// Whether `p` points into the weights' memory (a tensor aliasing a constant).
   [[nodiscard]] bool contains(const void* p) const noexcept {

@@ -241,6 +241,18 @@ std::vector<uint8_t> test_library() {
   return p == nullptr ? std::vector<uint8_t>{} : read_bytes(runfile(p));
 }
 
+std::string test_package_path(const std::string& want) {
+  const char* list = std::getenv("SLIMCUDA_TEST_MODELS");
+  EXPECT_NE(list, nullptr) << "SLIMCUDA_TEST_MODELS is not set";
+  std::istringstream in(list == nullptr ? "" : list);
+  for (std::string p; in >> p;) {
+    const std::string name = p.substr(p.find_last_of('/') + 1);
+    if (name.substr(0, name.find('.')) == want) return runfile(p);
+  }
+  ADD_FAILURE() << "no test package " << want;
+  return "";
+}
+
 std::string demo_package_path() {
   const char* p = std::getenv("SLIMCUDA_DEMO_PACKAGE");
   if (p == nullptr) {

@@ -65,6 +65,10 @@ std::vector<uint8_t> read_bytes(const std::string& path);
 /// A real shared object (a test model's library): the file $SLIMCUDA_TEST_LIBRARY names.
 std::vector<uint8_t> test_library();
 
+/// A test model package of models/testing by name ("weights_pairs", "stateful"), from the
+/// list $SLIMCUDA_TEST_MODELS names; fails the test (and gives "") when it is not there.
+std::string test_package_path(const std::string& name);
+
 /// The demo model package: $SLIMCUDA_DEMO_PACKAGE (a runfiles or absolute path).
 std::string demo_package_path();
 

@@ -75,6 +75,8 @@ type Model struct {
 	inputs    []TensorSpec
 	outputs   []TensorSpec
 	instances int
+	constants []ConstantInfo
+	stateful  bool
 }
 
 // newModel wraps a loaded C model (freed here if describing it fails).
@@ -131,7 +133,7 @@ func (m *Model) describe() error {
 			}
 		}
 	}
-	return nil
+	return m.describeConstants()
 }
 
 // Device is the device the model was loaded for, resolved at load (never CurrentCUDA;

@@ -224,6 +224,31 @@ static inline sc_result sc_model_run(void* m, void** inputs, size_t n_in, void**
                                                   (slimcuda_tensor**)outputs, n_out));
 }
 
+// State operations (slimcuda_model_reset_state, _read_constant, _write_constant: op 0, 1,
+// 2) on `stream` when with_stream: selected around the one call, on this OS thread.
+static inline sc_result sc_model_state_op(void* m, int op, const char* name, void* tensor, int with_stream,
+                                          void* stream) {
+  if (with_stream) {
+    int32_t code = slimcuda_caller_stream_push(stream);
+    if (code != 0) return sc_wrap(code);
+  }
+  int32_t code = op == 0   ? slimcuda_model_reset_state((slimcuda_model*)m)
+                 : op == 1 ? slimcuda_model_read_constant((slimcuda_model*)m, name, (slimcuda_tensor*)tensor)
+                           : slimcuda_model_write_constant((slimcuda_model*)m, name, (const slimcuda_tensor*)tensor);
+  sc_result r = sc_wrap(code);  // the message before the pop, which may set its own
+  if (with_stream) (void)slimcuda_caller_stream_pop();
+  return r;
+}
+static inline sc_result sc_model_num_constants(void* m) {
+  size_t n = 0;
+  sc_result r = sc_wrap(slimcuda_model_num_constants((const slimcuda_model*)m, &n));
+  r.i64 = (int64_t)n;
+  return r;
+}
+static inline sc_result sc_model_constant(void* m, size_t i, slimcuda_constant_info* out) {
+  return sc_wrap(slimcuda_model_constant((const slimcuda_model*)m, i, out));
+}
+
 static inline sc_result sc_memory_stats(int32_t device, slimcuda_memory_stats* out) {
   return sc_wrap(slimcuda_memory_stats_get(device, out));
 }

@@ -234,6 +234,12 @@ EXPORT int32_t AOTInductorModelContainerGetConstantFromFolded(void* container, s
   *out = kConstants[i].folded;
   return 0;
 }
+// As PyTorch 2.11 says of weights: parameters (1), the folded one folded (4).
+EXPORT int32_t AOTInductorModelContainerGetConstantType(void* container, size_t i, int32_t* out) {
+  if (container == nullptr || i >= 3 || out == nullptr) return 1;
+  *out = kConstants[i].folded ? 4 : 1;
+  return 0;
+}
 EXPORT int32_t AOTInductorModelContainerGetConstantDtype(void* container, size_t i, int32_t* out) {
   if (container == nullptr || i >= 3 || out == nullptr) return 1;
   *out = SHIM(dtype_float32)();

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: Apache-2.0
+// A model's state (state.h): which constants the wrapper source proves read-only, and the
+// CPU test models of models/testing/stateful_model.cc end to end — each load its own state
+// (also when two loads share the weights uploaded from one archive), reset, reading and
+// writing constants by name, the one-instance rule, and a library that keeps its state
+// where slimcuda cannot reach it. The CUDA side (graphs, a real decoder) is
+// csrc/c_api/decode_test.cc.
+#include "csrc/model/state.h"
+
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "csrc/model/model.h"
+#include "csrc/package/model_package.h"
+#include "csrc/testing/fixtures.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda::testing {
+namespace {
+
+// The shapes PyTorch 2.11 emits, as measured on the H200 (docs/state.md): launcher
+// definitions, a cache written by a kernel (out_ptr0) and read by attention, tables read by
+// kernels, weights read by mm_out through views, a buffer kept as a view in a variable.
+constexpr const char* kWrapper = R"src(
+template <typename in_ptr0_type_, typename in_ptr1_type_, typename out_ptr0_type_, typename kernels_type_>
+static inline void call_triton_poi_fused_index_copy_1(
+    const in_ptr0_type_& in_ptr0,
+    const in_ptr1_type_& in_ptr1,
+    const out_ptr0_type_& out_ptr0,
+    int64_t xnumel,
+    int32_t device_idx_) {
+    /* def triton_poi_fused_index_copy_1(in_ptr0, in_ptr1, out_ptr0, xnumel):
+         tl.store(out_ptr0 + x0, tmp0)  # k_cache rope_cos */
+}
+template <typename in_out_ptr0_type_, typename in_ptr0_type_, typename kernels_type_>
+static inline void call_triton_poi_fused_add_2(
+    const in_out_ptr0_type_& in_out_ptr0,
+    const in_ptr0_type_& in_ptr0,
+    int64_t xnumel) {
+}
+void AOTInductorModel::run_impl(AtenTensorHandle* input_handles) {
+    [[maybe_unused]] auto& qkv_weight = constants_->at(0);
+    [[maybe_unused]] auto& rope_cos = constants_->at(1);
+    [[maybe_unused]] auto& k_cache = constants_->at(2);
+    [[maybe_unused]] auto& counter = constants_->at(3);
+    [[maybe_unused]] auto& aliased = constants_->at(4);
+    [[maybe_unused]] auto& unused_table = constants_->at(5);
+    // Topologically Sorted Source Nodes: [k_cache, counter, aliased]
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda_mm_out(buf2, wrap_with_raii_handle_if_needed(reinterpret_tensor_wrapper(buf1, 2, a, b, 0L)), wrap_with_raii_handle_if_needed(reinterpret_tensor_wrapper(qkv_weight, 2, c, d, 0L))));
+    call_triton_poi_fused_index_copy_1(rope_cos, buf2, k_cache, 128L, this->device_idx_);
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda__scaled_dot_product_cudnn_attention(buf5, k_cache, k_cache, nullptr, &buf8_handle));
+    call_triton_poi_fused_add_2(counter, rope_cos, 4L);
+    auto buf9 = wrap_with_raii_handle_if_needed(reinterpret_tensor_wrapper(aliased, 1, e, f, 0L));
+    AOTI_TORCH_WARN("counter and aliased are fine in a string");
+}
+)src";
+
+TEST(State, WrapperProvesOnlyReads) {
+  const std::set<std::string> proven = wrapper_read_only_constants(kWrapper);
+  // Read by mm_out after its result, and by a kernel's in_ptr: read-only.
+  EXPECT_EQ(proven.count("qkv_weight"), 1u);
+  EXPECT_EQ(proven.count("rope_cos"), 1u);
+  // Never used in the run: nothing writes it.
+  EXPECT_EQ(proven.count("unused_table"), 1u);
+  // A kernel's out_ptr0 (attention reading it too changes nothing), an in_out_ptr, a view
+  // kept in a variable: not proven.
+  EXPECT_EQ(proven.count("k_cache"), 0u);
+  EXPECT_EQ(proven.count("counter"), 0u);
+  EXPECT_EQ(proven.count("aliased"), 0u);
+  EXPECT_EQ(proven.size(), 3u);
+}
+
+TEST(State, CpuKernelConstPointersAreReads) {
+  const std::set<std::string> proven = wrapper_read_only_constants(R"src(
+    [[maybe_unused]] auto& bn_mean = constants_->at(0);
+    [[maybe_unused]] auto& running = constants_->at(1);
+    cpp_fused_0((const float*)(bn_mean.data_ptr()), (float*)(buf0.data_ptr()));
+    cpp_fused_1((const float*)(buf0.data_ptr()), (float*)(running.data_ptr()));
+)src");
+  EXPECT_EQ(proven, std::set<std::string>{"bn_mean"});
+}
+
+TEST(State, KindsAndProofDecide) {
+  const std::set<std::string> proven = {"rope_cos"};
+  ContainerConstant c;
+  c.name = "w";
+  c.kind = ConstantKind::Parameter;
+  EXPECT_FALSE(is_state(c, nullptr));
+  c.kind = ConstantKind::Folded;
+  EXPECT_FALSE(is_state(c, nullptr));
+  c.kind = ConstantKind::Buffer;
+  EXPECT_TRUE(is_state(c, nullptr)) << "a buffer nothing proves read-only is state";
+  EXPECT_TRUE(is_state(c, &proven));
+  c.name = "rope_cos";
+  EXPECT_FALSE(is_state(c, &proven));
+  c.kind = ConstantKind::Unknown;
+  EXPECT_TRUE(is_state(c, nullptr));
+  c.from_folded = true;
+  EXPECT_FALSE(is_state(c, nullptr));
+}
+
+std::unique_ptr<Model> load(const std::string& name, int instances, Error want = Error::Ok) {
+  const std::vector<uint8_t> bytes = read_bytes(test_package_path(name));
+  ModelPackage package;
+  EXPECT_EQ(ModelPackage::parse(bytes.data(), bytes.size(), &package, "test"), Error::Ok) << last_error_message();
+  std::unique_ptr<Model> m;
+  EXPECT_EQ(Model::load(package, 0, -1, instances, &m, "test"), want) << last_error_message();
+  return m;
+}
+
+float run(Model& m, float x) {
+  SlimTensor* in = nullptr;
+  const int64_t sizes[1] = {1};
+  EXPECT_EQ(from_blob(&x, 1, sizes, nullptr, 0, 6, 0, 0, &in, "test"), Error::Ok);
+  SlimTensor* out = nullptr;
+  const Error e = m.run(&in, 1, &out, 1, StreamContext::unselected(0), "test");
+  delete in;
+  EXPECT_EQ(e, Error::Ok) << last_error_message();
+  if (e != Error::Ok) return -1;
+  const float y = *static_cast<const float*>(out->data_ptr());
+  delete out;
+  return y;
+}
+
+// y after a run adding x to a counter that was c: (c + x) * 2 + 1.
+constexpr float after(float c, float x) { return (c + x) * 2 + 1; }
+
+TEST(State, PackageModelFindsItsState) {
+  std::unique_ptr<Model> m = load("stateful", 0);
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(m->stateful());
+  EXPECT_EQ(m->instances(), 1) << "a model with state runs one call at a time";
+  const auto& t = m->constants_table();
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].info.name, "scale");
+  EXPECT_EQ(t[0].info.kind, ConstantKind::Parameter);
+  EXPECT_FALSE(t[0].state);
+  EXPECT_TRUE(t[1].state) << "counter";
+  EXPECT_TRUE(t[2].state) << "a package has no wrapper source: an unproven buffer is state";
+  for (const auto& c : t) ASSERT_NE(c.tensor, nullptr) << c.info.name;
+  EXPECT_EQ(t[1].tensor->sizes(), std::vector<int64_t>{1});
+  EXPECT_EQ(after(10, 1), run(*m, 1));
+  EXPECT_EQ(after(11, 2), run(*m, 2));
+}
+
+TEST(State, StatelessModelsKeepTheirInstances) {
+  std::unique_ptr<Model> m = load("weights_pairs", 4);
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(m->stateful());
+  EXPECT_EQ(m->instances(), 4);
+  EXPECT_EQ(m->reset_state(StreamContext::unselected(0), "test"), Error::Ok) << "nothing to reset";
+}
+
+TEST(State, MoreInstancesThanOneAreRefused) {
+  std::unique_ptr<Model> m = load("stateful", 4, Error::InvalidArgument);
+  EXPECT_EQ(m, nullptr);
+  const std::string why = last_error_message();
+  EXPECT_NE(why.find("'counter'"), std::string::npos) << why;
+  EXPECT_NE(why.find("4 instances"), std::string::npos) << why;
+  EXPECT_NE(load("stateful", 1), nullptr);
+}
+
+TEST(State, ResetReadAndWrite) {
+  std::unique_ptr<Model> m = load("stateful", 0);
+  ASSERT_NE(m, nullptr);
+  const StreamContext cpu = StreamContext::unselected(0);
+  EXPECT_EQ(after(10, 3), run(*m, 3));
+  float v = 0;
+  const int64_t one[1] = {1};
+  SlimTensor* dst = nullptr;
+  ASSERT_EQ(from_blob(&v, 1, one, nullptr, 0, 6, 0, 0, &dst, "test"), Error::Ok);
+  std::unique_ptr<SlimTensor> owned(dst);
+  ASSERT_EQ(m->read_constant("counter", *dst, cpu, "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(v, 13);
+  ASSERT_EQ(m->reset_state(cpu, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->read_constant("counter", *dst, cpu, "test"), Error::Ok);
+  EXPECT_EQ(v, 10) << "reset puts the state back to its value at load";
+  EXPECT_EQ(after(10, 3), run(*m, 3)) << "the same answer again after a reset";
+  v = 100;
+  ASSERT_EQ(m->write_constant("counter", *dst, cpu, "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(after(100, 1), run(*m, 1));
+  // Weights are read-only; names must exist; sizes must match.
+  EXPECT_EQ(m->write_constant("scale", *dst, cpu, "test"), Error::InvalidArgument);
+  EXPECT_NE(std::string(last_error_message()).find("read-only parameter"), std::string::npos) << last_error_message();
+  EXPECT_EQ(m->write_constant("nope", *dst, cpu, "test"), Error::NotFound);
+  EXPECT_EQ(m->read_constant(nullptr, *dst, cpu, "test"), Error::NotFound);
+  ASSERT_EQ(m->read_constant("scale", *dst, cpu, "test"), Error::Ok);
+  EXPECT_EQ(v, 2);
+  EXPECT_EQ(m->read_constant("table", *dst, cpu, "test"), Error::InvalidArgument) << "table is [2]";
+  EXPECT_EQ(after(101, 1), run(*m, 1)) << "failed calls changed nothing";
+}
+
+TEST(State, TwoLoadsNeverSeeEachOthersWrites) {
+  std::unique_ptr<Model> a = load("stateful", 0), b = load("stateful", 0);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(after(10, 1), run(*a, 1));
+  EXPECT_EQ(after(10, 5), run(*b, 5));
+  EXPECT_EQ(after(11, 1), run(*a, 1));
+  ASSERT_EQ(b->reset_state(StreamContext::unselected(0), "test"), Error::Ok);
+  EXPECT_EQ(after(12, 1), run(*a, 1)) << "b's reset is b's";
+  EXPECT_EQ(after(10, 1), run(*b, 1));
+}
+
+// The archive's path: two loads of one model share the weights uploaded once (one
+// identity, one source), and each still has its own state. Before state was a part of
+// the runtime, the second load's runs wrote the first one's counter.
+class BytesSource final : public WeightSource {
+ public:
+  explicit BytesSource(std::vector<uint8_t> b) : bytes_(std::move(b)) {}
+  uint64_t size() const noexcept override { return bytes_.size(); }
+  const uint8_t* view() const noexcept override { return bytes_.data(); }
+  std::string identity() const override { return "state_test:blob"; }
+  Error read(uint64_t offset, size_t n, void* dst) const noexcept override {
+    std::memcpy(dst, bytes_.data() + offset, n);
+    return Error::Ok;
+  }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+std::unique_ptr<Model> load_archive_like(const std::shared_ptr<const WeightSource>& blob) {
+  const std::vector<uint8_t> bytes = read_bytes(test_package_path("stateful_archive"));
+  ModelPackage package;
+  EXPECT_EQ(ModelPackage::parse(bytes.data(), bytes.size(), &package, "test"), Error::Ok);
+  const LibrarySpec* lib = package.library(DeviceType::CPU);
+  EXPECT_NE(lib, nullptr);
+  if (lib == nullptr) return nullptr;
+  std::unique_ptr<Model> m;
+  EXPECT_EQ(Model::load_library(lib->so.data(), lib->so.size(), DeviceType::CPU, -1, 0, &lib->methods[0], nullptr,
+                                &m, "test"),
+            Error::Ok)
+      << last_error_message();
+  if (m == nullptr) return nullptr;
+  std::vector<ContainerConstant> constants;
+  EXPECT_EQ(m->container_constants(&constants, "test"), Error::Ok);
+  std::vector<ConstantEntry> entries;
+  EXPECT_EQ(entries_from_blob(constants, {{{1}, {}, 0}, {{1}, {}, 0}, {{2}, {}, 0}}, blob, &entries, "test"),
+            Error::Ok)
+      << last_error_message();
+  EXPECT_EQ(m->attach_constants(entries, "state_test:model", StreamContext::unselected(0), "test"), Error::Ok)
+      << last_error_message();
+  EXPECT_EQ(m->prepare_state(nullptr, StreamContext::unselected(0), "test"), Error::Ok) << last_error_message();
+  return m;
+}
+
+TEST(State, LoadsSharingArchiveWeightsHaveTheirOwnState) {
+  std::vector<uint8_t> blob(3 * 64, 0);
+  const float scale = 2, counter = 10, table[2] = {1, 3};
+  std::memcpy(blob.data(), &scale, 4);
+  std::memcpy(blob.data() + 64, &counter, 4);
+  std::memcpy(blob.data() + 128, table, 8);
+  auto source = std::make_shared<BytesSource>(blob);
+  std::unique_ptr<Model> a = load_archive_like(source), b = load_archive_like(source);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(a->constants().has_value() && b->constants().has_value());
+  EXPECT_TRUE(b->constants()->shared) << "the weights are one upload";
+  EXPECT_TRUE(a->stateful());
+  // Interleaved: each conversation sees its own counter.
+  EXPECT_EQ(after(10, 1), run(*a, 1));
+  EXPECT_EQ(after(10, 1), run(*b, 1));
+  EXPECT_EQ(after(11, 1), run(*a, 1));
+  EXPECT_EQ(after(11, 1), run(*b, 1));
+  ASSERT_EQ(a->reset_state(StreamContext::unselected(0), "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(after(10, 1), run(*a, 1)) << "reset to the archive's values, which no run wrote";
+  EXPECT_EQ(after(12, 1), run(*b, 1));
+  // A third load after all those runs starts from the archive's values too.
+  std::unique_ptr<Model> c = load_archive_like(source);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(after(10, 1), run(*c, 1));
+}
+
+TEST(State, StateTheLibraryHidesIsOnePerLoadButNotResettable) {
+  std::unique_ptr<Model> a = load("stateful_opaque", 0), b = load("stateful_opaque", 0);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(a->stateful());
+  EXPECT_EQ(a->instances(), 1);
+  EXPECT_EQ(after(10, 1), run(*a, 1));
+  EXPECT_EQ(after(10, 1), run(*b, 1)) << "each load is its own library object, with its own memory";
+  EXPECT_EQ(a->reset_state(StreamContext::unselected(0), "test"), Error::NotSupported);
+  EXPECT_NE(std::string(last_error_message()).find("cannot reset"), std::string::npos) << last_error_message();
+  EXPECT_EQ(load("stateful_opaque", 2, Error::InvalidArgument), nullptr);
+}
+
+TEST(State, PrepareTwiceIsInvalidState) {
+  std::unique_ptr<Model> m = load("stateful", 0);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->prepare_state(nullptr, StreamContext::unselected(0), "test"), Error::InvalidState);
+}
+
+}  // namespace
+}  // namespace slimcuda::testing
