@@ -450,7 +450,7 @@ SLIMCUDA_API int32_t slimcuda_model_run_on(slimcuda_model* model, slimcuda_tenso
  * file never see each other's writes while their read-only weights stay shared; normal runs
  * and CUDA-graph replays read and write that one copy. A model with state runs one call at
  * a time: slimcuda_model_instances reports 1, and a load asking for more instances fails
- * with SLIMCUDA_ERR_INVALID_ARGUMENT — load it once per caller (conversation) instead.
+ * with SLIMCUDA_ERROR_INVALID_ARGUMENT — load it once per caller (conversation) instead.
  * State operations are ordered after the model's previous run and before its next, whatever
  * their streams; like runs, they are enqueued on the caller stream when one is selected,
  * else done on return. */
@@ -476,7 +476,7 @@ typedef struct {
 SLIMCUDA_API int32_t slimcuda_model_num_constants(const slimcuda_model* model, size_t* count);
 SLIMCUDA_API int32_t slimcuda_model_constant(const slimcuda_model* model, size_t index, slimcuda_constant_info* out);
 /* Puts every state constant back to its value at load (OK, nothing done, for a model without
- * state; SLIMCUDA_ERR_NOT_SUPPORTED where the library keeps its state where slimcuda cannot
+ * state; SLIMCUDA_ERROR_NOT_SUPPORTED where the library keeps its state where slimcuda cannot
  * reach it). */
 SLIMCUDA_API int32_t slimcuda_model_reset_state(slimcuda_model* model);
 /* dst <- the constant `name` (the container's name or the module's), any constant; sizes

@@ -27,14 +27,16 @@ std::string_view trim(std::string_view s) {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-// The source with comments blanked (same length, so positions stay): kernels' Python
-// source and the "Source Nodes" notes name graph nodes, not the constants' variables.
+// The source with comments and string literals blanked (same length, so positions stay):
+// kernels' Python source, the "Source Nodes" notes and the constants' names in
+// constants_info_ are text, not uses of the constants' variables.
 std::string without_comments(std::string_view src) {
   std::string out(src);
   for (size_t i = 0; i + 1 < out.size(); ++i) {
-    if (out[i] == '"') {  // a string literal: skipped whole
+    if (out[i] == '"') {  // a string literal: blanked too (names in it are text, not uses)
       for (++i; i < out.size() && out[i] != '"' && out[i] != '\n'; ++i) {
-        if (out[i] == '\\') ++i;
+        if (out[i] == '\\' && i + 1 < out.size()) out[i++] = ' ';
+        out[i] = ' ';
       }
     } else if (out[i] == '/' && out[i + 1] == '/') {
       for (; i < out.size() && out[i] != '\n'; ++i) out[i] = ' ';

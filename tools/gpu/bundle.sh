@@ -15,6 +15,8 @@
 # DIR/models/   the loader's test models (models/testing: packages and one library)
 # DIR/zoo_runner, DIR/pack  for tools/aoti/run_zoo.sh (real AOTInductor exports)
 # DIR/export_weights_example.py  the CUDA export with weights in the archive (run.sh runs it)
+# DIR/decoder.py  the decode-step export with a KV cache (run.sh runs it); DIR/decode the
+#               Go decode loop (examples/decode)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${1:-gpu-bundle}"
@@ -24,7 +26,7 @@ benches=$(bazel query 'attr(name, "_benchmark$", kind("cc_binary", //...))' 2>/d
 echo "bundle: building $(echo "$tests" | wc -l) tests and $(echo "$benches" | wc -l) benchmarks"
 # shellcheck disable=SC2086
 bazel build $tests $benches //csrc:libslimcuda.so //csrc/testing:libslimcuda_testing.so //go/cmd/slimcuda //models/demo:demo_package //models/demo:demo_sync_package //models/demo:libdemo_cpu.so //models/demo:demo_pt2 //models/testing:all \
-  //tools/aoti:zoo_runner //csrc/package:pack >/dev/null
+  //tools/aoti:zoo_runner //csrc/package:pack //examples/decode >/dev/null
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/bench" "$out/lib" "$out/testdata"
@@ -50,6 +52,8 @@ ln -sf libslimcuda.so.0 "$out/lib/libslimcuda.so" # for programs that link -lsli
 cp -L "$(bin_of //go/cmd/slimcuda:slimcuda)" "$out/slimcuda"
 cp -L bazel-bin/tools/aoti/zoo_runner bazel-bin/csrc/package/pack "$out/"
 cp tools/aoti/export_weights_example.py "$out/" # run.sh makes the CUDA weights export with it
+cp tools/aoti/decoder.py tools/aoti/export_models.py "$out/" # and the decoder's (export_models: --runner)
+cp -L "$(bin_of //examples/decode:decode)" "$out/decode"
 cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/null ||
   cp -L "$(bazel info output_base 2>/dev/null)"/external/local_cuda/lib/libcudart.so.[0-9]* "$out/lib/"
 # libzip (the .pt2 reader) is Debian's shared library; the GPU machine may lack it.

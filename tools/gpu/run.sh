@@ -25,9 +25,23 @@ mkdir -p "$logs"
 # The CUDA .pt2 with its weights in the archive (csrc/c_api/pt2_load_test.cc, go/slimcuda/
 # load_test.go): exported here with the machine's PyTorch unless given; without one
 # those tests fail (SLIMCUDA_REQUIRE_GPU=1).
-if [[ -z "${SLIMCUDA_PT2_CUDA_WEIGHTS:-}" ]] && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-  python3 "$here/export_weights_example.py" "$here/weights-export" cuda >"$logs/export_weights_example.log" 2>&1 &&
+# The decode-step model with a KV cache in its buffers (csrc/c_api/decode_test.cc,
+# go/slimcuda/decode_test.go): tools/aoti/decoder.py's export, made here too unless given.
+# The two exports run side by side.
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  if [[ -z "${SLIMCUDA_PT2_CUDA_WEIGHTS:-}" ]]; then
+    python3 "$here/export_weights_example.py" "$here/weights-export" cuda >"$logs/export_weights_example.log" 2>&1 &
+  fi
+  if [[ -z "${SLIMCUDA_DECODER_DIR:-}" ]]; then
+    python3 "$here/decoder.py" "$here/decoder-export" >"$logs/decoder_export.log" 2>&1 &
+  fi
+  wait
+  if [[ -z "${SLIMCUDA_PT2_CUDA_WEIGHTS:-}" && -f "$here/weights-export/model.pt2" ]]; then
     export SLIMCUDA_PT2_CUDA_WEIGHTS="$here/weights-export/model.pt2"
+  fi
+  if [[ -z "${SLIMCUDA_DECODER_DIR:-}" && -f "$here/decoder-export/reference.json" ]]; then
+    export SLIMCUDA_DECODER_DIR="$here/decoder-export"
+  fi
 fi
 
 echo "gpu run: $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"

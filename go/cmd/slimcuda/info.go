@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/slimcuda/slimcuda/go/slimcuda"
 )
@@ -24,6 +25,8 @@ type ModelInfo struct {
 	Path      string     `json:"path"`
 	Device    string     `json:"device"`
 	Instances int        `json:"instances"`
+	Constants int        `json:"constants"` // the weights and buffers the library shows
+	State     []string   `json:"state"`     // the constants runs write (one copy per load)
 	Inputs    []SpecInfo `json:"inputs"`
 	Outputs   []SpecInfo `json:"outputs"`
 }
@@ -115,7 +118,13 @@ func info(c *cmdContext, asJSON bool, model, device, modelName string) error {
 			return err
 		}
 		in.Model = &ModelInfo{Path: model, Device: m.Device().String(), Instances: m.Instances(),
-			Inputs: specInfos(m.Inputs()), Outputs: specInfos(m.Outputs())}
+			Constants: len(m.Constants()), State: []string{}, Inputs: specInfos(m.Inputs()),
+			Outputs: specInfos(m.Outputs())}
+		for _, k := range m.Constants() {
+			if k.State {
+				in.Model.State = append(in.Model.State, k.Name)
+			}
+		}
 		if err := m.Close(); err != nil {
 			return err
 		}
@@ -143,6 +152,10 @@ func info(c *cmdContext, asJSON bool, model, device, modelName string) error {
 
 func printModel(c *cmdContext, m *ModelInfo) {
 	fmt.Fprintf(c.stdout, "%s: on %s, %d instance(s)\n", m.Path, m.Device, m.Instances)
+	if len(m.State) > 0 {
+		fmt.Fprintf(c.stdout, "  state: %d of its %d constants are written by its runs (one copy per load, one call "+
+			"at a time): %s\n", len(m.State), m.Constants, strings.Join(m.State, ", "))
+	}
 	for k, specs := range [][]SpecInfo{m.Inputs, m.Outputs} {
 		for i, s := range specs {
 			kind := [2]string{"input", "output"}[k]

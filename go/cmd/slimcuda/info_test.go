@@ -5,9 +5,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/slimcuda/slimcuda/go/internal/fixture"
 	"github.com/slimcuda/slimcuda/go/slimcuda"
 	"github.com/stretchr/testify/require"
 )
@@ -63,4 +66,19 @@ func TestInfoDescribesAModel(t *testing.T) {
 		"dynamism": "static", "device": "cpu"}, model["inputs"].([]any)[0])
 	require.Equal(t, map[string]any{"name": "output0", "dtype": "unknown", "sizes": []any{},
 		"dynamism": "unknown", "device": "cpu"}, model["outputs"].([]any)[0])
+	require.Equal(t, []any{}, model["state"], "a linear layer's weights are read-only")
+	require.Greater(t, model["constants"], 0.0)
+	require.NotContains(t, out.String(), "state:")
+}
+
+func TestInfoNamesAModelsState(t *testing.T) {
+	var out, errOut bytes.Buffer
+	pkg := filepath.Join(os.Getenv("SLIMCUDA_TEST_MODELS_DIR"), "stateful.slimcuda")
+	if os.Getenv("SLIMCUDA_TEST_MODELS_DIR") == "" {
+		pkg = fixture.Runfile(t, "SLIMCUDA_TEST_MODELS_DIR", "models/testing/stateful.slimcuda")
+	}
+	require.Equal(t, 0, run([]string{"info", pkg}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "1 instance(s)")
+	require.Contains(t, out.String(), "state: 2 of its 3 constants are written by its runs")
+	require.Contains(t, out.String(), ": counter, table")
 }
