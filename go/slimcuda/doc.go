@@ -28,6 +28,16 @@
 // [WithCUDAGraphs] has a CUDA model's runs captured into a CUDA graph once per input layout
 // and instance and replayed after, each replay one launch; [Model.GraphStats] counts them.
 //
+// # Models that keep state
+//
+// A decode-step model keeps its KV cache in buffers its runs write ([Model.Stateful],
+// [Model.Constants]). That state is one per Load — loads of one file share their read-only
+// weights, never their state — and normal runs and CUDA-graph replays use the same one.
+// Such a model runs one call at a time (Instances is 1; [WithInstances](n > 1) is
+// [ErrInvalidArgument]): load it once per conversation. [Model.ResetState] puts the state
+// back to its value at load; [Model.ReadConstant] and [Model.WriteConstant] copy a named
+// constant to or from a tensor. examples/decode is a greedy decode loop.
+//
 // # Untrusted model files, up to a point
 //
 // [Load], [LoadBytes] and [CheckPackage] check a model file before anything is loaded: its
