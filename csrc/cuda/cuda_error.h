@@ -16,11 +16,36 @@ namespace slimcuda::cuda {
                         "%s: %s: %s", what, cudaGetErrorName(err), cudaGetErrorString(err));
 }
 
+/// Whether `err` leaves the CUDA context unusable: a kernel's fault (an illegal address, a
+/// device-side assert, a misaligned access, ...). CUDA then fails every later call on that
+/// context in this process, whatever it is; only a new process recovers.
+[[nodiscard]] bool is_sticky(cudaError_t err) noexcept;
+
+/// The Error for a failed CUDA runtime call `call` (SLIMCUDA_CUDA_TRY): Internal, with
+/// "<function>: <call> failed: <name>: <text>". A sticky error also marks the current
+/// device lost (check_not_lost), and its message says so.
+[[nodiscard]] Error call_error(cudaError_t err, const char* function, const char* call) noexcept;
+
+/// Marks `device` lost if `err` is sticky (for errors seen other than through call_error:
+/// a model's own kernel launch, a stream query); whether it was.
+bool note_if_sticky(cudaError_t err, int device) noexcept;
+
+/// Internal, naming the error that was seen and saying the context is lost, when `device`
+/// has seen a sticky error; else Ok. Every entry that resolves a device calls it, so every
+/// later call on a lost device fails the same way, at once, instead of on some CUDA call
+/// deep inside.
+[[nodiscard]] Error check_not_lost(int device, const char* function) noexcept;
+
+/// Whether `device` has seen a sticky error. Code that would hand a lost context to code
+/// that cannot take it (a model library's destructor that throws on a failed cudaFree)
+/// leaves that memory to the process's end instead.
+[[nodiscard]] bool device_lost(int device) noexcept;
+
 }  // namespace slimcuda::cuda
 
 /// Runs a CUDA runtime call; on failure clears the (non-sticky) error so it is not blamed
 /// on the next call, records "<function>: <call> failed: <name>: <text>", and returns
-/// Error::Internal.
+/// Error::Internal (a sticky error marks the device lost: cuda::call_error).
 #define SLIMCUDA_CUDA_TRY(call) SLIMCUDA_CUDA_TRY_AT(__func__, call)
 
 /// The same, naming `function` (for code inside lambdas).
@@ -28,8 +53,6 @@ namespace slimcuda::cuda {
   do {                                                                                                                 \
     const cudaError_t slimcuda_cuda_err_ = (call);                                                                     \
     if (slimcuda_cuda_err_ != cudaSuccess) {                                                                           \
-      (void)cudaGetLastError();                                                                                        \
-      return ::slimcuda::set_last_error(::slimcuda::Error::Internal, (function), "%s failed: %s: %s", #call,           \
-                                        cudaGetErrorName(slimcuda_cuda_err_), cudaGetErrorString(slimcuda_cuda_err_)); \
+      return ::slimcuda::cuda::call_error(slimcuda_cuda_err_, (function), #call);                                     \
     }                                                                                                                  \
   } while (0)

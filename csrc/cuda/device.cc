@@ -125,6 +125,7 @@ Error resolve_device(int index, int* resolved) noexcept {
   if (index == -1) {
     SLIMCUDA_CUDA_TRY(cudaGetDevice(&index));
   }
+  SLIMCUDA_RETURN_IF_ERROR(check_not_lost(index, __func__));
   *resolved = index;
   return Error::Ok;
 }

@@ -165,7 +165,8 @@ GraphRunner::GraphRunner(ContainerAbi abi, std::shared_ptr<void> keep_alive, int
 
 GraphRunner::~GraphRunner() {
   slots_.clear();  // graphs first: they wait for their last replays
-  if (container_ != nullptr && abi_.destroy != nullptr) abi_.destroy(container_);
+  // Not on a lost context: the container's destructor throws when cudaFree fails.
+  if (container_ != nullptr && abi_.destroy != nullptr && !cuda::device_lost(device_)) abi_.destroy(container_);
 }
 
 GraphStats GraphRunner::stats() const noexcept {

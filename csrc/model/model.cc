@@ -171,6 +171,7 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
       m->device_ = Device{DeviceType::CPU, -1};
     }
     m->loaded_ = std::make_shared<Loaded>();
+    if (on_cuda) m->loaded_->device = m->device_.index;
     SLIMCUDA_RETURN_IF_ERROR(ModelLibrary::load(so, size, &m->loaded_->library, function));
     const ModelLibrary& library = *m->loaded_->library;
     auto create = reinterpret_cast<CreateFn>(library.symbol("AOTInductorModelContainerCreateWithDevice"));
@@ -426,6 +427,15 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
   if (rc != 0) {
     drop_outputs();
     const std::string why = last_error_message();
+    // A kernel of the model's that faulted (an index past a cache) leaves the context lost:
+    // say so, and every later call on the device says it too (cuda::check_not_lost).
+    if (device_.is_cuda() && cuda::note_if_sticky(cudaStreamQuery(static_cast<cudaStream_t>(stream)), device_.index)) {
+      (void)cudaGetLastError();
+      const Error lost = cuda::check_not_lost(device_.index, function);
+      const std::string said = last_error_message();
+      return set_last_error(lost, function, "the model's Run failed with %d%s%s; %s", rc, why.empty() ? "" : ": ",
+                            why.c_str(), said.c_str());
+    }
     return set_last_error(Error::InvalidProgram, function, "the model's Run failed with %d%s%s", rc,
                           why.empty() ? "" : ": ", why.c_str());
   }

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/stream_context.h"
 #include "csrc/graph/graph_runner.h"
 #include "csrc/model/constants.h"
@@ -209,8 +210,12 @@ class Model {
     std::vector<std::unique_ptr<SlimTensor>> views;
     void* container = nullptr;
     DeleteFn destroy = nullptr;
+    int device = -1;  // a CUDA model's GPU
     ~Loaded() {
-      if (container != nullptr && destroy != nullptr) destroy(container);
+      // AOTInductor's container throws from its destructor when cudaFree fails, as it does
+      // on a lost context (the process would abort): its memory goes with the process.
+      const bool lost = cuda::device_lost(device);
+      if (container != nullptr && destroy != nullptr && !lost) destroy(container);
       adopted.clear();
       state.reset();
       views.clear();

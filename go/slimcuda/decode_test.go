@@ -3,14 +3,20 @@
 package slimcuda
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -179,4 +185,185 @@ func TestDecodeTwoLoadsInterleavedAndReset(t *testing.T) {
 		require.NoError(t, a.m.ResetState(OnStream(a.stream)))
 		r.decode(t, a, 0, r.steps, variant+" a after reset")
 	}
+}
+
+// A position past the cache (issue 26, item 5; csrc/c_api/sticky_error_test.cc is the C++
+// side): the model's own kernel faults — a device-side assert in the default export, a
+// write far out of bounds in decoder.py's "oob" export — and the CUDA context is lost for
+// the process. The step that meets it returns an *Error naming the CUDA error and saying
+// so; every later call on the device fails the same way; nothing hangs or crashes. Each
+// case runs in a process of its own: this test binary again, which TestMain sends to
+// stickyChild.
+func TestDecodePastTheCacheLosesTheContextCleanly(t *testing.T) {
+	r := decoder(t)
+	for _, variant := range []string{"so", "oob"} {
+		if _, err := os.Stat(filepath.Join(r.dir, variant, "model.pt2")); err != nil {
+			t.Fatalf("%s: %v (make it with decoder.py --oob)", variant, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // catches a hang only
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "SLIMCUDA_STICKY_CHILD="+variant)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		cancel()
+		require.NoError(t, ctx.Err(), "%s: the child hung:\n%s", variant, out.String())
+		require.NoError(t, err, "%s:\n%s", variant, out.String())
+		require.Contains(t, out.String(), "child: done, 0 failed", variant)
+		t.Logf("%s:\n%s", variant, out.String())
+	}
+}
+
+func stickyChild(variant string) int {
+	dir := os.Getenv("SLIMCUDA_DECODER_DIR")
+	raw, err := os.ReadFile(filepath.Join(dir, "reference.json"))
+	if err != nil {
+		fmt.Println("child:", err)
+		return 2
+	}
+	var ref struct {
+		MaxPos int64 `json:"max_pos"`
+		Vocab  int
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		fmt.Println("child:", err)
+		return 2
+	}
+	bad := ref.MaxPos + 5
+	if variant == "oob" {
+		bad = 1 << 26
+	}
+	failed := 0
+	expect := func(ok bool, what string) {
+		state := "ok"
+		if !ok {
+			state, failed = "FAILED", failed+1
+		}
+		fmt.Printf("child: %s: %s\n", state, what)
+	}
+	lost := func(err error) bool {
+		var e *Error
+		return errors.As(err, &e) && e.Code == ErrInternal && strings.Contains(e.Message, "lost")
+	}
+	m, err := Load(filepath.Join(dir, variant, "model.pt2"))
+	if err != nil {
+		fmt.Println("child: load:", err)
+		return 2
+	}
+	stream, err := NewStream(NonBlocking())
+	if err != nil {
+		fmt.Println("child:", err)
+		return 2
+	}
+	ids, _ := NewTensor([]int64{1, 1}, Int64, m.Device())
+	pos, _ := NewTensor([]int64{1}, Int64, m.Device())
+	on := OnStream(stream)
+	step := func(p int64) error {
+		if err := CopyFromHost(ids, []int64{7}, on); err != nil {
+			return err
+		}
+		if err := CopyFromHost(pos, []int64{p}, on); err != nil {
+			return err
+		}
+		outs, err := m.Run([]*Tensor{ids, pos}, on)
+		if err != nil {
+			return err
+		}
+		defer outs[0].Close()
+		return CopyToHost(outs[0], make([]float32, ref.Vocab), on)
+	}
+	expect(step(0) == nil, "a step inside the cache runs")
+	err = step(bad)
+	fmt.Println("child: the step past the cache:", err)
+	expect(lost(err), "the step past the cache is ErrInternal saying the context is lost")
+	expect(err != nil && strings.Contains(err.Error(), "cudaError"), "... naming the CUDA error")
+	err = step(0)
+	fmt.Println("child: a later step:", err)
+	expect(lost(err) && strings.Contains(err.Error(), "CUDA device 0 is lost"), "a later step: device 0 is lost")
+	_, err = NewTensor([]int64{2}, Float32, m.Device())
+	expect(lost(err), "a new CUDA tensor fails the same way")
+	_, err = Load(filepath.Join(dir, variant, "model.pt2"))
+	expect(lost(err), "a new load fails the same way")
+	host, err := NewTensor([]int64{2}, Float32, Device{Type: CPU})
+	expect(err == nil, "a CPU tensor still works")
+	host.Close()
+	ids.Close()
+	pos.Close()
+	m.Close()
+	stream.Close()
+	fmt.Printf("child: done, %d failed\n", failed)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// BenchmarkDecode: one decode step of the export SLIMCUDA_DECODE_BENCH_DIR names (decoder.py's
+// output; default SLIMCUDA_DECODER_DIR) per iteration, graphs on, the logits left on the
+// device (bench/decode_benchmark's C++ loop, from Go); the cache is reset when it is full.
+func BenchmarkDecode(b *testing.B) {
+	dir := os.Getenv("SLIMCUDA_DECODE_BENCH_DIR")
+	if dir == "" {
+		dir = os.Getenv("SLIMCUDA_DECODER_DIR")
+	}
+	if dir == "" {
+		b.Skip("SLIMCUDA_DECODE_BENCH_DIR is not set")
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "reference.json"))
+	require.NoError(b, err)
+	var ref struct {
+		Batch    int
+		Variants map[string]string
+	}
+	require.NoError(b, json.Unmarshal(raw, &ref))
+	var mp struct {
+		MaxPos int `json:"max_pos"`
+	}
+	require.NoError(b, json.Unmarshal(raw, &mp))
+	variant := "archive"
+	if _, ok := ref.Variants[variant]; !ok {
+		variant = "so"
+	}
+	m, err := Load(filepath.Join(dir, ref.Variants[variant]), WithCUDAGraphs(GraphsOn))
+	require.NoError(b, err)
+	defer m.Close()
+	stream, err := NewStream(NonBlocking())
+	require.NoError(b, err)
+	defer stream.Close()
+	on := OnStream(stream)
+	ids, err := NewTensor([]int64{int64(ref.Batch), 1}, Int64, m.Device())
+	require.NoError(b, err)
+	defer ids.Close()
+	tokens := make([]int64, ref.Batch)
+	for i := range tokens {
+		tokens[i] = 7
+	}
+	require.NoError(b, CopyFromHost(ids, tokens, on))
+	// Position p at element 2p: each view 16-byte aligned, no host copy between steps.
+	table, err := NewTensor([]int64{int64(2 * mp.MaxPos)}, Int64, m.Device())
+	require.NoError(b, err)
+	defer table.Close()
+	host := make([]int64, 2*mp.MaxPos)
+	for p := 0; p < mp.MaxPos; p++ {
+		host[2*p] = int64(p)
+	}
+	require.NoError(b, CopyFromHost(table, host, on))
+	views := make([]*Tensor, mp.MaxPos)
+	for p := range views {
+		views[p], err = table.View([]int64{1}, []int64{1}, int64(2*p))
+		require.NoError(b, err)
+		defer views[p].Close()
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := i % mp.MaxPos
+		if p == 0 && i > 0 {
+			require.NoError(b, m.ResetState(on))
+		}
+		outs, err := m.Run([]*Tensor{ids, views[p]}, on)
+		require.NoError(b, err)
+		outs[0].Close()
+	}
+	require.NoError(b, stream.Synchronize())
+	b.ReportMetric(float64(b.N*ref.Batch)/b.Elapsed().Seconds(), "tokens/s")
 }

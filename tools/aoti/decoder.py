@@ -23,7 +23,9 @@ examples/decode read them through SLIMCUDA_DECODER_DIR=OUT.
 
 --runner also loads each .pt2 with PyTorch's own runner (torch._inductor.aoti_load_package)
 and decodes with it: its tokens go into reference.json beside eager's ("runner_tokens"),
-and its time per step ("runner_ms_per_step"). --oob writes OUT/oob/model.pt2: the same
+and its time per step ("runner_ms_per_step", --steps steps without reading logits back, as
+bench/decode_benchmark times slimcuda). --runner-only does that alone for an OUT made
+before (exports of several sizes run side by side, their timings one after another). --oob writes OUT/oob/model.pt2: the same
 model whose cache write is not bounds-checked (a position past the cache writes out of
 bounds), for the sticky-error tests.
 """
@@ -175,6 +177,50 @@ def export(m, a, name, extra=None):
     return path
 
 
+def time_runner(a, ref, path, name, tokens, logits):
+    """PyTorch's own runner on the export: greedy tokens and logits against eager's, and its
+    time per step (see bench/decode_benchmark for slimcuda's)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import export_models  # noqa: E402 - one definition of how PyTorch's runner loads these
+    export_models.expose_libtorch_shims()
+    runner = torch._inductor.aoti_load_package(path)
+    with torch.no_grad():
+        got, got_logits = greedy(lambda i, s: runner(i, s), a, a.first_token)
+        ids = torch.full((a.batch, 1), 7, dtype=torch.int64, device="cuda")
+        # Each step's position its own 16-byte aligned element, made before timing, as
+        # bench/decode_benchmark does for slimcuda: no host copy between steps.
+        positions = torch.zeros((a.steps, 2), dtype=torch.int64, device="cuda")
+        positions[:, 0] = torch.arange(a.steps, device="cuda")
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for s in range(a.steps):
+            runner(ids, positions[s, 0:1])
+        torch.cuda.synchronize()
+    ms = (time.perf_counter() - t0) * 1e3 / a.steps
+    err = float((got_logits - logits).abs().max())
+    ref.setdefault("runner_tokens", {})[name] = got
+    ref.setdefault("runner_ms_per_step", {})[name] = round(ms, 4)
+    ref.setdefault("runner_max_abs", {})[name] = err
+    print(f"decoder: {name}: PyTorch's runner {'matches' if got == tokens else 'DIFFERS from'} eager's "
+          f"tokens, max |logits - eager| {err:.3g}, {ms:.3f} ms/step", flush=True)
+
+
+def runner_only(a):
+    """--runner-only: time PyTorch's runner on the exports an earlier run made in OUT (after
+    parallel exports, so that nothing else uses the GPU meanwhile)."""
+    import numpy as np
+    with open(os.path.join(a.out, "reference.json")) as f:
+        ref = json.load(f)
+    a.steps, a.batch, a.first_token = ref["steps"], ref["batch"], ref["first_token"]
+    shape = (ref["steps"], ref["batch"], ref["vocab"])
+    logits = torch.from_numpy(np.fromfile(os.path.join(a.out, ref["logits_file"]), dtype=np.float32).reshape(shape))
+    for name, rel in ref["variants"].items():
+        if name != "oob":
+            time_runner(a, ref, os.path.join(a.out, rel), name, ref["tokens"], logits)
+    with open(os.path.join(a.out, "reference.json"), "w") as f:
+        json.dump(ref, f, indent=1)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("out")
@@ -191,7 +237,11 @@ def main():
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--oob", action="store_true")
     p.add_argument("--runner", action="store_true")
+    p.add_argument("--runner-only", action="store_true")
     a = p.parse_args()
+    if a.runner_only:
+        runner_only(a)
+        return
     if a.steps > a.max_pos:
         sys.exit("--steps must not exceed --max-pos")
     dtype = getattr(torch, a.dtype)
@@ -206,10 +256,13 @@ def main():
     if again != tokens:
         sys.exit("eager decoding is not reproducible")
     logits.numpy().tofile(os.path.join(a.out, "logits.f32.bin"))
-    n_params = sum(t.numel() * t.element_size() for t in m.parameters())
+    # What a step reads of the weights: all of them but the embedding table, of which it
+    # reads one row per token (the memory roofline's bytes); the caches are reported apart.
+    n_params = sum(t.numel() * t.element_size() for n, t in m.named_parameters() if n != "embed.weight")
+    cache_bytes = sum(t.numel() * t.element_size() for n, t in m.named_buffers() if n.endswith("_cache"))
     ref = {"steps": a.steps, "batch": a.batch, "vocab": a.vocab, "max_pos": a.max_pos, "layers": a.layers,
            "dim": a.dim, "heads": a.heads, "dtype": a.dtype, "first_token": a.first_token, "tokens": tokens,
-           "logits_file": "logits.f32.bin", "weight_bytes": n_params,
+           "logits_file": "logits.f32.bin", "weight_bytes": n_params, "cache_bytes": cache_bytes,
            # bf16 weights and activations, float32 logits: what two correct bf16 runs differ by.
            "tolerance": {"abs": 0.15 if a.dtype != "float32" else 1e-3, "rel": 0.05 if a.dtype != "float32" else 1e-3},
            "torch": torch.__version__, "variants": {}}
@@ -218,25 +271,7 @@ def main():
         path = export(m, a, name)
         ref["variants"][name] = os.path.relpath(path, a.out)
         if a.runner:
-            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-            import export_models  # noqa: E402 - one definition of how PyTorch's runner loads these
-            export_models.expose_libtorch_shims()
-            runner = torch._inductor.aoti_load_package(path)
-            with torch.no_grad():
-                got, got_logits = greedy(lambda i, s: runner(i, s), a, a.first_token)
-                torch.cuda.synchronize()
-                ids = torch.zeros((a.batch, 1), dtype=torch.int64, device="cuda")
-                t0 = time.perf_counter()
-                for s in range(a.steps):
-                    runner(ids, torch.tensor([s], dtype=torch.int64, device="cuda"))
-                torch.cuda.synchronize()
-            ms = (time.perf_counter() - t0) * 1e3 / a.steps
-            err = float((got_logits - logits).abs().max())
-            ref.setdefault("runner_tokens", {})[name] = got
-            ref.setdefault("runner_ms_per_step", {})[name] = round(ms, 4)
-            ref.setdefault("runner_max_abs", {})[name] = err
-            print(f"decoder: {name}: PyTorch's runner {'matches' if got == tokens else 'DIFFERS from'} eager's "
-                  f"tokens, max |logits - eager| {err:.3g}, {ms:.3f} ms/step", flush=True)
+            time_runner(a, ref, path, name, tokens, logits)
     if a.oob:
         reset_caches(m)
         path = export(m, a, "oob", {"assert_indirect_indexing": False})

@@ -33,7 +33,7 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     python3 "$here/export_weights_example.py" "$here/weights-export" cuda >"$logs/export_weights_example.log" 2>&1 &
   fi
   if [[ -z "${SLIMCUDA_DECODER_DIR:-}" ]]; then
-    python3 "$here/decoder.py" "$here/decoder-export" >"$logs/decoder_export.log" 2>&1 &
+    python3 "$here/decoder.py" "$here/decoder-export" --oob >"$logs/decoder_export.log" 2>&1 &
   fi
   wait
   if [[ -z "${SLIMCUDA_PT2_CUDA_WEIGHTS:-}" && -f "$here/weights-export/model.pt2" ]]; then
