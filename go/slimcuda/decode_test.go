@@ -206,8 +206,9 @@ func TestDecodePastTheCacheLosesTheContextCleanly(t *testing.T) {
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
+		hung := errors.Is(ctx.Err(), context.DeadlineExceeded) // before cancel, which sets Err too
 		cancel()
-		require.NoError(t, ctx.Err(), "%s: the child hung:\n%s", variant, out.String())
+		require.False(t, hung, "%s: the child hung:\n%s", variant, out.String())
 		require.NoError(t, err, "%s:\n%s", variant, out.String())
 		require.Contains(t, out.String(), "child: done, 0 failed", variant)
 		t.Logf("%s:\n%s", variant, out.String())
@@ -354,6 +355,14 @@ func BenchmarkDecode(b *testing.B) {
 		require.NoError(b, err)
 		defer views[p].Close()
 	}
+	// The first step captures the graph: done, and undone, before the clock starts.
+	for p := 0; p < 4; p++ {
+		outs, err := m.Run([]*Tensor{ids, views[p]}, on)
+		require.NoError(b, err)
+		outs[0].Close()
+	}
+	require.NoError(b, m.ResetState(on))
+	require.NoError(b, stream.Synchronize())
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p := i % mp.MaxPos
