@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// decode_benchmark DIR [DIR...] [--steps 64] — decode speed of tools/aoti/decoder.py's
+// decode_benchmark [DIR...] [--steps 64] — decode speed of tools/aoti/decoder.py's
 // exports (a Llama-shaped decode step, KV cache in buffers) through slimcuda's C ABI, beside
 // the memory roofline measured in the same run, and PyTorch's own runner on the same .pt2
 // (timed by decoder.py --runner on the same machine, read from DIR/reference.json).
@@ -12,7 +12,8 @@
 // device-to-device cudaMemcpyAsync of 2 GiB reaches here (bytes read + written / time).
 // Prints one row per (DIR, variant): ms per step and tokens/s for slimcuda (normal,
 // graphs), the runner, the roofline, and the ratios the issue sets goals for (graphs:
-// >= 0.75 of the roofline, >= 3 x the runner at batch 1).
+// >= 0.75 of the roofline, >= 3 x the runner at batch 1). No DIR: $SLIMCUDA_DECODER_DIR
+// (run.sh's export of the small decoder), 32 steps.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -113,6 +114,11 @@ int main(int argc, char** argv) {
     } else {
       dirs.emplace_back(argv[i]);
     }
+  }
+  // run.sh --bench runs every benchmark without arguments: the decoder it exported.
+  if (const char* env = std::getenv("SLIMCUDA_DECODER_DIR"); dirs.empty() && env != nullptr && *env != '\0') {
+    dirs.emplace_back(env);
+    steps = std::min(steps, 32);
   }
   if (dirs.empty() || steps < 1) {
     std::fprintf(stderr, "usage: decode_benchmark DIR [DIR...] [--steps 64] (DIR: tools/aoti/decoder.py's output)\n");
