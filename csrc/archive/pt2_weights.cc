@@ -189,11 +189,12 @@ std::optional<bool> wrapper_includes_weights(std::string_view source) noexcept {
   return std::nullopt;
 }
 
-Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const std::string& library_hash_hex,
-                         Model* model, const StreamContext& ctx, Pt2WeightsFormat* format,
-                         const char* function) noexcept {
+Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const Model* model,
+                         std::vector<ConstantEntry>* out, Pt2WeightsFormat* format, const char* function) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr && out != nullptr, Error::InvalidArgument,
+                                "null model or out");
+    out->clear();
     Pt2WeightsFormat found = Pt2WeightsFormat::InLibrary;
     if (format != nullptr) *format = found;
     const char* name = pm.name.c_str();
@@ -216,10 +217,7 @@ Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const st
     if (blob == nullptr) {
       if (config != nullptr) {
         if (format != nullptr) *format = Pt2WeightsFormat::PickleWeights;
-        std::vector<ConstantEntry> entries;
-        SLIMCUDA_RETURN_IF_ERROR(pickled_entries(archive, pm, *config, *model, &entries, function));
-        return model->attach_constants(entries, library_hash_hex.empty() ? std::string() : "pt2:" + library_hash_hex,
-                                       ctx, function);
+        return pickled_entries(archive, pm, *config, *model, out, function);
       }
       // Without a source nothing says the library lacks its weights: they are its own.
       if (pm.wrapper_source == nullptr || wrapper_includes_weights(source) != std::optional<bool>(false)) {
@@ -262,13 +260,24 @@ Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const st
     std::vector<ConstantShape> shapes;
     SLIMCUDA_RETURN_IF_ERROR(blob_shapes(constants, declared, model->device().type, &shapes, function));
     auto source_of_blob = std::make_shared<ArchiveEntrySource>(span, entry_identity(archive, *blob, span));
-    std::vector<ConstantEntry> entries;
-    SLIMCUDA_RETURN_IF_ERROR(entries_from_blob(constants, shapes, source_of_blob, &entries, function));
-    return model->attach_constants(entries, library_hash_hex.empty() ? std::string() : "pt2:" + library_hash_hex, ctx,
-                                   function);
+    return entries_from_blob(constants, shapes, source_of_blob, out, function);
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory attaching the weights");
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory reading the weights");
   }
+}
+
+Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const std::string& library_hash_hex,
+                         Model* model, const StreamContext& ctx, Pt2WeightsFormat* format,
+                         const char* function) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
+  Pt2WeightsFormat found = Pt2WeightsFormat::InLibrary;
+  std::vector<ConstantEntry> entries;
+  const Error e = pt2_weight_entries(archive, pm, model, &entries, &found, function);
+  if (format != nullptr) *format = found;
+  SLIMCUDA_RETURN_IF_ERROR(e);
+  if (found != Pt2WeightsFormat::BinaryBlob && found != Pt2WeightsFormat::PickleWeights) return Error::Ok;
+  return model->attach_constants(entries, library_hash_hex.empty() ? std::string() : "pt2:" + library_hash_hex, ctx,
+                                 function);
 }
 
 }  // namespace slimcuda

@@ -79,6 +79,14 @@ enum class Pt2WeightsFormat {
 /// the model's device): the upload goes there, else on the model's own stream; either way it
 /// returns once the bytes are on the device, so a run on any stream sees them.
 /// `*format` (may be null) says what was found.
+/// What attach_pt2_weights attaches, without attaching it: the entries (empty when the
+/// weights are the library's own), checked as there against `model` (a load of the same
+/// model); their sources view `archive`'s mapping, so it must outlive their use. The errors
+/// are attach_pt2_weights'.
+[[nodiscard]] Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const Model* model,
+                                       std::vector<ConstantEntry>* out, Pt2WeightsFormat* format,
+                                       const char* function) noexcept;
+
 [[nodiscard]] Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm,
                                        const std::string& library_hash_hex, Model* model, const StreamContext& ctx,
                                        Pt2WeightsFormat* format, const char* function) noexcept;

@@ -2,6 +2,7 @@
 // The model part of the C ABI (slimcuda_package_*, slimcuda_model_*).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -397,6 +398,87 @@ int32_t slimcuda_model_write_constant(slimcuda_model* model, const char* name, c
     StreamContext ctx = StreamContext::unselected(-1);
     SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx, function));
     return cast(model)->write_constant(name, *reinterpret_cast<const SlimTensor*>(src), ctx, function);
+  });
+}
+
+int32_t slimcuda_model_stage_weights(slimcuda_model* model, const char* const* names,
+                                     const slimcuda_tensor* const* tensors, size_t count) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr && (count == 0 || (names != nullptr && tensors != nullptr)),
+                                Error::InvalidArgument, "null argument");
+    std::vector<std::string> n;
+    std::vector<const SlimTensor*> t;
+    for (size_t i = 0; i < count; ++i) {
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, names[i] != nullptr, Error::InvalidArgument, "name %zu is null", i);
+      n.emplace_back(names[i]);
+      t.push_back(reinterpret_cast<const SlimTensor*>(tensors[i]));
+    }
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx, function));
+    return cast(model)->stage_weights(n, t, ctx, function);
+  });
+}
+
+int32_t slimcuda_model_stage_weights_file(slimcuda_model* model, const char* path) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr && path != nullptr, Error::InvalidArgument,
+                                "null argument");
+    std::unique_ptr<Pt2Archive> archive;
+    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(path, &archive, function));
+    Pt2Model pm;
+    SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(*archive, nullptr, &pm, function));
+    std::vector<ConstantEntry> entries;
+    Pt2WeightsFormat format = Pt2WeightsFormat::InLibrary;
+    SLIMCUDA_RETURN_IF_ERROR(pt2_weight_entries(*archive, pm, cast(model), &entries, &format, function));
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, format == Pt2WeightsFormat::BinaryBlob || format == Pt2WeightsFormat::PickleWeights,
+                                Error::NotSupported,
+                                "%s keeps its weights inside its library, where they cannot be read without loading "
+                                "it: export with package_constants_in_so=False and a package_constants_on_disk_format",
+                                path);
+    // The archive's read-only weights as host tensors over its mapping (the state's values
+    // in the file are not used: a swap keeps the model's state); stage_weights checks them.
+    std::vector<std::string> names;
+    std::vector<std::unique_ptr<SlimTensor>> owned;
+    std::vector<const SlimTensor*> tensors;
+    for (const ConstantEntry& e : entries) {
+      const Model::Constant* c = nullptr;
+      for (const Model::Constant& k : cast(model)->constants_table()) {
+        if (k.info.name == e.name || (!k.info.original_fqn.empty() && k.info.original_fqn == e.name)) c = &k;
+      }
+      if (c != nullptr && c->state) continue;
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, e.source != nullptr && e.source->view() != nullptr, Error::NotSupported,
+                                  "weight '%s' is not in memory as it is", e.name.c_str());
+      const int32_t dtype = e.dtype != -1 ? e.dtype : (c != nullptr ? c->info.dtype : -1);
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, is_supported_scalar_type(dtype), Error::InvalidProgram,
+                                  "weight '%s': dtype %d", e.name.c_str(), dtype);
+      std::vector<int64_t> strides = e.strides;
+      if (strides.empty()) {
+        strides.assign(e.sizes.size(), 1);
+        for (size_t d = e.sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * std::max<int64_t>(e.sizes[d], 1);
+      }
+      auto* bytes = const_cast<uint8_t*>(e.source->view() + e.source_offset);  // read only: a copy's source
+      owned.push_back(std::make_unique<SlimTensor>(Storage::borrow(bytes, static_cast<size_t>(e.nbytes), Device{}),
+                                                   e.sizes, strides, static_cast<ScalarType>(dtype), e.storage_offset));
+      names.push_back(e.name);
+      tensors.push_back(owned.back().get());
+    }
+    StreamContext ctx = StreamContext::unselected(-1);
+    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx, function));
+    return cast(model)->stage_weights(names, tensors, ctx, function);  // copied before the archive closes
+  });
+}
+
+int32_t slimcuda_model_swap_weights(slimcuda_model* model) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
+    return cast(model)->swap_weights(function);
+  });
+}
+
+int32_t slimcuda_model_free_inactive_weights(slimcuda_model* model) {
+  return c_entry(__func__, [&](const char* function) {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
+    return cast(model)->free_inactive_weights(function);
   });
 }
 

@@ -488,6 +488,23 @@ SLIMCUDA_API int32_t slimcuda_model_read_constant(slimcuda_model* model, const c
 SLIMCUDA_API int32_t slimcuda_model_write_constant(slimcuda_model* model, const char* name,
                                                    const slimcuda_tensor* src);
 
+/* Weights swapped while serving, as PyTorch's container does with its inactive buffer
+ * (docs/state.md): stage a new value of every read-only weight of the model — `count`
+ * tensors (host or device) named by the container's names or FQNs, each of the weight's
+ * dtype and sizes, or the weights a .pt2 of the same model keeps in its archive — into new
+ * memory on the caller stream when one is selected (else done on return), while runs go
+ * on with the active weights; then swap between runs (waits for the runs inside the model;
+ * CUDA graphs are made again by the next runs; the state stays), then free the set swapped
+ * out (once the GPU is done with it). A missing, repeated, unknown or state name, another
+ * dtype or sizes: INVALID_ARGUMENT, the active weights untouched; a second stage before a
+ * swap or free, a swap with nothing staged: INVALID_STATE; a library without the
+ * container's inactive buffer: NOT_SUPPORTED. Not while another thread frees the model. */
+SLIMCUDA_API int32_t slimcuda_model_stage_weights(slimcuda_model* model, const char* const* names,
+                                                  const slimcuda_tensor* const* tensors, size_t count);
+SLIMCUDA_API int32_t slimcuda_model_stage_weights_file(slimcuda_model* model, const char* path);
+SLIMCUDA_API int32_t slimcuda_model_swap_weights(slimcuda_model* model);
+SLIMCUDA_API int32_t slimcuda_model_free_inactive_weights(slimcuda_model* model);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -3,12 +3,18 @@
 // _read_constant, _write_constant) with the CPU test model models/testing/stateful_model.cc
 // (each run adds x to "counter", 10 at load, and returns (counter + x) * 2 + 1), bad input
 // included. csrc/model/state_test.cc tests the internals, decode_test.cc a real decoder.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "csrc/c_api/c_api_fixtures.h"
+#include <nlohmann/json.hpp>
+
 #include "slimcuda/slimcuda.h"
 
 namespace slimcuda::testing {
@@ -126,6 +132,122 @@ TEST(StateApi, StatelessModelShowsItsWeights) {
   ASSERT_EQ(slimcuda_model_num_constants(m, &n), SLIMCUDA_OK);
   EXPECT_EQ(n, 0u) << "a library without the constants API shows none";
   EXPECT_EQ(slimcuda_model_reset_state(m), SLIMCUDA_OK);
+  slimcuda_model_free(m);
+}
+
+
+// Weights swapped while serving, with a real PyTorch 2.11 CPU export (testdata/pt2:
+// y = relu(x W^T + b + z), W [3, 4] a constant in the archive's binary_blob, b folded into
+// the code by Inductor).
+std::string pt2(const std::string& name) { return fixture_relative("pt2.json", "pt2/" + name); }
+
+std::vector<float> run_linear(slimcuda_model* m, const std::vector<float>& x, const std::vector<float>& z) {
+  const int64_t xs[2] = {2, 4}, zs[2] = {2, 3};
+  slimcuda_tensor *tx = nullptr, *tz = nullptr, *out = nullptr;
+  EXPECT_EQ(slimcuda_tensor_empty(2, xs, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, -1, 0, &tx), SLIMCUDA_OK);
+  EXPECT_EQ(slimcuda_tensor_empty(2, zs, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, -1, 0, &tz), SLIMCUDA_OK);
+  EXPECT_EQ(slimcuda_tensor_copy_from_host(tx, x.data(), 32, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+  EXPECT_EQ(slimcuda_tensor_copy_from_host(tz, z.data(), 24, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+  slimcuda_tensor* in[2] = {tx, tz};
+  std::vector<float> y(6, -1);
+  EXPECT_EQ(slimcuda_model_run(m, in, 2, &out, 1), SLIMCUDA_OK) << slimcuda_last_error_message();
+  if (out != nullptr) {
+    EXPECT_EQ(slimcuda_tensor_copy_to_host(out, y.data(), 24, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+  }
+  slimcuda_tensor_delete(tx);
+  slimcuda_tensor_delete(tz);
+  slimcuda_tensor_delete(out);
+  return y;
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << what << " [" << i << "]";
+}
+
+TEST(SwapApi, RealExportSwapsItsWeights) {
+  std::ifstream in(pt2("real_cpu_linear.ref.json"));
+  const nlohmann::json ref = nlohmann::json::parse(in);
+  const std::vector<float> x = ref.at("x"), z = ref.at("z"), y = ref.at("y");
+  slimcuda_model* m = nullptr;
+  ASSERT_EQ(slimcuda_model_load_file(pt2("weights_blob_linear.pt2").c_str(), -1, -1, &m), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  expect_near(run_linear(m, x, z), y, "as loaded");
+  // The same weights from the other archive format: the file path end to end.
+  ASSERT_EQ(slimcuda_model_stage_weights_file(m, pt2("weights_pickle_linear.pt2").c_str()), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  ASSERT_EQ(slimcuda_model_swap_weights(m), SLIMCUDA_OK) << slimcuda_last_error_message();
+  ASSERT_EQ(slimcuda_model_free_inactive_weights(m), SLIMCUDA_OK) << slimcuda_last_error_message();
+  expect_near(run_linear(m, x, z), y, "after swapping in the pickle archive's weights");
+  // New values from host tensors: zeros, so y = relu(z).
+  size_t n = 0;
+  ASSERT_EQ(slimcuda_model_num_constants(m, &n), SLIMCUDA_OK);
+  std::vector<const char*> names;
+  std::vector<slimcuda_tensor*> zeros;
+  for (size_t i = 0; i < n; ++i) {
+    slimcuda_constant_info c{};
+    ASSERT_EQ(slimcuda_model_constant(m, i, &c), SLIMCUDA_OK);
+    if (c.is_state || c.kind == SLIMCUDA_CONSTANT_FOLDED) continue;
+    ASSERT_EQ(c.visible, 1) << c.name;
+    slimcuda_tensor* t = nullptr;
+    ASSERT_EQ(slimcuda_tensor_empty(c.ndim, c.sizes, nullptr, c.dtype, SLIMCUDA_DEVICE_CPU, -1, 0, &t), SLIMCUDA_OK);
+    slimcuda_tensor_info info{};
+    ASSERT_EQ(slimcuda_tensor_get_info(t, &info), SLIMCUDA_OK);
+    std::memset(info.data, 0, static_cast<size_t>(info.numel) * 4);
+    names.push_back(c.name);
+    zeros.push_back(t);
+  }
+  ASSERT_EQ(names.size(), 1u) << "the one weight";
+  std::vector<const slimcuda_tensor*> given(zeros.begin(), zeros.end());
+  // Bad sets first: refused, the active weights untouched.
+  EXPECT_EQ(slimcuda_model_stage_weights(m, names.data(), given.data(), 0), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slimcuda_last_error_message()).find("0 weights given; the model has 1"), std::string::npos)
+      << slimcuda_last_error_message();
+  const int64_t other[2] = {4, 3};
+  slimcuda_tensor* transposed = nullptr;
+  ASSERT_EQ(slimcuda_tensor_empty(2, other, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, -1, 0, &transposed),
+            SLIMCUDA_OK);
+  const slimcuda_tensor* wrong[1] = {transposed};
+  EXPECT_EQ(slimcuda_model_stage_weights(m, names.data(), wrong, 1), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slimcuda_last_error_message()).find("sizes [4, 3]"), std::string::npos)
+      << slimcuda_last_error_message();
+  slimcuda_tensor_delete(transposed);
+  EXPECT_EQ(slimcuda_model_stage_weights(m, nullptr, given.data(), 1), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(slimcuda_model_swap_weights(m), SLIMCUDA_ERROR_INVALID_STATE);
+  expect_near(run_linear(m, x, z), y, "after refused stages");
+  ASSERT_EQ(slimcuda_model_stage_weights(m, names.data(), given.data(), 1), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  expect_near(run_linear(m, x, z), y, "staged, not swapped yet");
+  EXPECT_EQ(slimcuda_model_stage_weights(m, names.data(), given.data(), 1), SLIMCUDA_ERROR_INVALID_STATE);
+  // W as it is now, read back, to swap in again at the end.
+  const int64_t ws[2] = {3, 4};
+  slimcuda_tensor* w = nullptr;
+  ASSERT_EQ(slimcuda_tensor_empty(2, ws, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, -1, 0, &w), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_model_read_constant(m, names[0], w), SLIMCUDA_OK) << slimcuda_last_error_message();
+  ASSERT_EQ(slimcuda_model_swap_weights(m), SLIMCUDA_OK);
+  // W = 0: y = relu(b + z), whatever x is.
+  std::vector<float> other_x(x.size());
+  std::transform(x.begin(), x.end(), other_x.begin(), [](float v) { return 3 * v - 1; });
+  const std::vector<float> y0 = run_linear(m, x, z);
+  expect_near(run_linear(m, other_x, z), y0, "zero weights: x makes no difference");
+  EXPECT_NE(y0, y) << "the zeros are in use";
+  ASSERT_EQ(slimcuda_model_free_inactive_weights(m), SLIMCUDA_OK);
+  for (slimcuda_tensor* t : zeros) slimcuda_tensor_delete(t);
+  expect_near(run_linear(m, other_x, z), y0, "the staged tensors freed: the model has its own copy");
+  // The old W back, from the tensor read before.
+  const slimcuda_tensor* back[1] = {w};
+  ASSERT_EQ(slimcuda_model_stage_weights(m, names.data(), back, 1), SLIMCUDA_OK) << slimcuda_last_error_message();
+  ASSERT_EQ(slimcuda_model_swap_weights(m), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_model_free_inactive_weights(m), SLIMCUDA_OK);
+  slimcuda_tensor_delete(w);
+  expect_near(run_linear(m, x, z), y, "the old weights again");
+  // Files that cannot give weights.
+  EXPECT_EQ(slimcuda_model_stage_weights_file(m, pt2("real_cpu_linear.pt2").c_str()), SLIMCUDA_ERROR_NOT_SUPPORTED)
+      << "weights inside the library";
+  EXPECT_EQ(slimcuda_model_stage_weights_file(m, pt2("does_not_exist.pt2").c_str()), SLIMCUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(slimcuda_model_stage_weights_file(m, nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(slimcuda_model_swap_weights(nullptr), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  expect_near(run_linear(m, x, z), y, "after the refusals");
   slimcuda_model_free(m);
 }
 

@@ -49,6 +49,9 @@ struct ContainerConstantsApi {
   /// ...UpdateConstantBuffer(container, map, use_inactive, validate): the container copies
   /// every constant into memory of its own (not slimcuda's).
   int32_t (*update_copy_map)(void*, void*, bool, bool) = nullptr;
+  /// ...SwapConstantBuffer(container) and ...FreeInactiveConstantBuffer(container).
+  int32_t (*swap)(void*) = nullptr;
+  int32_t (*free_inactive)(void*) = nullptr;
 
   /// Looks the functions up with `lookup(name)` (ModelLibrary::symbol, or a test's table).
   template <typename Lookup>
@@ -66,6 +69,8 @@ struct ContainerConstantsApi {
     get(api.update_user_managed_pairs, "AOTInductorModelContainerUpdateUserManagedConstantBufferPairs");
     get(api.update_user_managed_map, "AOTInductorModelContainerUpdateUserManagedConstantBuffer");
     get(api.update_copy_map, "AOTInductorModelContainerUpdateConstantBuffer");
+    get(api.swap, "AOTInductorModelContainerSwapConstantBuffer");
+    get(api.free_inactive, "AOTInductorModelContainerFreeInactiveConstantBuffer");
     return api;
   }
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csrc/model/model.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "csrc/memory/memory.h"
 #include "csrc/model/weights_cache.h"
 #include "csrc/tensor/copy.h"
+#include "csrc/tensor/handle_adoption.h"
 #include "csrc/tensor/layout.h"
 #include "slimcuda/last_error.h"
 
@@ -226,12 +228,9 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
       abi.restore_state = [self](cudaStream_t stream, const Storage& saved, const char* fn) {
         return self->loaded_->state != nullptr ? self->loaded_->state->restore(stream, saved, fn) : Error::Ok;
       };
-      m->graphs_ = std::make_unique<graph::GraphRunner>(
-          std::move(abi), std::shared_ptr<void>(m->loaded_->library), m->device_.index, static_cast<size_t>(instances),
-          graphs, [self](const SlimTensor& t, size_t i, const char* fn) {
-            return check_tensor_against(t, self->method_.outputs[i], self->device_, "output", i, Error::InvalidProgram,
-                                        fn);
-          });
+      m->graph_abi_ = std::move(abi);
+      m->graph_mode_ = graphs;
+      m->make_graphs();
     }
     *out = std::move(m);
     return Error::Ok;
@@ -289,6 +288,15 @@ Error Model::describe_from_container(size_t n_in, size_t n_out, const DescribeIn
   return Error::Ok;
 }
 
+void Model::make_graphs() {
+  Model* self = this;
+  graphs_ = std::make_unique<graph::GraphRunner>(
+      graph_abi_, std::shared_ptr<void>(loaded_->library), device_.index, slots_->count(), graph_mode_,
+      [self](const SlimTensor& t, size_t i, const char* fn) {
+        return check_tensor_against(t, self->method_.outputs[i], self->device_, "output", i, Error::InvalidProgram, fn);
+      });
+}
+
 Model::~Model() {
   graphs_.reset();  // waits for the graphs' last replays; its container goes before the library
   if (state_fence_ != nullptr && cudaEventDestroy(state_fence_) != cudaSuccess) (void)cudaGetLastError();
@@ -333,13 +341,15 @@ Error Model::share_constants_with(void* container, const char* function) const n
                               "constants): a second container would keep a state of its own");
   const ContainerConstantsApi api =
       ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
-  if (constants_.has_value()) {  // else the library's own weights: each container has them
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, loaded_->weights != nullptr, Error::NotSupported,
+  if (loaded_->weights != nullptr) {  // else the library's own weights: each container has them
+    // Every constant when attached from the archive; a swapped set leaves the state out.
+    SLIMCUDA_RETURN_IF_ERROR(hand_to(api, container, *static_cast<const DeviceWeights*>(loaded_->weights.get()),
+                                     !swapped_, function));
+  } else {
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, !constants_.has_value(), Error::NotSupported,
                                 "the model's constants were copied into its container (%s): a second container would "
                                 "need a copy of its own",
                                 constants_path_name(constants_->path));
-    SLIMCUDA_RETURN_IF_ERROR(
-        hand_to(api, container, *static_cast<const DeviceWeights*>(loaded_->weights.get()), true, function));
   }
   // The state over them: every container of this load writes one.
   return loaded_->state != nullptr ? hand_to(api, container, loaded_->state->current(), false, function) : Error::Ok;
@@ -673,6 +683,172 @@ Error Model::write_constant(const char* name, const SlimTensor& src, const Strea
                               "constants): slimcuda cannot write '%s'",
                               name);
   return copy_constant(*c->tensor, src, ctx, function);
+}
+
+Error Model::stage_weights(const std::vector<std::string>& names, const std::vector<const SlimTensor*>& tensors,
+                           const StreamContext& ctx, const char* function) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(swap_mu_);
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, names.size() == tensors.size(), Error::InvalidArgument,
+                                "%zu names for %zu tensors", names.size(), tensors.size());
+    const ContainerConstantsApi api =
+        ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
+    SLIMCUDA_CHECK_OR_RETURN_AT(
+        function, api.update_user_managed_pairs && api.swap && api.free_inactive && !table_.empty(),
+        Error::NotSupported,
+        "the model library cannot swap weights (no AOTInductorModelContainerUpdateUserManagedConstantBufferPairs, "
+        "...SwapConstantBuffer or ...FreeInactiveConstantBuffer, or no constants)");
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, staged_ == nullptr, Error::InvalidState,
+                                "a set of weights is staged already: swap it in, or free it, first");
+    // Every read-only weight once, each of the constant's dtype and sizes: checked before
+    // anything is allocated (the active weights are never touched by a refusal).
+    std::vector<const Constant*> wanted;
+    for (const Constant& c : table_) {
+      if (!c.state && !c.info.from_folded && c.info.kind != ConstantKind::Folded) wanted.push_back(&c);
+    }
+    std::vector<const SlimTensor*> given(wanted.size(), nullptr);
+    for (size_t i = 0; i < names.size(); ++i) {
+      const Constant* c = find_constant(names[i].c_str());
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, c != nullptr, Error::InvalidArgument, "the model has no constant '%s'",
+                                  names[i].c_str());
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, !c->state, Error::InvalidArgument,
+                                  "'%s' is the model's state, not a weight: write it with write_constant",
+                                  names[i].c_str());
+      const size_t k = static_cast<size_t>(std::find(wanted.begin(), wanted.end(), c) - wanted.begin());
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, k < wanted.size(), Error::InvalidArgument,
+                                  "constant '%s' is not a weight that can be swapped", names[i].c_str());
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, given[k] == nullptr, Error::InvalidArgument, "weight '%s' is given twice",
+                                  c->info.name.c_str());
+      const SlimTensor* t = tensors[i];
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, t != nullptr, Error::InvalidArgument, "null tensor for '%s'",
+                                  names[i].c_str());
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, static_cast<int32_t>(t->dtype()) == c->info.dtype, Error::InvalidArgument,
+                                  "weight '%s': dtype %s, the model's is %s", c->info.name.c_str(),
+                                  scalar_type_name(t->dtype()), scalar_type_name(static_cast<ScalarType>(c->info.dtype)));
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, c->tensor != nullptr && t->sizes() == c->tensor->sizes(),
+                                  Error::InvalidArgument, "weight '%s': sizes %s, the model's are %s",
+                                  c->info.name.c_str(), shape(t->sizes()).c_str(),
+                                  c->tensor != nullptr ? shape(c->tensor->sizes()).c_str() : "unknown");
+      given[k] = t;
+    }
+    for (size_t k = 0; k < wanted.size(); ++k) {
+      SLIMCUDA_CHECK_OR_RETURN_AT(function, given[k] != nullptr, Error::InvalidArgument,
+                                  "%zu weights given; the model has %zu (no '%s')", names.size(), wanted.size(),
+                                  wanted[k]->info.name.c_str());
+    }
+    // One block, each weight at its own aligned offset with the active one's layout.
+    constexpr uint64_t kAlign = 256;
+    std::vector<uint64_t> offsets(wanted.size());
+    uint64_t total = 0;
+    for (size_t k = 0; k < wanted.size(); ++k) {
+      total = (total + kAlign - 1) / kAlign * kAlign;
+      offsets[k] = total;
+      total += wanted[k]->tensor->storage()->nbytes();
+    }
+    cudaStream_t stream = nullptr;
+    bool own = false;
+    SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own, function));
+    const StreamContext on =
+        device_.is_cuda() ? StreamContext::selected(stream, device_.index) : StreamContext::unselected(0);
+    std::shared_ptr<Storage> memory;
+    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device_, on, &memory, function));
+    char* base = static_cast<char*>(memory->data());
+    std::vector<std::string> staged_names;
+    std::vector<std::unique_ptr<SlimTensor>> staged;
+    for (size_t k = 0; k < wanted.size(); ++k) {
+      const SlimTensor& like = *wanted[k]->tensor;
+      const size_t n = like.storage()->nbytes();
+      staged.push_back(std::make_unique<SlimTensor>(Storage::borrow(n > 0 ? base + offsets[k] : nullptr, n, device_),
+                                                    like.sizes(), like.strides(), like.dtype(), like.storage_offset()));
+      staged_names.push_back(wanted[k]->info.name);
+      // On the caller's stream (the transfer engine stages a host source); runs go on.
+      SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*staged.back(), *given[k], on, function));
+    }
+    if (own) SLIMCUDA_RETURN_IF_ERROR(cuda::wait_for_stream(stream, device_.index));
+    auto weights = std::make_shared<DeviceWeights>(std::move(memory), std::move(staged_names), std::move(staged));
+    // The container's inactive set: these weights, and the state it keeps from the active one.
+    clear_last_error();
+    std::vector<ContainerConstantsApi::Pair> pairs(weights->count());
+    for (size_t i = 0; i < weights->count(); ++i) pairs[i] = {weights->name(i).c_str(), weights->tensor(i)};
+    std::vector<const SlimTensor*> lent(weights->count());
+    for (size_t i = 0; i < weights->count(); ++i) lent[i] = weights->tensor(i);
+    HandleAdoption adopting(std::move(lent));
+    const int32_t rc = api.update_user_managed_pairs(loaded_->container, pairs.data(), pairs.size(), true, true);
+    auto handles = std::make_shared<std::vector<std::unique_ptr<SlimTensor>>>(adopting.take());
+    if (!handles->empty()) {
+      std::lock_guard<std::mutex> hold(loaded_->adopted_mu);
+      loaded_->adopted.push_back(std::move(handles));
+    }
+    if (rc != 0) {
+      const std::string why = last_error_message();
+      return set_last_error(Error::InvalidProgram, function, "the container refused the new weights (error %d)%s%s",
+                            rc, why.empty() ? "" : ": ", why.c_str());
+    }
+    staged_ = std::move(weights);
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory staging weights");
+  }
+}
+
+Error Model::swap_weights(const char* function) noexcept {
+  std::lock_guard<std::mutex> lock(swap_mu_);
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, staged_ != nullptr, Error::InvalidState,
+                              "no weights are staged (stage_weights first)");
+  const ContainerConstantsApi api =
+      ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
+  // Between runs: every instance slot held, so no run is inside the container.
+  std::vector<std::unique_ptr<InstanceSlot>> all;
+  for (size_t i = 0; i < slots_->count(); ++i) all.push_back(std::make_unique<InstanceSlot>(*slots_));
+  clear_last_error();
+  if (api.swap(loaded_->container) != 0) {
+    const std::string why = last_error_message();
+    return set_last_error(Error::InvalidProgram, function, "AOTInductorModelContainerSwapConstantBuffer failed%s%s",
+                          why.empty() ? "" : ": ", why.c_str());
+  }
+  // Graphs hold the old weights' addresses: made again, on the new ones, by the next runs
+  // (the old graphs wait for their last replays as they go).
+  if (graphs_ != nullptr) {
+    graphs_.reset();
+    make_graphs();
+  }
+  inactive_ = std::move(loaded_->weights);  // the old set (nullptr: the container's own copy)
+  loaded_->weights = std::move(staged_);
+  swapped_ = true;
+  const auto* w = static_cast<const DeviceWeights*>(loaded_->weights.get());
+  for (Constant& c : table_) {
+    for (size_t k = 0; k < w->count(); ++k) {
+      if (w->name(k) == c.info.name) c.tensor = w->tensor(k);
+    }
+  }
+  return Error::Ok;
+}
+
+Error Model::free_inactive_weights(const char* function) noexcept {
+  std::lock_guard<std::mutex> lock(swap_mu_);
+  const ContainerConstantsApi api =
+      ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
+  SLIMCUDA_CHECK_OR_RETURN_AT(function, api.free_inactive != nullptr, Error::NotSupported,
+                              "the model library has no AOTInductorModelContainerFreeInactiveConstantBuffer");
+  std::vector<std::unique_ptr<InstanceSlot>> all;
+  for (size_t i = 0; i < slots_->count(); ++i) all.push_back(std::make_unique<InstanceSlot>(*slots_));
+  // The state's initial values may live in the set that goes (the archive's shared upload,
+  // or the container's own copy of what its library embeds): the state keeps its own.
+  if (loaded_->state != nullptr && (inactive_ != nullptr || swapped_)) {
+    SLIMCUDA_RETURN_IF_ERROR(loaded_->state->own_initial_values(device_.is_cuda() ? stream_ : nullptr, function));
+  }
+  clear_last_error();
+  if (api.free_inactive(loaded_->container) != 0) {
+    const std::string why = last_error_message();
+    return set_last_error(Error::InvalidProgram, function,
+                          "AOTInductorModelContainerFreeInactiveConstantBuffer failed%s%s", why.empty() ? "" : ": ",
+                          why.c_str());
+  }
+  // Ours go once the GPU is done with them (DeviceWeights waits for the device); a staged
+  // set not swapped in yet is the inactive one too.
+  inactive_.reset();
+  staged_.reset();
+  return Error::Ok;
 }
 
 }  // namespace slimcuda

@@ -168,6 +168,22 @@ class Model {
   [[nodiscard]] Error write_constant(const char* name, const SlimTensor& src, const StreamContext& ctx,
                                      const char* function) noexcept;
 
+  /// Weights swapped while serving (docs/state.md), as PyTorch's container does with its
+  /// inactive buffer. stage_weights copies a new value of every read-only weight (`names`
+  /// the containers' names or FQNs, each tensor of the weight's dtype and sizes, on the
+  /// host or the device) into new memory on ctx's stream when one is selected (else done
+  /// on return), and hands it to the container's inactive set; runs go on with the active
+  /// one meanwhile. A missing, repeated or unknown weight, a state constant, another dtype
+  /// or sizes -> InvalidArgument, the active weights untouched; one staged already ->
+  /// InvalidState. swap_weights makes the staged set active between runs (it waits for the
+  /// runs inside the model, and CUDA graphs are made again on the next runs); the state
+  /// stays as it is. free_inactive_weights frees the set swapped out (after the GPU is
+  /// done with it), or a staged set not swapped in.
+  [[nodiscard]] Error stage_weights(const std::vector<std::string>& names, const std::vector<const SlimTensor*>& tensors,
+                                    const StreamContext& ctx, const char* function) noexcept;
+  [[nodiscard]] Error swap_weights(const char* function) noexcept;
+  [[nodiscard]] Error free_inactive_weights(const char* function) noexcept;
+
  private:
   Model() = default;
   // The method of a library without a manifest: the container's counts and names, the
@@ -189,6 +205,8 @@ class Model {
   [[nodiscard]] Error copy_constant(const SlimTensor& dst, const SlimTensor& src, const StreamContext& ctx,
                                     const char* function) noexcept;
   [[nodiscard]] const Constant* find_constant(const char* name) const noexcept;
+  // (Re)makes the CUDA graph runner from graph_abi_ (load, and after a weight swap).
+  void make_graphs();
 
   using CreateFn = int32_t (*)(void**, size_t, const char*, const char*);
   using DeleteFn = int32_t (*)(void*);
@@ -238,6 +256,13 @@ class Model {
   // The state's runs and operations in one order, whatever their streams (CUDA models with
   // state): each waits for it on its stream and records it after.
   cudaEvent_t state_fence_ = nullptr;
+  graph::ContainerAbi graph_abi_;
+  graph::GraphMode graph_mode_ = graph::GraphMode::Off;
+  // Weight swaps: one at a time; the staged set (the container's inactive one), the set
+  // swapped out, and whether the active set is a swapped one (it lacks the state).
+  std::mutex swap_mu_;
+  std::shared_ptr<const void> staged_, inactive_;
+  bool swapped_ = false;
 };
 
 /// Checks one tensor against its spec (the runner's input and output checks).

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <new>
+#include <optional>
 
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
@@ -308,6 +309,49 @@ Error ModelState::restore(cudaStream_t stream, const Storage& saved, const char*
   SLIMCUDA_CUDA_TRY_AT(function,
                        cudaMemcpyAsync(to, saved.data(), static_cast<size_t>(n), cudaMemcpyDeviceToDevice, stream));
   return Error::Ok;
+}
+
+Error ModelState::own_initial_values(cudaStream_t stream, const char* function) noexcept {
+  if (own_initial_ != nullptr) return Error::Ok;
+  try {
+    std::vector<uint64_t> offsets(initial_.size());
+    uint64_t total = 0;
+    for (size_t i = 0; i < initial_.size(); ++i) {
+      total = (total + kStateAlignment - 1) / kStateAlignment * kStateAlignment;
+      offsets[i] = total;
+      total += initial_[i]->storage()->nbytes();
+    }
+    const StreamContext ctx =
+        device_.is_cuda() ? StreamContext::selected(stream, device_.index) : StreamContext::unselected(0);
+    std::shared_ptr<Storage> memory;
+    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device_, ctx, &memory, function));
+    char* base = static_cast<char*>(memory->data());
+    std::vector<std::unique_ptr<SlimTensor>> moved;
+    std::optional<cuda::DeviceGuard> guard;
+    if (device_.is_cuda()) {
+      guard.emplace(device_.index);
+      SLIMCUDA_RETURN_IF_ERROR(guard->error());
+    }
+    for (size_t i = 0; i < initial_.size(); ++i) {
+      const SlimTensor& t = *initial_[i];
+      const size_t n = t.storage()->nbytes();
+      char* to = n > 0 ? base + offsets[i] : nullptr;
+      if (n > 0 && device_.is_cuda()) {
+        SLIMCUDA_CUDA_TRY_AT(function, cudaMemcpyAsync(to, t.storage()->data(), n, cudaMemcpyDeviceToDevice, stream));
+      } else if (n > 0) {
+        std::memcpy(to, t.storage()->data(), n);
+      }
+      moved.push_back(std::make_unique<SlimTensor>(Storage::borrow(to, n, device_), t.sizes(), t.strides(), t.dtype(),
+                                                   t.storage_offset()));
+    }
+    if (device_.is_cuda()) SLIMCUDA_RETURN_IF_ERROR(cuda::wait_for_stream(stream, device_.index));
+    initial_ = std::move(moved);
+    own_initial_ = std::move(memory);
+    keep_initial_.reset();
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+  }
 }
 
 }  // namespace slimcuda

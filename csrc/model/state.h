@@ -76,12 +76,17 @@ class ModelState {
   /// run is a real run: its writes are undone so that the call changes the state once).
   [[nodiscard]] Error save(cudaStream_t stream, std::shared_ptr<Storage>* saved, const char* function) noexcept;
   [[nodiscard]] Error restore(cudaStream_t stream, const Storage& saved, const char* function) noexcept;
+  /// Copies the initial values into memory of the state's own (on `stream`, complete on
+  /// return) and lets go of where they were: before the weights that hold them are freed
+  /// (a weight swap's old set). Nothing to do when they are the state's own already.
+  [[nodiscard]] Error own_initial_values(cudaStream_t stream, const char* function) noexcept;
 
  private:
   ModelState() = default;
   std::shared_ptr<DeviceWeights> current_;
   std::vector<std::unique_ptr<SlimTensor>> initial_;  // views; the memory is keep_initial_'s
   std::shared_ptr<const void> keep_initial_;
+  std::shared_ptr<Storage> own_initial_;  // set by own_initial_values
   Device device_;
 };
 

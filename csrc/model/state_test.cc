@@ -301,5 +301,98 @@ TEST(State, PrepareTwiceIsInvalidState) {
   EXPECT_EQ(m->prepare_state(nullptr, StreamContext::unselected(0), "test"), Error::InvalidState);
 }
 
+
+// --- Weights swapped while serving (Model::stage_weights, swap_weights, free_inactive_weights)
+
+std::unique_ptr<SlimTensor> host_tensor(std::vector<float>* v, std::vector<int64_t> sizes, int32_t dtype = 6) {
+  SlimTensor* t = nullptr;
+  EXPECT_EQ(from_blob(v->data(), static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, 0, dtype, 0, 0, &t,
+                      "test"),
+            Error::Ok);
+  return std::unique_ptr<SlimTensor>(t);
+}
+
+TEST(SwapWeights, StagedWeightsServeAfterTheSwapAndTheStateCarriesOver) {
+  std::unique_ptr<Model> m = load("stateful", 0);
+  ASSERT_NE(m, nullptr);
+  const StreamContext cpu = StreamContext::unselected(0);
+  EXPECT_EQ(after(10, 1), run(*m, 1));  // counter 11, scale 2
+  std::vector<float> three = {3};
+  auto scale = host_tensor(&three, {1});
+  ASSERT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu, "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ((11 + 1) * 2 + 1, run(*m, 1)) << "runs go on with the active weights";
+  EXPECT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu, "test"), Error::InvalidState) << "one staged at a time";
+  ASSERT_EQ(m->swap_weights("test"), Error::Ok) << last_error_message();
+  EXPECT_EQ((12 + 1) * 3 + 1, run(*m, 1)) << "the new scale, and the counter carried over";
+  ASSERT_EQ(m->free_inactive_weights("test"), Error::Ok) << last_error_message();
+  EXPECT_EQ((13 + 1) * 3 + 1, run(*m, 1));
+  ASSERT_EQ(m->reset_state(cpu, "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ((10 + 1) * 3 + 1, run(*m, 1)) << "reset after the old weights are freed: the state's own initial values";
+  EXPECT_EQ(m->swap_weights("test"), Error::InvalidState) << "nothing staged";
+  std::vector<float> read = {0};
+  auto dst = host_tensor(&read, {1});
+  ASSERT_EQ(m->read_constant("scale", *dst, cpu, "test"), Error::Ok);
+  EXPECT_EQ(read[0], 3.0f) << "read_constant sees the swapped weight";
+}
+
+TEST(SwapWeights, BadWeightsAreRefusedAndTheActiveOnesStay) {
+  std::unique_ptr<Model> m = load("stateful", 0);
+  ASSERT_NE(m, nullptr);
+  const StreamContext cpu = StreamContext::unselected(0);
+  std::vector<float> one = {3}, two = {3, 4};
+  std::vector<float> wide_double(2, 0);  // 16 bytes: one float64
+  auto scale = host_tensor(&one, {1});
+  auto wide = host_tensor(&two, {2});
+  auto as_double = host_tensor(&wide_double, {1}, 7);
+  struct Bad {
+    std::vector<std::string> names;
+    std::vector<const SlimTensor*> tensors;
+    const char* says;
+  };
+  const std::vector<Bad> cases = {
+      {{}, {}, "0 weights given; the model has 1 (no 'scale')"},
+      {{"scale", "scale"}, {scale.get(), scale.get()}, "given twice"},
+      {{"counter"}, {scale.get()}, "is the model's state"},
+      {{"nope"}, {scale.get()}, "no constant 'nope'"},
+      {{"scale"}, {wide.get()}, "sizes [2]"},
+      {{"scale"}, {as_double.get()}, "dtype float64"},
+      {{"scale"}, {nullptr}, "null tensor"},
+      {{"scale"}, {}, "1 names for 0 tensors"},
+  };
+  for (const Bad& b : cases) {
+    EXPECT_EQ(m->stage_weights(b.names, b.tensors, cpu, "test"), Error::InvalidArgument) << b.says;
+    EXPECT_NE(std::string(last_error_message()).find(b.says), std::string::npos) << last_error_message();
+  }
+  EXPECT_EQ(after(10, 1), run(*m, 1)) << "the active weights are untouched";
+  EXPECT_EQ(m->swap_weights("test"), Error::InvalidState);
+  // A staged set freed before a swap: the next stage works.
+  ASSERT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu, "test"), Error::Ok);
+  ASSERT_EQ(m->free_inactive_weights("test"), Error::Ok);
+  EXPECT_EQ(after(11, 1), run(*m, 1));
+  ASSERT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu, "test"), Error::Ok) << last_error_message();
+}
+
+TEST(SwapWeights, ALoadSwapsAloneWhenTheArchiveUploadIsShared) {
+  std::vector<uint8_t> blob(3 * 64, 0);
+  const float scale = 2, counter = 10, table[2] = {1, 3};
+  std::memcpy(blob.data(), &scale, 4);
+  std::memcpy(blob.data() + 64, &counter, 4);
+  std::memcpy(blob.data() + 128, table, 8);
+  auto source = std::make_shared<BytesSource>(blob);
+  std::unique_ptr<Model> a = load_archive_like(source), b = load_archive_like(source);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  std::vector<float> five = {5};
+  auto t = host_tensor(&five, {1});
+  ASSERT_EQ(a->stage_weights({"scale"}, {t.get()}, StreamContext::unselected(0), "test"), Error::Ok)
+      << last_error_message();
+  ASSERT_EQ(a->swap_weights("test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(a->free_inactive_weights("test"), Error::Ok);
+  EXPECT_EQ((10 + 1) * 5 + 1, run(*a, 1));
+  EXPECT_EQ(after(10, 1), run(*b, 1)) << "b keeps the shared upload";
+  ASSERT_EQ(a->reset_state(StreamContext::unselected(0), "test"), Error::Ok);
+  EXPECT_EQ((10 + 1) * 5 + 1, run(*a, 1));
+}
+
 }  // namespace
 }  // namespace slimcuda::testing

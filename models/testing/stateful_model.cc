@@ -16,11 +16,14 @@
 //                               Run fails before a full update
 //   SLIMCUDA_TEST_OPAQUE         no ExtractConstantsMap and no user-managed update: the state
 //                               stays where slimcuda cannot reach it
+//   SLIMCUDA_TEST_STATELESS      no state: all three are parameters and a run writes none,
+//                               y = counter * scale + table[0] = 21 (for swapping weights)
 #include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "slimcuda/aoti_torch.h"
 
@@ -35,7 +38,11 @@ struct Info {
   int32_t kind;  // PyTorch's ConstantType: 1 parameter, 2 buffer
   int64_t size;
 };
+#if defined(SLIMCUDA_TEST_STATELESS)
+constexpr Info kInfo[kCount] = {{"scale", 1, 1}, {"counter", 1, 1}, {"table", 1, 2}};
+#else
 constexpr Info kInfo[kCount] = {{"scale", 1, 1}, {"counter", 2, 1}, {"table", 2, 2}};
+#endif
 
 // The library's own copy of the constants (16 floats = 64 bytes each).
 [[maybe_unused]] float library_data[kCount][16] = {{2}, {10}, {1, 3}};
@@ -43,10 +50,22 @@ constexpr Info kInfo[kCount] = {{"scale", 1, 1}, {"counter", 2, 1}, {"table", 2,
 struct Container {
   AtenTensorHandle handles[kCount] = {};
   bool owned[kCount] = {};  // made by the container (deleted when replaced), or the caller's
+  // The inactive set (PyTorch's secondary buffer): filled by a use_inactive update, made
+  // active by SwapConstantBuffer, emptied by FreeInactiveConstantBuffer.
+  AtenTensorHandle inactive[kCount] = {};
+  bool inactive_owned[kCount] = {};
+  void drop_inactive() {
+    for (size_t i = 0; i < kCount; ++i) {
+      if (inactive_owned[i]) SHIM(delete_tensor_object)(inactive[i]);
+      inactive[i] = nullptr;
+      inactive_owned[i] = false;
+    }
+  }
   ~Container() {
     for (size_t i = 0; i < kCount; ++i) {
       if (owned[i]) SHIM(delete_tensor_object)(handles[i]);
     }
+    drop_inactive();
   }
 };
 
@@ -127,13 +146,14 @@ struct Pair {  // AOTInductorConstantMapEntry
   const char* name;
   AtenTensorHandle handle;
 };
-// As PyTorch 2.11's user-managed update: validate_full_update demands every constant, else
-// the names given replace theirs and the rest stay.
+// As PyTorch 2.11's user-managed update: validate_full_update demands every constant (a
+// buffer may be left out), else the names given replace theirs and the rest stay. Into the
+// inactive set, a buffer left out is the active one's (the state carries over a swap).
 EXPORT int32_t AOTInductorModelContainerUpdateUserManagedConstantBufferPairs(void* container, const Pair* pairs,
                                                                              size_t n, bool use_inactive,
                                                                              bool validate_full_update) {
   auto* c = static_cast<Container*>(container);
-  if (c == nullptr || (pairs == nullptr && n > 0) || use_inactive) return 1;
+  if (c == nullptr || (pairs == nullptr && n > 0)) return 1;
   bool given[kCount] = {};
   for (size_t i = 0; i < n; ++i) {
     const int k = index_of(pairs[i].name);
@@ -141,7 +161,15 @@ EXPORT int32_t AOTInductorModelContainerUpdateUserManagedConstantBufferPairs(voi
     given[k] = true;
   }
   for (size_t k = 0; validate_full_update && k < kCount; ++k) {
-    if (!given[k]) return 1;
+    if (!given[k] && (!use_inactive || kInfo[k].kind != 2)) return 1;
+  }
+  if (use_inactive) {
+    c->drop_inactive();
+    for (size_t k = 0; k < kCount; ++k) {
+      if (!given[k]) c->inactive[k] = c->handles[k];  // not owned by the inactive set
+    }
+    for (size_t i = 0; i < n; ++i) c->inactive[index_of(pairs[i].name)] = pairs[i].handle;
+    return 0;
   }
   for (size_t i = 0; i < n; ++i) {
     const int k = index_of(pairs[i].name);
@@ -149,6 +177,29 @@ EXPORT int32_t AOTInductorModelContainerUpdateUserManagedConstantBufferPairs(voi
     c->handles[k] = pairs[i].handle;
     c->owned[k] = false;
   }
+  return 0;
+}
+EXPORT int32_t AOTInductorModelContainerSwapConstantBuffer(void* container) {
+  auto* c = static_cast<Container*>(container);
+  if (c == nullptr || c->inactive[0] == nullptr) return 1;
+  for (size_t k = 0; k < kCount; ++k) {
+    std::swap(c->handles[k], c->inactive[k]);
+    std::swap(c->owned[k], c->inactive_owned[k]);
+  }
+  // A constant both sets share (a buffer carried over) stays owned by the active set only.
+  for (size_t k = 0; k < kCount; ++k) {
+    if (c->inactive[k] == c->handles[k]) {
+      c->owned[k] = c->owned[k] || c->inactive_owned[k];
+      c->inactive_owned[k] = false;
+    }
+  }
+  return 0;
+}
+
+EXPORT int32_t AOTInductorModelContainerFreeInactiveConstantBuffer(void* container) {
+  auto* c = static_cast<Container*>(container);
+  if (c == nullptr) return 1;
+  c->drop_inactive();
   return 0;
 }
 #endif
@@ -165,7 +216,11 @@ EXPORT int32_t AOTInductorModelContainerRun(void* container, AtenTensorHandle* i
   const float step = ready ? *x : 0;
   SHIM(delete_tensor_object)(in[0]);  // inputs are stolen, as in AOTInductor
   if (!ready) return 1;
+#if !defined(SLIMCUDA_TEST_STATELESS)
   *counter += step;
+#else
+  (void)step;
+#endif
   const int64_t sizes[1] = {1};
   AtenTensorHandle y = nullptr;
   if (SHIM(empty_strided)(1, sizes, nullptr, SHIM(dtype_float32)(), SHIM(device_type_cpu)(), 0, &y) != 0) return 1;
