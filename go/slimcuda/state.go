@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"sort"
 	"unsafe"
 )
 
@@ -147,4 +148,92 @@ func (m *Model) stateOp(op string, code int, name string, t *Tensor, opts []Call
 	r := C.sc_model_state_op(m.h, C.int(code), cname, h, with, stream)
 	runtime.KeepAlive(t)
 	return check(op, r)
+}
+
+// StageWeights uploads a new value of every read-only weight of the model (name: the
+// container's name or the FQN; each tensor of the weight's dtype and sizes, on the host or
+// the device) into memory of the model's own, on the call's stream (OnStream) or before it
+// returns, while runs go on with the active weights. SwapWeights then makes them active
+// between runs, and FreeInactiveWeights frees the set swapped out. A missing, repeated,
+// unknown or state name, another dtype or sizes: ErrInvalidArgument, the active weights
+// untouched; a set staged already: ErrInvalidState. The tensors may be closed once it
+// returns.
+func (m *Model) StageWeights(weights map[string]*Tensor, opts ...CallOption) error {
+	const op = "Model.StageWeights"
+	names := make([]string, 0, len(weights))
+	for n := range weights {
+		names = append(names, n)
+	}
+	sort.Strings(names) // one order, so that errors name the same weight every time
+	handles := make([]unsafe.Pointer, len(names))
+	for i, n := range names {
+		h, err := weights[n].handle(op)
+		if err != nil {
+			return err
+		}
+		handles[i] = h
+	}
+	cnames := make([]*C.char, len(names))
+	for i, n := range names {
+		cnames[i] = C.CString(n)
+		defer C.free(unsafe.Pointer(cnames[i]))
+	}
+	// C reads the two arrays during the call only: C memory for them (cgo forbids Go
+	// pointers to Go pointers).
+	cn := C.malloc(C.size_t(len(names)+1) * C.size_t(unsafe.Sizeof(uintptr(0))))
+	ch := C.malloc(C.size_t(len(names)+1) * C.size_t(unsafe.Sizeof(uintptr(0))))
+	defer C.free(cn)
+	defer C.free(ch)
+	nameArr := unsafe.Slice((**C.char)(cn), len(names)+1)
+	handleArr := unsafe.Slice((*unsafe.Pointer)(ch), len(names)+1)
+	for i := range names {
+		nameArr[i] = cnames[i]
+		handleArr[i] = handles[i]
+	}
+	err := m.weightsOp(op, 0, (**C.char)(cn), (*unsafe.Pointer)(ch), len(names), "", opts)
+	runtime.KeepAlive(weights)
+	return err
+}
+
+// StageWeightsFile stages the weights a .pt2 of the same model keeps in its archive
+// (binary_blob or pickle_weights; ErrNotSupported when they are inside its library), as
+// StageWeights does; the model's state is not taken from the file.
+func (m *Model) StageWeightsFile(path string, opts ...CallOption) error {
+	return m.weightsOp("Model.StageWeightsFile", 1, nil, nil, 0, path, opts)
+}
+
+// SwapWeights makes the staged weights active, between runs: it waits for the runs inside
+// the model, and CUDA graphs are captured again by the next runs. The state stays.
+// ErrInvalidState when nothing is staged.
+func (m *Model) SwapWeights() error { return m.weightsOp("Model.SwapWeights", 2, nil, nil, 0, "", nil) }
+
+// FreeInactiveWeights frees the weights swapped out (once the GPU is done with them), or a
+// staged set not swapped in.
+func (m *Model) FreeInactiveWeights() error {
+	return m.weightsOp("Model.FreeInactiveWeights", 3, nil, nil, 0, "", nil)
+}
+
+func (m *Model) weightsOp(op string, code int, names **C.char, handles *unsafe.Pointer, n int, path string,
+	opts []CallOption) error {
+	if m == nil {
+		return argError(op, "nil model")
+	}
+	// Shared like a run: the C library orders the swap with the runs (it takes every
+	// instance); Close, exclusive, waits for it.
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return &Error{Op: op, Code: ErrInvalidState, Message: "model is closed"}
+	}
+	with, stream, release, err := streamArgs(op, collect(opts))
+	if err != nil {
+		return err
+	}
+	defer release()
+	var cpath *C.char
+	if code == 1 {
+		cpath = C.CString(path)
+		defer C.free(unsafe.Pointer(cpath))
+	}
+	return check(op, C.sc_model_weights_op(m.h, C.int(code), names, handles, C.size_t(n), cpath, with, stream))
 }

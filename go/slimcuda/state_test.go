@@ -16,6 +16,27 @@ import (
 
 func after(c, x float32) float32 { return (c+x)*2 + 1 }
 
+// runOnce runs a test model on x once and returns y, reporting errors instead of failing
+// the test (for goroutines other than the test's).
+func runOnce(m *Model, x float32) (float32, error) {
+	in, err := NewTensor([]int64{1}, Float32, Device{Type: CPU})
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	if err := CopyFromHost(in, []float32{x}); err != nil {
+		return 0, err
+	}
+	outs, err := m.Run([]*Tensor{in})
+	if err != nil {
+		return 0, err
+	}
+	defer outs[0].Close()
+	y := make([]float32, 1)
+	err = CopyToHost(outs[0], y)
+	return y[0], err
+}
+
 func scalar(t *testing.T, v float32) *Tensor {
 	t.Helper()
 	x, err := NewTensor([]int64{1}, Float32, Device{Type: CPU})
@@ -128,13 +149,10 @@ func TestStatefulRunsFromManyGoroutines(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 25; i++ {
-				x := scalar(t, 1)
-				outs, err := m.Run([]*Tensor{x})
-				x.Close()
-				if err == nil {
-					outs[0].Close()
+				if _, err := runOnce(m, 1); err != nil {
+					t.Error(err) // not require: FailNow must not be called off the test's goroutine
+					return
 				}
-				require.NoError(t, err)
 			}
 		}()
 	}
@@ -145,4 +163,91 @@ func TestStatefulRunsFromManyGoroutines(t *testing.T) {
 	got := make([]float32, 1)
 	require.NoError(t, CopyToHost(v, got))
 	require.Equal(t, float32(10+8*25), got[0])
+}
+
+// Weights swapped while serving (StageWeights, SwapWeights, FreeInactiveWeights) with the
+// CPU test model "swappable" (no state: y = counter * scale + table[0] = 10 * scale + 1):
+// 8 goroutines run while the weights swap back and forth; every output is the old
+// weights' or the new weights', never anything else.
+func TestSwapWeightsWhileServing(t *testing.T) {
+	m, err := Load(testModel(t, "swappable"), WithInstances(4))
+	require.NoError(t, err)
+	defer m.Close()
+	require.False(t, m.Stateful())
+	want := map[float32]bool{21: true, 31: true}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	bad := make(chan float32, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				y, err := runOnce(m, 0)
+				if err != nil || !want[y] {
+					if err != nil {
+						t.Error(err)
+					}
+					bad <- y
+					return
+				}
+			}
+		}()
+	}
+	table, err := NewTensor([]int64{2}, Float32, Device{Type: CPU})
+	require.NoError(t, err)
+	defer table.Close()
+	require.NoError(t, CopyFromHost(table, []float32{1, 3}))
+	counter := scalar(t, 10)
+	defer counter.Close()
+	for round := 0; round < 20; round++ {
+		scale := scalar(t, []float32{3, 2}[round%2])
+		require.NoError(t, m.StageWeights(map[string]*Tensor{"scale": scale, "counter": counter, "table": table}))
+		require.NoError(t, scale.Close(), "the model has its own copy")
+		require.NoError(t, m.SwapWeights())
+		require.NoError(t, m.FreeInactiveWeights())
+	}
+	close(stop)
+	wg.Wait()
+	close(bad)
+	for y := range bad {
+		t.Errorf("a run gave %v: neither weights' answer", y)
+	}
+	require.Equal(t, float32(21), runTestModel(t, m, 0), "the last swap (scale 2) serves")
+
+	// Bad sets: refused, the active weights untouched.
+	two, err := NewTensor([]int64{2}, Float32, Device{Type: CPU})
+	require.NoError(t, err)
+	defer two.Close()
+	wrongType, err := NewTensor([]int64{1}, Float64, Device{Type: CPU})
+	require.NoError(t, err)
+	defer wrongType.Close()
+	scale := scalar(t, 5)
+	defer scale.Close()
+	for _, bad := range []map[string]*Tensor{
+		{},
+		{"scale": two},
+		{"scale": wrongType},
+		{"nope": scale},
+		{"scale": scale, "counter": scale}, // counter [1] fits; table is missing
+		{"scale": nil},
+	} {
+		err := m.StageWeights(bad)
+		require.ErrorIs(t, err, ErrInvalidArgument, "%v", bad)
+	}
+	require.ErrorIs(t, m.SwapWeights(), ErrInvalidState, "nothing staged")
+	require.Equal(t, float32(21), runTestModel(t, m, 0))
+	require.NoError(t, m.StageWeights(map[string]*Tensor{"scale": scale, "counter": counter, "table": table}))
+	require.ErrorIs(t, m.StageWeights(map[string]*Tensor{"scale": scale}), ErrInvalidState, "one staged at a time")
+	require.NoError(t, m.SwapWeights())
+	require.Equal(t, float32(51), runTestModel(t, m, 0), "scale 5")
+	require.NoError(t, m.FreeInactiveWeights())
+	require.NoError(t, m.Close())
+	require.ErrorIs(t, m.StageWeights(map[string]*Tensor{"scale": scale}), ErrInvalidState, "closed")
+	require.ErrorIs(t, m.SwapWeights(), ErrInvalidState)
 }

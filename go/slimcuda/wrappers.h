@@ -239,6 +239,23 @@ static inline sc_result sc_model_state_op(void* m, int op, const char* name, voi
   if (with_stream) (void)slimcuda_caller_stream_pop();
   return r;
 }
+// Weight swaps: stage (op 0: tensors, op 1: a .pt2 file), swap (2), free the inactive set (3),
+// on `stream` when with_stream.
+static inline sc_result sc_model_weights_op(void* m, int op, const char* const* names, void** tensors, size_t n,
+                                            const char* path, int with_stream, void* stream) {
+  if (with_stream) {
+    int32_t code = slimcuda_caller_stream_push(stream);
+    if (code != 0) return sc_wrap(code);
+  }
+  int32_t code = op == 0   ? slimcuda_model_stage_weights((slimcuda_model*)m, names,
+                                                          (const slimcuda_tensor* const*)tensors, n)
+                 : op == 1 ? slimcuda_model_stage_weights_file((slimcuda_model*)m, path)
+                 : op == 2 ? slimcuda_model_swap_weights((slimcuda_model*)m)
+                           : slimcuda_model_free_inactive_weights((slimcuda_model*)m);
+  sc_result r = sc_wrap(code);
+  if (with_stream) (void)slimcuda_caller_stream_pop();
+  return r;
+}
 static inline sc_result sc_model_num_constants(void* m) {
   size_t n = 0;
   sc_result r = sc_wrap(slimcuda_model_num_constants((const slimcuda_model*)m, &n));
