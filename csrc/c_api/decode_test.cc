@@ -265,5 +265,41 @@ TEST_F(Decode, ResetGivesTheSameSequenceAgain) {
   }
 }
 
+
+// Weights swapped while decoding (graphs on): halfway, the archive's weights are staged
+// again from the file, swapped in and the old set freed; the second half still matches
+// eager (the state carried over, the graph captured again on the new weights), and the
+// device memory is what it was (the old set gone, one graph as before).
+TEST_F(Decode, WeightsSwappedWhileDecoding) {
+  slimcuda_model* m = load("archive", SLIMCUDA_GRAPHS_ON);
+  ASSERT_NE(m, nullptr);
+  const int half = ref_.steps / 2;
+  decode(m, 0, half, stream_, "before the swap");
+  ASSERT_EQ(slimcuda_stream_synchronize(stream_), SLIMCUDA_OK);
+  slimcuda_memory_stats before{}, staged{}, after{};
+  ASSERT_EQ(slimcuda_memory_stats_get(0, &before), SLIMCUDA_OK);
+  const std::string path = ref_.dir + "/archive/model.pt2";
+  ASSERT_EQ(slimcuda_caller_stream_push(stream_), SLIMCUDA_OK);
+  const int32_t rc = slimcuda_model_stage_weights_file(m, path.c_str());
+  ASSERT_EQ(slimcuda_caller_stream_pop(), SLIMCUDA_OK);
+  ASSERT_EQ(rc, SLIMCUDA_OK) << slimcuda_last_error_message();
+  ASSERT_EQ(slimcuda_stream_synchronize(stream_), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_memory_stats_get(0, &staged), SLIMCUDA_OK);
+  EXPECT_GT(staged.allocated_bytes, before.allocated_bytes) << "a second set of weights while staged";
+  ASSERT_EQ(slimcuda_model_swap_weights(m), SLIMCUDA_OK) << slimcuda_last_error_message();
+  ASSERT_EQ(slimcuda_model_free_inactive_weights(m), SLIMCUDA_OK) << slimcuda_last_error_message();
+  decode(m, half, half + 1, stream_, "the first step after the swap");
+  ASSERT_EQ(slimcuda_stream_synchronize(stream_), SLIMCUDA_OK);
+  ASSERT_EQ(slimcuda_memory_stats_get(0, &after), SLIMCUDA_OK);
+  const int64_t drift = static_cast<int64_t>(after.allocated_bytes) - static_cast<int64_t>(before.allocated_bytes);
+  EXPECT_LE(std::llabs(drift), int64_t{1} << 20) << "before " << before.allocated_bytes << ", staged "
+                                                 << staged.allocated_bytes << ", after " << after.allocated_bytes;
+  decode(m, half + 1, ref_.steps, stream_, "after the swap");
+  slimcuda_graph_stats g{};
+  ASSERT_EQ(slimcuda_model_graph_stats(m, &g), SLIMCUDA_OK);
+  EXPECT_EQ(g.captures, 1u) << "the graphs made again count anew";
+  slimcuda_model_free(m);
+}
+
 }  // namespace
 }  // namespace slimcuda::testing
