@@ -38,6 +38,10 @@
 // back to its value at load; [Model.ReadConstant] and [Model.WriteConstant] copy a named
 // constant to or from a tensor. examples/decode is a greedy decode loop.
 //
+// Weights swap while serving: [Model.StageWeights] or [Model.StageWeightsFile] uploads a
+// new set while runs go on, [Model.SwapWeights] makes it active between runs (the state
+// stays), [Model.FreeInactiveWeights] frees the old set.
+//
 // # Untrusted model files, up to a point
 //
 // [Load], [LoadBytes] and [CheckPackage] check a model file before anything is loaded: its
