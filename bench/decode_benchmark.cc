@@ -129,7 +129,8 @@ int main(int argc, char** argv) {
   const double bw = copy_bandwidth(stream);
   std::printf("device-to-device copy: %.0f GB/s (read + write)\n", bw / 1e9);
   std::printf("%-28s %5s %8s | %9s %9s %9s | %9s %9s | %7s %7s | %s\n", "export", "batch", "weights", "normal",
-              "graphs", "runner", "roofline", "tok/s", "graphs/", "runner/", "ms per step; ratios: roofline/graphs, "
+              "graphs", "runner", "roofline", "tok/s", "graphs/", "runner/",
+              "ms per step; ratios: roofline/graphs, "
               "runner/graphs");
   for (const std::string& dir : dirs) {
     std::ifstream in(dir + "/reference.json");

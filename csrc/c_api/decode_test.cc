@@ -69,8 +69,7 @@ class Decode : public ::testing::Test {
     if (stream_ != nullptr) slimcuda_stream_destroy(stream_);
   }
 
-  slimcuda_model* load(const std::string& variant, int32_t graphs, int32_t instances = 0,
-                       int32_t want = SLIMCUDA_OK) {
+  slimcuda_model* load(const std::string& variant, int32_t graphs, int32_t instances = 0, int32_t want = SLIMCUDA_OK) {
     slimcuda_load_options o{static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, instances, nullptr, graphs};
     slimcuda_model* m = nullptr;
     const std::string path = ref_.dir + "/" + variant + "/model.pt2";
@@ -111,8 +110,8 @@ class Decode : public ::testing::Test {
       const double r = std::fabs(got[v] - want[v]) / allowed;
       if (!(r <= worst)) worst = r, worst_at = v;
     }
-    EXPECT_LE(worst, 1.0) << what << ": step " << s << ": logit " << worst_at << " is " << got[worst_at]
-                          << ", eager's " << want[worst_at];
+    EXPECT_LE(worst, 1.0) << what << ": step " << s << ": logit " << worst_at << " is " << got[worst_at] << ", eager's "
+                          << want[worst_at];
     // eager's choice, where its margin is clear of the tolerance
     std::vector<float> sorted(want, want + ref_.vocab);
     std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<float>());
@@ -264,7 +263,6 @@ TEST_F(Decode, ResetGivesTheSameSequenceAgain) {
     slimcuda_model_free(m);
   }
 }
-
 
 // Weights swapped while decoding (graphs on): halfway, the archive's weights are staged
 // again from the file, swapped in and the old set freed; the second half still matches

@@ -110,8 +110,7 @@ Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcu
   for (uint8_t b : hash.bytes) hash_hex += {kDigits[b >> 4], kDigits[b & 15]};
   SLIMCUDA_RETURN_IF_ERROR(attach_pt2_weights(archive, pm, hash_hex, model.get(), ctx, nullptr, function));
   // What runs write gets a copy of this load's own (docs/state.md).
-  SLIMCUDA_RETURN_IF_ERROR(
-      model->prepare_state(pm.wrapper_source != nullptr ? &wrapper : nullptr, ctx, function));
+  SLIMCUDA_RETURN_IF_ERROR(model->prepare_state(pm.wrapper_source != nullptr ? &wrapper : nullptr, ctx, function));
   *out = reinterpret_cast<slimcuda_model*>(model.release());
   return Error::Ok;
 }
@@ -421,8 +420,7 @@ int32_t slimcuda_model_stage_weights(slimcuda_model* model, const char* const* n
 
 int32_t slimcuda_model_stage_weights_file(slimcuda_model* model, const char* path) {
   return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr && path != nullptr, Error::InvalidArgument,
-                                "null argument");
+    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr && path != nullptr, Error::InvalidArgument, "null argument");
     std::unique_ptr<Pt2Archive> archive;
     SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(path, &archive, function));
     Pt2Model pm;
@@ -430,7 +428,8 @@ int32_t slimcuda_model_stage_weights_file(slimcuda_model* model, const char* pat
     std::vector<ConstantEntry> entries;
     Pt2WeightsFormat format = Pt2WeightsFormat::InLibrary;
     SLIMCUDA_RETURN_IF_ERROR(pt2_weight_entries(*archive, pm, cast(model), &entries, &format, function));
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, format == Pt2WeightsFormat::BinaryBlob || format == Pt2WeightsFormat::PickleWeights,
+    SLIMCUDA_CHECK_OR_RETURN_AT(function,
+                                format == Pt2WeightsFormat::BinaryBlob || format == Pt2WeightsFormat::PickleWeights,
                                 Error::NotSupported,
                                 "%s keeps its weights inside its library, where they cannot be read without loading "
                                 "it: export with package_constants_in_so=False and a package_constants_on_disk_format",

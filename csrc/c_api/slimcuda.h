@@ -462,15 +462,15 @@ enum {
   SLIMCUDA_CONSTANT_FOLDED = 4 /* made by the container's constant folding */
 };
 typedef struct {
-  const char* name;         /* the container's name (e.g. "blocks_0_k_cache"); borrowed */
-  const char* fqn;          /* the module's name (e.g. "blocks.0.k_cache"), or ""; borrowed */
-  int32_t kind;             /* SLIMCUDA_CONSTANT_* */
-  int32_t dtype;            /* a slimcuda dtype code */
-  int32_t is_state;         /* 1: runs may write it (one per load, reset by _reset_state) */
-  int32_t visible;          /* 1: _read_constant can read it (sizes known) */
-  int64_t ndim;             /* 0 and sizes NULL when not visible */
-  const int64_t* sizes;     /* borrowed */
-  uint64_t nbytes;          /* its storage's bytes */
+  const char* name;     /* the container's name (e.g. "blocks_0_k_cache"); borrowed */
+  const char* fqn;      /* the module's name (e.g. "blocks.0.k_cache"), or ""; borrowed */
+  int32_t kind;         /* SLIMCUDA_CONSTANT_* */
+  int32_t dtype;        /* a slimcuda dtype code */
+  int32_t is_state;     /* 1: runs may write it (one per load, reset by _reset_state) */
+  int32_t visible;      /* 1: _read_constant can read it (sizes known) */
+  int64_t ndim;         /* 0 and sizes NULL when not visible */
+  const int64_t* sizes; /* borrowed */
+  uint64_t nbytes;      /* its storage's bytes */
 } slimcuda_constant_info;
 /* The model's constants (0 for a library that shows none). */
 SLIMCUDA_API int32_t slimcuda_model_num_constants(const slimcuda_model* model, size_t* count);
@@ -485,8 +485,7 @@ SLIMCUDA_API int32_t slimcuda_model_reset_state(slimcuda_model* model);
 SLIMCUDA_API int32_t slimcuda_model_read_constant(slimcuda_model* model, const char* name, slimcuda_tensor* dst);
 /* The state constant `name` <- src (same sizes). A read-only weight is INVALID_ARGUMENT: loads
  * of one model share it (swap weights for that). */
-SLIMCUDA_API int32_t slimcuda_model_write_constant(slimcuda_model* model, const char* name,
-                                                   const slimcuda_tensor* src);
+SLIMCUDA_API int32_t slimcuda_model_write_constant(slimcuda_model* model, const char* name, const slimcuda_tensor* src);
 
 /* Weights swapped while serving, as PyTorch's container does with its inactive buffer
  * (docs/state.md): stage a new value of every read-only weight of the model — `count`

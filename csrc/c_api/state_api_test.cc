@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "csrc/c_api/c_api_fixtures.h"
 #include <nlohmann/json.hpp>
+#include "csrc/c_api/c_api_fixtures.h"
 
 #include "slimcuda/slimcuda.h"
 
@@ -134,7 +134,6 @@ TEST(StateApi, StatelessModelShowsItsWeights) {
   EXPECT_EQ(slimcuda_model_reset_state(m), SLIMCUDA_OK);
   slimcuda_model_free(m);
 }
-
 
 // Weights swapped while serving, with a real PyTorch 2.11 CPU export (testdata/pt2:
 // y = relu(x W^T + b + z), W [3, 4] a constant in the archive's binary_blob, b folded into

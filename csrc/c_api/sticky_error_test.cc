@@ -8,7 +8,8 @@
 // error and saying the context is lost, and every later call on that device fails the same
 // way at once. A lost context cannot be undone in-process, so each case runs in a child
 // process: this binary again, with SLIMCUDA_STICKY_CHILD naming the variant, which
-// registers the child's one test (StickyChild.Run) and runs only that. SLIMCUDA_DECODER_DIR names decoder.py's output (made with --oob).
+// registers the child's one test (StickyChild.Run) and runs only that. SLIMCUDA_DECODER_DIR names decoder.py's output
+// (made with --oob).
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -141,8 +142,8 @@ int run_child(const char* variant, const std::string& log, std::chrono::seconds 
   // Not the parent's result files: the child's report is its output and exit status.
   for (char** e = environ; *e != nullptr; ++e) {
     bool keep = true;
-    for (const char* drop : {"SLIMCUDA_STICKY_CHILD=", "XML_OUTPUT_FILE=", "GTEST_OUTPUT=",
-                             "TEST_PREMATURE_EXIT_FILE=", "TEST_SHARD_STATUS_FILE="}) {
+    for (const char* drop : {"SLIMCUDA_STICKY_CHILD=", "XML_OUTPUT_FILE=", "GTEST_OUTPUT=", "TEST_PREMATURE_EXIT_FILE=",
+                             "TEST_SHARD_STATUS_FILE="}) {
       keep = keep && std::strncmp(*e, drop, std::strlen(drop)) != 0;
     }
     if (keep) env_strings.emplace_back(*e);

@@ -49,10 +49,10 @@ bool note_if_sticky(cudaError_t err, int device) noexcept;
 #define SLIMCUDA_CUDA_TRY(call) SLIMCUDA_CUDA_TRY_AT(__func__, call)
 
 /// The same, naming `function` (for code inside lambdas).
-#define SLIMCUDA_CUDA_TRY_AT(function, call)                                                                           \
-  do {                                                                                                                 \
-    const cudaError_t slimcuda_cuda_err_ = (call);                                                                     \
-    if (slimcuda_cuda_err_ != cudaSuccess) {                                                                           \
-      return ::slimcuda::cuda::call_error(slimcuda_cuda_err_, (function), #call);                                     \
-    }                                                                                                                  \
+#define SLIMCUDA_CUDA_TRY_AT(function, call)                                      \
+  do {                                                                            \
+    const cudaError_t slimcuda_cuda_err_ = (call);                                \
+    if (slimcuda_cuda_err_ != cudaSuccess) {                                      \
+      return ::slimcuda::cuda::call_error(slimcuda_cuda_err_, (function), #call); \
+    }                                                                             \
   } while (0)

@@ -296,8 +296,9 @@ Error extract_container_constants(const ContainerConstantsApi& api, void* contai
     const int32_t rc = api.extract_map(container, &map, false);
     if (rc != 0) {
       const std::string why = last_error_message();
-      return set_last_error(Error::InvalidProgram, function, "AOTInductorModelContainerExtractConstantsMap failed (%d)%s%s",
-                            rc, why.empty() ? "" : ": ", why.c_str());
+      return set_last_error(Error::InvalidProgram, function,
+                            "AOTInductorModelContainerExtractConstantsMap failed (%d)%s%s", rc, why.empty() ? "" : ": ",
+                            why.c_str());
     }
     // Keyed by original FQN (the container's name where it has none).
     std::vector<const SlimTensor*> found(constants.size(), nullptr);

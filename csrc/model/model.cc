@@ -343,8 +343,8 @@ Error Model::share_constants_with(void* container, const char* function) const n
       ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
   if (loaded_->weights != nullptr) {  // else the library's own weights: each container has them
     // Every constant when attached from the archive; a swapped set leaves the state out.
-    SLIMCUDA_RETURN_IF_ERROR(hand_to(api, container, *static_cast<const DeviceWeights*>(loaded_->weights.get()),
-                                     !swapped_, function));
+    SLIMCUDA_RETURN_IF_ERROR(
+        hand_to(api, container, *static_cast<const DeviceWeights*>(loaded_->weights.get()), !swapped_, function));
   } else {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, !constants_.has_value(), Error::NotSupported,
                                 "the model's constants were copied into its container (%s): a second container would "
@@ -507,8 +507,7 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
   return Error::Ok;
 }
 
-Error Model::prepare_state(const std::string* wrapper_source, const StreamContext& ctx,
-                           const char* function) noexcept {
+Error Model::prepare_state(const std::string* wrapper_source, const StreamContext& ctx, const char* function) noexcept {
   try {
     SLIMCUDA_CHECK_OR_RETURN_AT(function, table_.empty() && loaded_->state == nullptr, Error::InvalidState,
                                 "the model's state was prepared already");
@@ -534,9 +533,9 @@ Error Model::prepare_state(const std::string* wrapper_source, const StreamContex
       for (size_t i = 0; i < constants.size(); ++i) {
         const SlimTensor* t = theirs[i];
         if (t == nullptr || t->storage() == nullptr) continue;
-        loaded_->views.push_back(std::make_unique<SlimTensor>(
-            Storage::borrow(t->storage()->data(), t->storage()->nbytes(), t->device()), t->sizes(), t->strides(),
-            t->dtype(), t->storage_offset()));
+        loaded_->views.push_back(
+            std::make_unique<SlimTensor>(Storage::borrow(t->storage()->data(), t->storage()->nbytes(), t->device()),
+                                         t->sizes(), t->strides(), t->dtype(), t->storage_offset()));
         current[i] = loaded_->views.back().get();
       }
     }
@@ -556,11 +555,12 @@ Error Model::prepare_state(const std::string* wrapper_source, const StreamContex
     table_ = std::move(table);
     if (names.empty()) return Error::Ok;
     stateful_ = true;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, requested_instances_ <= 1, Error::InvalidArgument,
-                                "the model writes %zu of its constants when it runs ('%s'%s): its state is one per load "
-                                "and it runs one call at a time, so it cannot have %d instances; load it once per "
-                                "caller instead (the loads share its weights, each has its own state)",
-                                names.size(), names[0].c_str(), names.size() > 1 ? ", ..." : "", requested_instances_);
+    SLIMCUDA_CHECK_OR_RETURN_AT(
+        function, requested_instances_ <= 1, Error::InvalidArgument,
+        "the model writes %zu of its constants when it runs ('%s'%s): its state is one per load "
+        "and it runs one call at a time, so it cannot have %d instances; load it once per "
+        "caller instead (the loads share its weights, each has its own state)",
+        names.size(), names[0].c_str(), names.size() > 1 ? ", ..." : "", requested_instances_);
     slots_ = std::make_unique<InstanceSlots>(1);
     if (!reachable || (!api.update_user_managed_pairs && !api.update_user_managed_map)) {
       // The state stays in the container's own memory: one per load all the same (each load
@@ -604,7 +604,8 @@ const Model::Constant* Model::find_constant(const char* name) const noexcept {
   return nullptr;
 }
 
-Error Model::state_stream(const StreamContext& ctx, cudaStream_t* stream, bool* own, const char* function) const noexcept {
+Error Model::state_stream(const StreamContext& ctx, cudaStream_t* stream, bool* own,
+                          const char* function) const noexcept {
   *stream = nullptr;
   *own = false;
   if (!device_.is_cuda()) return Error::Ok;
@@ -662,10 +663,9 @@ Error Model::read_constant(const char* name, const SlimTensor& dst, const Stream
   const Constant* c = find_constant(name);
   SLIMCUDA_CHECK_OR_RETURN_AT(function, c != nullptr, Error::NotFound, "the model has no constant '%s'",
                               name != nullptr ? name : "(null)");
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, c->tensor != nullptr, Error::NotSupported,
-                              "constant '%s' is not visible to slimcuda (%s)", name,
-                              c->info.from_folded ? "made by constant folding inside the container"
-                                                  : "the library cannot show its constants");
+  SLIMCUDA_CHECK_OR_RETURN_AT(
+      function, c->tensor != nullptr, Error::NotSupported, "constant '%s' is not visible to slimcuda (%s)", name,
+      c->info.from_folded ? "made by constant folding inside the container" : "the library cannot show its constants");
   return copy_constant(dst, *c->tensor, ctx, function);
 }
 
@@ -724,7 +724,8 @@ Error Model::stage_weights(const std::vector<std::string>& names, const std::vec
                                   names[i].c_str());
       SLIMCUDA_CHECK_OR_RETURN_AT(function, static_cast<int32_t>(t->dtype()) == c->info.dtype, Error::InvalidArgument,
                                   "weight '%s': dtype %s, the model's is %s", c->info.name.c_str(),
-                                  scalar_type_name(t->dtype()), scalar_type_name(static_cast<ScalarType>(c->info.dtype)));
+                                  scalar_type_name(t->dtype()),
+                                  scalar_type_name(static_cast<ScalarType>(c->info.dtype)));
       SLIMCUDA_CHECK_OR_RETURN_AT(function, c->tensor != nullptr && t->sizes() == c->tensor->sizes(),
                                   Error::InvalidArgument, "weight '%s': sizes %s, the model's are %s",
                                   c->info.name.c_str(), shape(t->sizes()).c_str(),
@@ -781,8 +782,8 @@ Error Model::stage_weights(const std::vector<std::string>& names, const std::vec
     }
     if (rc != 0) {
       const std::string why = last_error_message();
-      return set_last_error(Error::InvalidProgram, function, "the container refused the new weights (error %d)%s%s",
-                            rc, why.empty() ? "" : ": ", why.c_str());
+      return set_last_error(Error::InvalidProgram, function, "the container refused the new weights (error %d)%s%s", rc,
+                            why.empty() ? "" : ": ", why.c_str());
     }
     staged_ = std::move(weights);
     return Error::Ok;

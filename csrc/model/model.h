@@ -179,8 +179,9 @@ class Model {
   /// runs inside the model, and CUDA graphs are made again on the next runs); the state
   /// stays as it is. free_inactive_weights frees the set swapped out (after the GPU is
   /// done with it), or a staged set not swapped in.
-  [[nodiscard]] Error stage_weights(const std::vector<std::string>& names, const std::vector<const SlimTensor*>& tensors,
-                                    const StreamContext& ctx, const char* function) noexcept;
+  [[nodiscard]] Error stage_weights(const std::vector<std::string>& names,
+                                    const std::vector<const SlimTensor*>& tensors, const StreamContext& ctx,
+                                    const char* function) noexcept;
   [[nodiscard]] Error swap_weights(const char* function) noexcept;
   [[nodiscard]] Error free_inactive_weights(const char* function) noexcept;
 

@@ -227,9 +227,9 @@ Error ModelState::create(const std::vector<std::string>& names, const std::vecto
       total += t->storage()->nbytes();
       // Our own view of the initial value: the container's handle goes when it is handed
       // the state, its memory does not.
-      s->initial_.push_back(std::make_unique<SlimTensor>(
-          Storage::borrow(t->storage()->data(), t->storage()->nbytes(), t->device()), t->sizes(), t->strides(),
-          t->dtype(), t->storage_offset()));
+      s->initial_.push_back(
+          std::make_unique<SlimTensor>(Storage::borrow(t->storage()->data(), t->storage()->nbytes(), t->device()),
+                                       t->sizes(), t->strides(), t->dtype(), t->storage_offset()));
     }
     std::shared_ptr<Storage> memory;
     const cudaStream_t stream = device.is_cuda() ? ctx.stream() : nullptr;
@@ -278,8 +278,8 @@ Error ModelState::reset(cudaStream_t stream, const char* function) noexcept {
 
 Error ModelState::save(cudaStream_t stream, std::shared_ptr<Storage>* saved, const char* function) noexcept {
   const uint64_t n = bytes();
-  const StreamContext ctx = device_.is_cuda() ? StreamContext::selected(stream, device_.index)
-                                              : StreamContext::unselected(0);
+  const StreamContext ctx =
+      device_.is_cuda() ? StreamContext::selected(stream, device_.index) : StreamContext::unselected(0);
   SLIMCUDA_RETURN_IF_ERROR(Storage::allocate(static_cast<size_t>(n), device_, ctx, saved, function));
   if (n == 0) return Error::Ok;
   const void* from = current_->data();
@@ -289,8 +289,8 @@ Error ModelState::save(cudaStream_t stream, std::shared_ptr<Storage>* saved, con
   }
   cuda::DeviceGuard guard(device_.index);
   SLIMCUDA_RETURN_IF_ERROR(guard.error());
-  SLIMCUDA_CUDA_TRY_AT(function,
-                       cudaMemcpyAsync((*saved)->data(), from, static_cast<size_t>(n), cudaMemcpyDeviceToDevice, stream));
+  SLIMCUDA_CUDA_TRY_AT(
+      function, cudaMemcpyAsync((*saved)->data(), from, static_cast<size_t>(n), cudaMemcpyDeviceToDevice, stream));
   return Error::Ok;
 }
 

@@ -238,16 +238,15 @@ std::unique_ptr<Model> load_archive_like(const std::shared_ptr<const WeightSourc
   EXPECT_NE(lib, nullptr);
   if (lib == nullptr) return nullptr;
   std::unique_ptr<Model> m;
-  EXPECT_EQ(Model::load_library(lib->so.data(), lib->so.size(), DeviceType::CPU, -1, 0, &lib->methods[0], nullptr,
-                                &m, "test"),
+  EXPECT_EQ(Model::load_library(lib->so.data(), lib->so.size(), DeviceType::CPU, -1, 0, &lib->methods[0], nullptr, &m,
+                                "test"),
             Error::Ok)
       << last_error_message();
   if (m == nullptr) return nullptr;
   std::vector<ContainerConstant> constants;
   EXPECT_EQ(m->container_constants(&constants, "test"), Error::Ok);
   std::vector<ConstantEntry> entries;
-  EXPECT_EQ(entries_from_blob(constants, {{{1}, {}, 0}, {{1}, {}, 0}, {{2}, {}, 0}}, blob, &entries, "test"),
-            Error::Ok)
+  EXPECT_EQ(entries_from_blob(constants, {{{1}, {}, 0}, {{1}, {}, 0}, {{2}, {}, 0}}, blob, &entries, "test"), Error::Ok)
       << last_error_message();
   EXPECT_EQ(m->attach_constants(entries, "state_test:model", StreamContext::unselected(0), "test"), Error::Ok)
       << last_error_message();
@@ -301,13 +300,11 @@ TEST(State, PrepareTwiceIsInvalidState) {
   EXPECT_EQ(m->prepare_state(nullptr, StreamContext::unselected(0), "test"), Error::InvalidState);
 }
 
-
 // --- Weights swapped while serving (Model::stage_weights, swap_weights, free_inactive_weights)
 
 std::unique_ptr<SlimTensor> host_tensor(std::vector<float>* v, std::vector<int64_t> sizes, int32_t dtype = 6) {
   SlimTensor* t = nullptr;
-  EXPECT_EQ(from_blob(v->data(), static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, 0, dtype, 0, 0, &t,
-                      "test"),
+  EXPECT_EQ(from_blob(v->data(), static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, 0, dtype, 0, 0, &t, "test"),
             Error::Ok);
   return std::unique_ptr<SlimTensor>(t);
 }

@@ -247,11 +247,11 @@ static inline sc_result sc_model_weights_op(void* m, int op, const char* const* 
     int32_t code = slimcuda_caller_stream_push(stream);
     if (code != 0) return sc_wrap(code);
   }
-  int32_t code = op == 0   ? slimcuda_model_stage_weights((slimcuda_model*)m, names,
-                                                          (const slimcuda_tensor* const*)tensors, n)
-                 : op == 1 ? slimcuda_model_stage_weights_file((slimcuda_model*)m, path)
-                 : op == 2 ? slimcuda_model_swap_weights((slimcuda_model*)m)
-                           : slimcuda_model_free_inactive_weights((slimcuda_model*)m);
+  int32_t code =
+      op == 0   ? slimcuda_model_stage_weights((slimcuda_model*)m, names, (const slimcuda_tensor* const*)tensors, n)
+      : op == 1 ? slimcuda_model_stage_weights_file((slimcuda_model*)m, path)
+      : op == 2 ? slimcuda_model_swap_weights((slimcuda_model*)m)
+                : slimcuda_model_free_inactive_weights((slimcuda_model*)m);
   sc_result r = sc_wrap(code);
   if (with_stream) (void)slimcuda_caller_stream_pop();
   return r;

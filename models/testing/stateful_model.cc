@@ -204,8 +204,8 @@ EXPORT int32_t AOTInductorModelContainerFreeInactiveConstantBuffer(void* contain
 }
 #endif
 
-EXPORT int32_t AOTInductorModelContainerRun(void* container, AtenTensorHandle* in, size_t num_in,
-                                            AtenTensorHandle* out, size_t num_out, void*, void*) {
+EXPORT int32_t AOTInductorModelContainerRun(void* container, AtenTensorHandle* in, size_t num_in, AtenTensorHandle* out,
+                                            size_t num_out, void*, void*) {
   auto* c = static_cast<Container*>(container);
   if (c == nullptr || in == nullptr || out == nullptr || num_in != 1 || num_out != 1) return 1;
   float* x = data_of(in[0]);
