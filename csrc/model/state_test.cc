@@ -254,13 +254,19 @@ std::unique_ptr<Model> load_archive_like(const std::shared_ptr<const WeightSourc
   return m;
 }
 
-TEST(State, LoadsSharingArchiveWeightsHaveTheirOwnState) {
+// The stateful model's constants as a binary_blob: scale 2, counter 10, table {1, 3}, each
+// padded to 64 bytes.
+std::shared_ptr<const WeightSource> archive_blob() {
   std::vector<uint8_t> blob(3 * 64, 0);
   const float scale = 2, counter = 10, table[2] = {1, 3};
   std::memcpy(blob.data(), &scale, 4);
   std::memcpy(blob.data() + 64, &counter, 4);
   std::memcpy(blob.data() + 128, table, 8);
-  auto source = std::make_shared<BytesSource>(blob);
+  return std::make_shared<BytesSource>(std::move(blob));
+}
+
+TEST(State, LoadsSharingArchiveWeightsHaveTheirOwnState) {
+  auto source = archive_blob();
   std::unique_ptr<Model> a = load_archive_like(source), b = load_archive_like(source);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
@@ -370,12 +376,7 @@ TEST(SwapWeights, BadWeightsAreRefusedAndTheActiveOnesStay) {
 }
 
 TEST(SwapWeights, ALoadSwapsAloneWhenTheArchiveUploadIsShared) {
-  std::vector<uint8_t> blob(3 * 64, 0);
-  const float scale = 2, counter = 10, table[2] = {1, 3};
-  std::memcpy(blob.data(), &scale, 4);
-  std::memcpy(blob.data() + 64, &counter, 4);
-  std::memcpy(blob.data() + 128, table, 8);
-  auto source = std::make_shared<BytesSource>(blob);
+  auto source = archive_blob();
   std::unique_ptr<Model> a = load_archive_like(source), b = load_archive_like(source);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
