@@ -660,6 +660,7 @@ Error Model::copy_constant(const SlimTensor& dst, const SlimTensor& src, const S
 
 Error Model::read_constant(const char* name, const SlimTensor& dst, const StreamContext& ctx,
                            const char* function) noexcept {
+  std::lock_guard<std::mutex> lock(swap_mu_);  // a swap repoints the weights' entries
   const Constant* c = find_constant(name);
   SLIMCUDA_CHECK_OR_RETURN_AT(function, c != nullptr, Error::NotFound, "the model has no constant '%s'",
                               name != nullptr ? name : "(null)");
@@ -671,6 +672,7 @@ Error Model::read_constant(const char* name, const SlimTensor& dst, const Stream
 
 Error Model::write_constant(const char* name, const SlimTensor& src, const StreamContext& ctx,
                             const char* function) noexcept {
+  std::lock_guard<std::mutex> lock(swap_mu_);
   const Constant* c = find_constant(name);
   SLIMCUDA_CHECK_OR_RETURN_AT(function, c != nullptr, Error::NotFound, "the model has no constant '%s'",
                               name != nullptr ? name : "(null)");

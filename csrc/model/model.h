@@ -259,7 +259,8 @@ class Model {
   cudaEvent_t state_fence_ = nullptr;
   graph::ContainerAbi graph_abi_;
   graph::GraphMode graph_mode_ = graph::GraphMode::Off;
-  // Weight swaps: one at a time; the staged set (the container's inactive one), the set
+  // Weight swaps: one at a time (also against read_constant and write_constant, which read
+  // the table a swap repoints); the staged set (the container's inactive one), the set
   // swapped out, and whether the active set is a swapped one (it lacks the state).
   std::mutex swap_mu_;
   std::shared_ptr<const void> staged_, inactive_;
