@@ -35,6 +35,7 @@
 #include "csrc/device_memory/device_memory.h"
 #include "csrc/model/archive_constants.h"
 #include "csrc/model/model.h"
+#include "csrc/model/test_run.h"
 #include "csrc/model/weights_cache.h"
 #include "csrc/package/model_package.h"
 #include "csrc/testing/fixtures.h"
@@ -171,19 +172,7 @@ std::vector<ConstantEntry> blob_entries(const Model& m, const std::string& file)
   return entries;
 }
 
-float run(Model& m, float x) {
-  SlimTensor* in = nullptr;
-  const int64_t sizes[1] = {1};
-  EXPECT_EQ(from_blob(&x, 1, sizes, nullptr, 0, 6, 0, 0, &in, "test"), Error::Ok);
-  SlimTensor* out = nullptr;
-  const Error e = m.run(&in, 1, &out, 1, StreamContext::unselected(0), "test");
-  delete in;
-  EXPECT_EQ(e, Error::Ok) << last_error_message();
-  if (e != Error::Ok) return -1;
-  const float y = *static_cast<const float*>(out->data_ptr());
-  delete out;
-  return y;
-}
+float run(Model& m, float x) { return run_test_model(m, x); }
 
 // --- The CPU path end to end ---------------------------------------------------------------
 

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "csrc/model/model.h"
+#include "csrc/model/test_run.h"
 #include "csrc/package/model_package.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/last_error.h"
@@ -118,19 +119,7 @@ std::unique_ptr<Model> load(const std::string& name, int instances, Error want =
   return m;
 }
 
-float run(Model& m, float x) {
-  SlimTensor* in = nullptr;
-  const int64_t sizes[1] = {1};
-  EXPECT_EQ(from_blob(&x, 1, sizes, nullptr, 0, 6, 0, 0, &in, "test"), Error::Ok);
-  SlimTensor* out = nullptr;
-  const Error e = m.run(&in, 1, &out, 1, StreamContext::unselected(0), "test");
-  delete in;
-  EXPECT_EQ(e, Error::Ok) << last_error_message();
-  if (e != Error::Ok) return -1;
-  const float y = *static_cast<const float*>(out->data_ptr());
-  delete out;
-  return y;
-}
+float run(Model& m, float x) { return run_test_model(m, x); }
 
 // y after a run adding x to a counter that was c: (c + x) * 2 + 1.
 constexpr float after(float c, float x) { return (c + x) * 2 + 1; }

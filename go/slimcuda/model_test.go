@@ -253,6 +253,27 @@ func runTestModel(t testing.TB, m *Model, x float32) float32 {
 	return y[0]
 }
 
+// runOnce runs a test model on x once and returns y, reporting errors instead of failing
+// the test (for goroutines other than the test's).
+func runOnce(m *Model, x float32) (float32, error) {
+	in, err := NewTensor([]int64{1}, Float32, Device{Type: CPU})
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	if err := CopyFromHost(in, []float32{x}); err != nil {
+		return 0, err
+	}
+	outs, err := m.Run([]*Tensor{in})
+	if err != nil {
+		return 0, err
+	}
+	defer outs[0].Close()
+	y := make([]float32, 1)
+	err = CopyToHost(outs[0], y)
+	return y[0], err
+}
+
 func TestDifferentModelsLoadedAtOnceRunTheirOwnLibraries(t *testing.T) {
 	var models []*Model
 	for k := 1; k <= 8; k++ {
@@ -345,21 +366,7 @@ func loadConcurrently(t *testing.T, n int) {
 						return 0, err
 					}
 					defer m.Close()
-					in, err := NewTensor([]int64{1}, Float32, Device{Type: CPU})
-					if err != nil {
-						return 0, err
-					}
-					defer in.Close()
-					if err := CopyFromHost(in, []float32{float32(g)}); err != nil {
-						return 0, err
-					}
-					outs, err := m.Run([]*Tensor{in})
-					if err != nil {
-						return 0, err
-					}
-					defer outs[0].Close()
-					y := make([]float32, 1)
-					return y[0], CopyToHost(outs[0], y)
+					return runOnce(m, float32(g))
 				}()
 				mu.Lock()
 				switch {

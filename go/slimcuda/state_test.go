@@ -16,27 +16,6 @@ import (
 
 func after(c, x float32) float32 { return (c+x)*2 + 1 }
 
-// runOnce runs a test model on x once and returns y, reporting errors instead of failing
-// the test (for goroutines other than the test's).
-func runOnce(m *Model, x float32) (float32, error) {
-	in, err := NewTensor([]int64{1}, Float32, Device{Type: CPU})
-	if err != nil {
-		return 0, err
-	}
-	defer in.Close()
-	if err := CopyFromHost(in, []float32{x}); err != nil {
-		return 0, err
-	}
-	outs, err := m.Run([]*Tensor{in})
-	if err != nil {
-		return 0, err
-	}
-	defer outs[0].Close()
-	y := make([]float32, 1)
-	err = CopyToHost(outs[0], y)
-	return y[0], err
-}
-
 func scalar(t *testing.T, v float32) *Tensor {
 	t.Helper()
 	x, err := NewTensor([]int64{1}, Float32, Device{Type: CPU})
