@@ -89,6 +89,14 @@ int main() {
       shapes.push_back({m, n, k, CUDA_R_16BF});
     }
   }
+  // A 1B-class decoder's step (tools/aoti/decoder.py: d 2048, MLP 8192, vocab 32000) at batch
+  // 1, 4 and 8: weight-bound GEMMs whose time is the weights' bytes over the bandwidth reached.
+  for (int64_t m : {1, 4, 8}) {
+    for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{
+             {6144, 2048}, {2048, 2048}, {8192, 2048}, {2048, 8192}, {32000, 2048}}) {
+      shapes.push_back({m, n, k, CUDA_R_16BF});
+    }
+  }
 
   std::printf("dtype m n k | rank splitk reduction tile stages | us\n");
   std::vector<Row> rows;
@@ -169,11 +177,15 @@ int main() {
     CHECK_CUDA(cudaFree(d));
     CHECK_CUDA(cudaFree(bias));
   }
-  std::printf("\ndtype m n k | candidates | first us | slimcuda's choice us | fastest us\n");
+  std::printf("\ndtype m n k | candidates | first us | slimcuda's choice us | fastest us | weights GB/s (choice)\n");
   for (const Row& r : rows) {
-    std::printf("%s %lld %lld %lld | %d | %.2f | %.2f | %.2f\n", type_name(r.shape.type),
+    // The weight matrix's bytes over slimcuda's time: what bounds a small-m GEMM.
+    const double gbs = r.slimcuda > 0 ? static_cast<double>(r.shape.n * r.shape.k * type_size(r.shape.type)) /
+                                            (r.slimcuda * 1e3)
+                                      : 0;
+    std::printf("%s %lld %lld %lld | %d | %.2f | %.2f | %.2f | %.0f\n", type_name(r.shape.type),
                 static_cast<long long>(r.shape.m), static_cast<long long>(r.shape.n), static_cast<long long>(r.shape.k),
-                r.candidates, r.first, r.slimcuda, r.fastest);
+                r.candidates, r.first, r.slimcuda, r.fastest, gbs);
   }
   CHECK_CUDA(cudaFree(workspace));
   api.cublasLtDestroy(handle);

@@ -27,7 +27,8 @@ and its time per step ("runner_ms_per_step", --steps steps without reading logit
 bench/decode_benchmark times slimcuda). --runner-only does that alone for an OUT made
 before (exports of several sizes run side by side, their timings one after another). --oob writes OUT/oob/model.pt2: the same
 model whose cache write is not bounds-checked (a position past the cache writes out of
-bounds), for the sticky-error tests.
+bounds), for the sticky-error tests. --profile (with --runner or --runner-only) also writes
+the runner's GPU kernels per step (torch.profiler) to OUT/runner_kernels_<variant>.json.
 """
 import argparse
 import json
@@ -197,12 +198,35 @@ def time_runner(a, ref, path, name, tokens, logits):
             runner(ids, positions[s, 0:1])
         torch.cuda.synchronize()
     ms = (time.perf_counter() - t0) * 1e3 / a.steps
+    if a.profile:
+        profile_runner(a, runner, ids, positions, name)
     err = float((got_logits - logits).abs().max())
     ref.setdefault("runner_tokens", {})[name] = got
     ref.setdefault("runner_ms_per_step", {})[name] = round(ms, 4)
     ref.setdefault("runner_max_abs", {})[name] = err
     print(f"decoder: {name}: PyTorch's runner {'matches' if got == tokens else 'DIFFERS from'} eager's "
           f"tokens, max |logits - eager| {err:.3g}, {ms:.3f} ms/step", flush=True)
+
+
+def profile_runner(a, runner, ids, positions, name):
+    """--profile: the runner's GPU kernels per step from torch.profiler, written to
+    OUT/runner_kernels_<name>.json (kernel name, launches and µs per step, the largest
+    first): set beside ncu's view of slimcuda's kernels of the same step (docs/benchmarks.md)."""
+    import collections
+    with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for s in range(a.steps):
+            runner(ids, positions[s, 0:1])
+        torch.cuda.synchronize()
+    per = collections.defaultdict(lambda: [0, 0.0])
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            per[e.name][0] += 1
+            per[e.name][1] += e.device_time
+    rows = [{"kernel": k[:200], "per_step": n / a.steps, "us_per_step": round(us / a.steps, 2)}
+            for k, (n, us) in sorted(per.items(), key=lambda kv: -kv[1][1])]
+    with open(os.path.join(a.out, f"runner_kernels_{name}.json"), "w") as f:
+        json.dump({"steps": a.steps, "gpu_us_per_step": round(sum(r["us_per_step"] for r in rows), 2),
+                   "kernels": rows}, f, indent=1)
 
 
 def runner_only(a):
@@ -238,6 +262,7 @@ def main():
     p.add_argument("--oob", action="store_true")
     p.add_argument("--runner", action="store_true")
     p.add_argument("--runner-only", action="store_true")
+    p.add_argument("--profile", action="store_true")
     a = p.parse_args()
     if a.runner_only:
         runner_only(a)
