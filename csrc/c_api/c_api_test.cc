@@ -29,7 +29,7 @@ TEST(CApi, DevicePropertiesBadIndex) {
 }
 
 TEST(CApi, DevicePropertiesWithoutGpu) {
-  if (has_gpu()) GTEST_SKIP() << "a GPU is present";
+  SLIMCUDA_SKIP_WITH_A_GPU();
   EXPECT_EQ(slimcuda_device_properties(0, nullptr, 0, nullptr, nullptr, nullptr), SLIMCUDA_ERROR_NOT_SUPPORTED);
 }
 

@@ -112,6 +112,7 @@ TEST(DemoModel, Run) {
       EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
     }
   }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
 }
 
 TEST(DemoModel, RejectsBadInputs) {
@@ -134,6 +135,7 @@ TEST(DemoModel, RejectsBadInputs) {
     expect_code(c, slimcuda_model_run(model.m, &in.t, 1, &out.t, 1));
     EXPECT_EQ(out.t, nullptr);
   }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
 }
 
 TEST(DemoModel, Load) {
@@ -166,6 +168,7 @@ TEST(DemoModel, Load) {
     ASSERT_EQ(slimcuda_model_output_spec(model.m, 0, &spec), SLIMCUDA_OK);
     EXPECT_STREQ(spec.name, "y");
   }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
 }
 
 // Host memory tagged as CUDA (a blob with device_type CUDA) is refused by the pointer check.

@@ -78,6 +78,7 @@ TEST(Pt2, LoadFromFileAndMemory) {
       }
     }
   }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
 }
 
 TEST(Pt2, RealCpuExportMatchesEager) {
@@ -145,6 +146,7 @@ TEST(Pt2, RealCpuExportMatchesEager) {
       EXPECT_EQ(out, nullptr);
     }
   }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
 }
 
 // The wrapper source's checks are what a run enforces: a [2] input to the synthetic model
@@ -224,14 +226,40 @@ std::vector<std::string> files_in(const std::string& dir) {
 // Item 7 of issue 16: loading a .pt2 (from a file, from memory, a compressed library too)
 // and running it writes nothing into TMPDIR (nor /tmp: we point TMPDIR at a private folder,
 // which is where anything temporary of ours would go).
+// Sets an environment variable for a scope and restores it (or its absence) however the
+// scope ends: a failed ASSERT returns early and must not leave TMPDIR pointing elsewhere.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    ok_ = setenv(name, value.c_str(), 1) == 0;
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false, ok_ = false;
+};
+
 TEST(Pt2, LoadLeavesNoFileInTmpdir) {
   const char* base = std::getenv("TEST_TMPDIR");
   ASSERT_NE(base, nullptr);
   const std::string dir = std::string(base) + "/private_tmpdir";
   ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
-  const char* old = std::getenv("TMPDIR");
-  const std::string saved = old != nullptr ? old : "";
-  ASSERT_EQ(setenv("TMPDIR", dir.c_str(), 1), 0);
+  const ScopedEnv tmpdir("TMPDIR", dir);
+  ASSERT_TRUE(tmpdir.ok());
   for (const char* name : {"valid.pt2", "compressed_library.pt2", "real_cpu_linear.pt2"}) {
     SCOPED_TRACE(name);
     Model from_file, from_memory;
@@ -242,11 +270,6 @@ TEST(Pt2, LoadLeavesNoFileInTmpdir) {
     EXPECT_EQ(files_in(dir), std::vector<std::string>{}) << "while loaded";
   }
   EXPECT_EQ(files_in(dir), std::vector<std::string>{}) << "after unloading";
-  if (old != nullptr) {
-    setenv("TMPDIR", saved.c_str(), 1);
-  } else {
-    unsetenv("TMPDIR");
-  }
 }
 
 // Every prefix of a valid archive: an error or a success, never a crash (ASan watches in
@@ -354,9 +377,7 @@ TEST(Pt2Demo, CudaArchiveRunsOnTheCallerStream) {
 
 // Without a GPU a CUDA archive is refused with the CUDA layer's code, never a crash.
 TEST(Pt2Demo, CudaArchiveWithoutGpuFailsCleanly) {
-  if (has_gpu()) {
-    GTEST_SKIP() << "a GPU is there";
-  }
+  SLIMCUDA_SKIP_WITH_A_GPU();
   const char* path = std::getenv("SLIMCUDA_DEMO_CUDA_PT2");
   ASSERT_NE(path, nullptr);
   Model model;

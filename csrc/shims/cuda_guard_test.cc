@@ -48,7 +48,7 @@ TEST(CudaGuardShims, NullArguments) {
 }
 
 TEST(CudaGuardShims, WithoutGpu) {
-  if (has_gpu()) GTEST_SKIP() << "a GPU is present";
+  SLIMCUDA_SKIP_WITH_A_GPU();
   CUDAGuardHandle g = nullptr;
   CUDAStreamGuardHandle sg = nullptr;
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_create_cuda_guard)(0, &g), code_of(Error::NotSupported));

@@ -23,8 +23,25 @@ struct Registry {
   std::set<std::string> owned;
   std::map<std::string, std::set<std::string>> visited;  // basename -> case names
   std::map<std::string, int> ran, skipped;
+  // Per test ("Suite.Name"): cases run, and cases skipped by reason.
+  std::map<std::string, int> test_ran;
+  std::map<std::string, std::map<std::string, int>> test_skipped;
   bool listed = false;
 };
+
+// "Suite.Name" of the test running now ("" outside one).
+std::string current_test() {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return info == nullptr ? "" : std::string(info->test_suite_name()) + "." + info->name();
+}
+
+std::string reasons(const std::map<std::string, int>& skipped) {
+  std::string out;
+  for (const auto& [reason, n] : skipped) {
+    out += (out.empty() ? "" : "; ") + reason + ": " + std::to_string(n) + (n == 1 ? " case" : " cases");
+  }
+  return out;
+}
 
 Registry& registry() {
   static Registry* r = new Registry();  // never destroyed: used from the exit-time check
@@ -89,6 +106,7 @@ const std::vector<Case>* load(Registry& r, const std::string& file, std::string*
 class MirrorCheck : public ::testing::Environment {
  public:
   void TearDown() override {
+    zero_case_check();
     const std::string filter = ::testing::GTEST_FLAG(filter);
     const char* shards = std::getenv("GTEST_TOTAL_SHARDS");
     if (filter != "*" || (shards != nullptr && std::string(shards) != "1")) return;
@@ -108,6 +126,26 @@ class MirrorCheck : public ::testing::Environment {
       if (!missing.empty()) ADD_FAILURE() << file << ": cases this suite never ran:" << missing;
       std::printf("fixtures: %s: %zu cases, %d ran, %d skipped\n", file.c_str(), all->size(), r.ran[file],
                   r.skipped[file]);
+    }
+  }
+
+ private:
+  // A fixture-driven test that ran none of its cases must say so by skipping
+  // (SLIMCUDA_SKIP_IF_NO_CASE_RAN); one that PASSED with zero cases proved nothing.
+  static void zero_case_check() {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
+    for (int i = 0; i < unit.total_test_suite_count(); ++i) {
+      const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
+      for (int j = 0; j < suite.total_test_count(); ++j) {
+        const ::testing::TestInfo& info = *suite.GetTestInfo(j);
+        const std::string name = std::string(suite.name()) + "." + info.name();
+        auto skipped = r.test_skipped.find(name);
+        if (skipped == r.test_skipped.end() || r.test_ran[name] > 0 || !info.result()->Passed()) continue;
+        ADD_FAILURE() << name << " ran none of its fixture cases (" << reasons(skipped->second)
+                      << ") yet PASSED: end its case loop with SLIMCUDA_SKIP_IF_NO_CASE_RAN()";
+      }
     }
   }
 };
@@ -142,22 +180,38 @@ std::vector<Case> cases(const std::string& file, const std::string& op) {
 }
 
 bool begin_case(const Case& c) {
-  bool run = true;
+  const char* skip = nullptr;
   if (c.needs == "gpu" && !has_gpu()) {
     if (gpu_required()) ADD_FAILURE() << c.name << ": SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable";
-    run = false;
+    skip = kNeedsGpu;
   } else if (c.needs == "gpu2" && gpu_count() < 2) {
     if (gpus_required() >= 2)
       ADD_FAILURE() << c.name << ": SLIMCUDA_REQUIRE_GPUS asks for two GPUs, found " << gpu_count();
-    run = false;
+    skip = kNeedsTwoGpus;
   } else if (c.needs == "no_gpu" && has_gpu()) {
-    run = false;
+    skip = kWithoutGpuOnly;
   }
+  const std::string test = current_test();
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   r.visited[c.file].insert(c.name);
-  ++(run ? r.ran : r.skipped)[c.file];
-  return run;
+  ++(skip == nullptr ? r.ran : r.skipped)[c.file];
+  if (skip == nullptr) {
+    ++r.test_ran[test];
+  } else {
+    ++r.test_skipped[test][skip];
+  }
+  return skip == nullptr;
+}
+
+bool no_case_ran(std::string* why) {
+  const std::string test = current_test();
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto skipped = r.test_skipped.find(test);
+  if (skipped == r.test_skipped.end() || r.test_ran[test] > 0) return false;
+  *why = reasons(skipped->second);
+  return true;
 }
 
 namespace {

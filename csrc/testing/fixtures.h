@@ -37,7 +37,19 @@ std::vector<Case> cases(const std::string& file, const std::string& op);
 /// Marks `c` visited and says whether to run it: false for a GPU case without a GPU (a
 /// test failure instead when SLIMCUDA_REQUIRE_GPU=1), for a gpu2 case with fewer than two
 /// GPUs (a failure when SLIMCUDA_REQUIRE_GPUS >= 2) and for a no_gpu case with a GPU.
+/// The current test counts its cases: one that ran none must end in
+/// SLIMCUDA_SKIP_IF_NO_CASE_RAN() (a test that passed with zero cases run fails the binary).
 bool begin_case(const Case& c);
+
+/// The skip reasons, one text per cause, shared with the Go suites (go/internal/fixture)
+/// and the GPU run's allow-list (tools/gpu/run.sh): what a skip says is how it is judged.
+inline constexpr const char* kNeedsGpu = "needs a GPU";
+inline constexpr const char* kNeedsTwoGpus = "needs two GPUs";
+inline constexpr const char* kWithoutGpuOnly = "for machines without a GPU";
+
+/// Whether the current test visited fixture cases and ran none of them; *why then gives
+/// the reasons (e.g. "needs two GPUs: 3 cases").
+bool no_case_ran(std::string* why);
 
 /// Error code for a name used in fixtures ("Ok", "InvalidArgument", ...); fails the test
 /// for an unknown name.
@@ -88,6 +100,24 @@ bool gpu_required();
       if (::slimcuda::testing::gpu_required()) {                         \
         FAIL() << "SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable"; \
       }                                                                  \
-      GTEST_SKIP() << "no CUDA device";                                  \
+      GTEST_SKIP() << ::slimcuda::testing::kNeedsGpu;                    \
     }                                                                    \
+  } while (0)
+
+/// Skips the current test on a machine with a GPU (a test of the no-GPU behaviour).
+#define SLIMCUDA_SKIP_WITH_A_GPU()                          \
+  do {                                                      \
+    if (::slimcuda::testing::has_gpu()) {                   \
+      GTEST_SKIP() << ::slimcuda::testing::kWithoutGpuOnly; \
+    }                                                       \
+  } while (0)
+
+/// Ends a fixture-driven test: SKIPPED, with the reasons, when none of its cases could run
+/// here. Never PASSED with zero cases run.
+#define SLIMCUDA_SKIP_IF_NO_CASE_RAN()                      \
+  do {                                                      \
+    std::string slimcuda_why_;                              \
+    if (::slimcuda::testing::no_case_ran(&slimcuda_why_)) { \
+      GTEST_SKIP() << slimcuda_why_;                        \
+    }                                                       \
   } while (0)
