@@ -11,23 +11,15 @@
 #include <gtest/gtest.h>
 
 #include "csrc/kernels/kernels.h"
+#include "csrc/testing/fixtures.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda::kernels {
 namespace {
 
-bool has_gpu() {
-  int n = 0;
-  const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-  (void)cudaGetLastError();
-  return ok;
-}
-
 TEST(KernelsStaticLink, FillRunsOrReportsNoGpu) {
-  if (!has_gpu()) {
-    if (const char* r = std::getenv("SLIMCUDA_REQUIRE_GPU"); r != nullptr && std::string(r) == "1") {
-      FAIL() << "SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable";
-    }
+  if (!testing::has_gpu()) {
+    if (testing::gpu_required()) FAIL() << "SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable";
     // No driver: the launch fails and the launcher says so instead of crashing.
     EXPECT_EQ(fill_f32(nullptr, 16, 1.0f, nullptr), Error::Internal);
     EXPECT_NE(std::string(last_error_message()).find("launch failed"), std::string::npos) << last_error_message();

@@ -17,29 +17,13 @@
 
 #include "csrc/device_memory/device_memory.h"
 #include "csrc/pinned/pinned_pool.h"
+#include "csrc/testing/fixtures.h"
 #include "csrc/testing/test_stream.h"
 #include "csrc/transfer/transfer.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {
 namespace {
-
-// GPU gating without the shared fixture library (which links libslimcuda.so).
-bool has_gpu() {
-  int n = 0;
-  const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-  (void)cudaGetLastError();
-  return ok;
-}
-
-#define REQUIRE_GPU_OR_SKIP()                                                                      \
-  do {                                                                                             \
-    if (!has_gpu()) {                                                                              \
-      const char* r = std::getenv("SLIMCUDA_REQUIRE_GPU");                                         \
-      if (r != nullptr && std::strcmp(r, "1") == 0) FAIL() << "SLIMCUDA_REQUIRE_GPU=1 but no GPU"; \
-      GTEST_SKIP() << "no CUDA device";                                                            \
-    }                                                                                              \
-  } while (0)
 
 constexpr StreamContext kLegacy = StreamContext::unselected(0);
 StreamContext on(cudaStream_t stream) { return StreamContext::selected(stream, 0); }
@@ -56,7 +40,7 @@ void* device_bytes(size_t n, const StreamContext& ctx) {
 // where it should, for odd sizes and unaligned offsets, with and without a selected stream,
 // and the staged path is really taken (the pinned pool hands out its chunks).
 TEST(StagedCopy, PageableRoundTripsOddSizesAndOffsets) {
-  REQUIRE_GPU_OR_SKIP();
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   const size_t threshold = staging_threshold();
   ASSERT_GT(threshold, 0u) << "SLIMCUDA_STAGING_THRESHOLD=0 turns the path under test off";
   testing::TestStream stream;
@@ -92,7 +76,7 @@ TEST(StagedCopy, PageableRoundTripsOddSizesAndOffsets) {
 // The staged copy itself at sizes the policy would send direct (one byte, one chunk and a
 // bit), on the legacy default stream.
 TEST(StagedCopy, AnySizeThroughTheChunks) {
-  REQUIRE_GPU_OR_SKIP();
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   for (size_t n : {size_t{1}, size_t{7}, size_t{4096}, (size_t{4} << 20) + 1, (size_t{9} << 20) - 5}) {
     std::vector<uint8_t> host(n), back(n, 0);
     for (size_t i = 0; i < n; ++i) host[i] = static_cast<uint8_t>(i * 7 + 1);
@@ -109,7 +93,7 @@ TEST(StagedCopy, AnySizeThroughTheChunks) {
 // buffer (strictly serial), two, more buffers than chunks, a last chunk of one byte, one
 // thread and an odd number of threads, on the legacy default stream and on a stream.
 TEST(StagedCopy, EveryPipelineShapeRoundTrips) {
-  REQUIRE_GPU_OR_SKIP();
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   ASSERT_TRUE(stream_flags_available(0)) << "the H200's driver has stream memory operations";
   testing::TestStream created;
   ASSERT_TRUE(created.ok());
@@ -170,14 +154,14 @@ void three_threads_keep_their_bytes(const StagingConfig& config) {
 }
 
 TEST(StagedCopy, ConcurrentCopiesKeepTheirBytes) {
-  REQUIRE_GPU_OR_SKIP();
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   StagingConfig config = staging_config();
   config.stream_flags = false;
   three_threads_keep_their_bytes(config);
 }
 
 TEST(StagedCopy, ConcurrentFlagPipelinesKeepTheirBytes) {
-  REQUIRE_GPU_OR_SKIP();
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   StagingConfig config = staging_config();
   config.stream_flags = true;
   three_threads_keep_their_bytes(config);
@@ -222,7 +206,7 @@ Error read_bytes(const void* reader, uint64_t offset, size_t n, void* dst) noexc
 // Pieces from memory and from a reader, small and spanning many chunks, with gaps between
 // them: every piece lands, every gap is zero, for several pipeline shapes and streams.
 TEST(StagedUpload, PiecesLandAndGapsAreZero) {
-  REQUIRE_GPU_OR_SKIP();
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   Bytes src;
   src.v.resize(size_t{3} << 20);
   for (size_t i = 0; i < src.v.size(); ++i) src.v[i] = static_cast<uint8_t>((i * 7 + 3) >> 2);
@@ -278,7 +262,7 @@ TEST(StagedUpload, PiecesLandAndGapsAreZero) {
 }
 
 TEST(StagedUpload, ReaderErrorStopsTheUploadAndIsReported) {
-  REQUIRE_GPU_OR_SKIP();
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
   Bytes src;
   src.v.resize(size_t{8} << 20);
   src.fail_at = 3;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The vendor library loader: search order, messages, and the remembered failure of the
-// cuBLASLt/cuDNN tables (no vendor library is present on CI machines; on the GPU machine
-// they may be, so those cases accept either outcome but never a crash).
+// cuBLASLt/cuDNN tables (no vendor library is present on CI machines, where the failure
+// and its message are checked; on the GPU machine, SLIMCUDA_REQUIRE_GPU=1, they must load).
 #include "csrc/vendor/library_loader.h"
 
 #include <dlfcn.h>
@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "csrc/testing/fixtures.h"
 #include "csrc/vendor/cublaslt.h"
 #include "csrc/vendor/cudnn.h"
 #include "slimcuda/last_error.h"
@@ -66,9 +67,12 @@ TEST(LibraryLoader, LoaderPathAndSymbols) {
 }
 
 // Whatever the machine has, the tables never abort, and a failure is remembered: the
-// second call gives the same message.
+// second call gives the same message. The GPU machine has both libraries.
 TEST(VendorTables, CublasLtLoadsOrExplains) {
   auto first = vendor::cublaslt("test");
+  if (gpu_required()) {
+    ASSERT_TRUE(first.ok()) << "SLIMCUDA_REQUIRE_GPU=1: " << last_error_message();
+  }
   if (first.ok()) {
     EXPECT_GE(first.value()->version, vendor::kMinCublasLtVersion);
     return;
@@ -84,6 +88,9 @@ TEST(VendorTables, CublasLtLoadsOrExplains) {
 
 TEST(VendorTables, CudnnLoadsOrExplains) {
   auto first = vendor::cudnn("test");
+  if (gpu_required()) {
+    ASSERT_TRUE(first.ok()) << "SLIMCUDA_REQUIRE_GPU=1: " << last_error_message();
+  }
   if (first.ok()) {
     EXPECT_GE(first.value()->version, vendor::kMinCudnnVersion);
     EXPECT_NE(first.value()->handle, nullptr);
