@@ -34,6 +34,7 @@ thread_local ThreadEvents tls_events;
 std::mutex capturing_mu;
 std::vector<std::pair<cudaStream_t, int>> capturing;
 std::atomic<int> capturing_count{0};
+std::atomic<uint64_t> held_back{0};
 
 }  // namespace
 
@@ -41,11 +42,16 @@ bool captures_underway() noexcept { return capturing_count.load(std::memory_orde
 
 bool synchronize_device_outside_captures(int device) noexcept {
   std::lock_guard<std::mutex> lock(capturing_mu);
-  if (capturing_count.load(std::memory_order_acquire) > 0) return false;
+  if (capturing_count.load(std::memory_order_acquire) > 0) {
+    held_back.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   DeviceGuard guard(device);
   if (guard.error() == Error::Ok && cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
   return true;
 }
+
+uint64_t synchronizations_held_back() noexcept { return held_back.load(std::memory_order_relaxed); }
 
 CapturingStream::CapturingStream(cudaStream_t stream, int device) noexcept : stream_(stream) {
   try {

@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 #include "slimcuda/error.h"
 #include "slimcuda/types.h"
 
@@ -34,6 +36,10 @@ namespace slimcuda::cuda {
 /// whether it synchronized. No capture can begin meanwhile (CapturingStream waits for it), so
 /// the synchronize can never invalidate one of ours.
 [[nodiscard]] bool synchronize_device_outside_captures(int device) noexcept;
+
+/// How many times synchronize_device_outside_captures has held back for a capture since the
+/// process began: lets a test see that a caller is waiting for one, without a sleep.
+[[nodiscard]] uint64_t synchronizations_held_back() noexcept;
 
 class CapturingStream {
  public:
