@@ -19,13 +19,14 @@ import (
 // before anything is allocated).
 const maxInputBytes = 1 << 30
 
-// inputFiles lists the .npy files of -inputs for a model of n inputs: the comma-separated
-// files given, or DIR/input_<i>.npy for i < n when the value is a directory.
-func inputFiles(value string, n int) ([]string, error) {
+// npyFiles lists the .npy files a flag names for n tensors: the comma-separated files
+// given, or DIR/<prefix>_<i>.npy for i < n when the value is a directory (-inputs: input_,
+// -expect: expected_).
+func npyFiles(flagName, value, prefix string, n int) ([]string, error) {
 	if st, err := os.Stat(userPath(value)); err == nil && st.IsDir() {
 		files := make([]string, n)
 		for i := range files {
-			files[i] = filepath.Join(userPath(value), fmt.Sprintf("input_%d.npy", i))
+			files[i] = filepath.Join(userPath(value), fmt.Sprintf("%s_%d.npy", prefix, i))
 		}
 		return files, nil
 	}
@@ -34,7 +35,11 @@ func inputFiles(value string, n int) ([]string, error) {
 		files = append(files, userPath(f))
 	}
 	if len(files) != n {
-		return nil, fmt.Errorf("slimcuda run: -inputs names %d file(s); the model has %d input(s)", len(files), n)
+		what := "input"
+		if prefix != "input" {
+			what = "output"
+		}
+		return nil, fmt.Errorf("slimcuda run: %s names %d file(s); the model has %d %s(s)", flagName, len(files), n, what)
 	}
 	return files, nil
 }
@@ -42,7 +47,7 @@ func inputFiles(value string, n int) ([]string, error) {
 // readInputs loads the -inputs .npy files onto device, each a tensor of the file's dtype
 // and shape (the model checks them against its manifest).
 func readInputs(value string, n int, device slimcuda.Device) ([]*slimcuda.Tensor, error) {
-	files, err := inputFiles(value, n)
+	files, err := npyFiles("-inputs", value, "input", n)
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,8 @@ type Summary struct {
 	Iterations int             `json:"iterations"`
 	Inputs     []TensorSummary `json:"inputs"`
 	Outputs    []TensorSummary `json:"outputs"`
+	// The outputs against a reference: -expect's, or the demo's own (nil: none to check).
+	Reference *ReferenceCheck `json:"reference,omitempty"`
 	// Device memory cache statistics after the runs (CUDA models).
 	Memory *slimcuda.MemoryStats `json:"memory,omitempty"`
 }
@@ -78,6 +80,11 @@ var runCommand = command{
 			"or a directory holding input_0.npy, input_1.npy, ...")
 		fs.StringVar(&o.save, "save", "", "write each output to DIR/output_<i>.npy (NumPy, in the output's dtype)")
 		fs.StringVar(&o.modelName, "model-name", "", "which model of a .pt2 holding several (default: its only one, or \"model\")")
+		fs.StringVar(&o.expect, "expect", "", "check the outputs against NumPy .npy files (a comma-separated list, one per\n"+
+			"output, or a directory holding expected_0.npy, ...); a mismatch fails the run. The demo, run on its\n"+
+			"own inputs, is checked against its exact reference without it")
+		fs.Float64Var(&o.atol, "atol", 1e-5, "-expect's absolute tolerance")
+		fs.Float64Var(&o.rtol, "rtol", 1e-5, "-expect's relative tolerance")
 		return func(c *cmdContext) error {
 			if err := c.args(0, 1, "[MODEL]"); err != nil {
 				return err
@@ -96,6 +103,8 @@ type runOptions struct {
 	asJSON, values bool
 	inputs, save   string
 	modelName      string
+	expect         string
+	atol, rtol     float64
 }
 
 // loadOptions are the options of -device and -model-name (shared by run, info and bench-load).
@@ -132,8 +141,12 @@ func runModel(c *cmdContext, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.atol < 0 || o.rtol < 0 || math.IsNaN(o.atol) || math.IsNaN(o.rtol) {
+		return c.usageError("-atol and -rtol must be >= 0")
+	}
 	path := userPath(c.fs.Arg(0))
-	if path == "" {
+	demo := path == ""
+	if demo {
 		if path, err = demoPackage(); err != nil {
 			return err
 		}
@@ -197,13 +210,32 @@ func runModel(c *cmdContext, o runOptions) error {
 			return err
 		}
 	}
+	var ref *reference
+	switch {
+	case o.expect != "":
+		if ref, err = expectedFromFiles(o.expect, len(outputs), o.atol, o.rtol); err != nil {
+			return err
+		}
+	case demo && o.inputs == "":
+		if ref, err = demoReference(*batch); err != nil {
+			return err
+		}
+	}
+	got := make([][]float64, 0, len(outputs))
 	for i, out := range outputs {
-		summary, err := summarize(model.Outputs()[i].Name, out, *values)
+		summary, vals, err := summarize(model.Outputs()[i].Name, out, *values)
 		out.Close()
 		if err != nil {
 			return err
 		}
 		s.Outputs = append(s.Outputs, summary)
+		got = append(got, vals)
+	}
+	var mismatch error
+	if ref != nil {
+		check, err := ref.compare(got)
+		s.Reference = &check
+		mismatch = err
 	}
 	if *iterations > 0 {
 		start = time.Now()
@@ -226,7 +258,10 @@ func runModel(c *cmdContext, o runOptions) error {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		if err := enc.Encode(s); err != nil {
+			return err
+		}
+		return mismatch
 	}
 	fmt.Fprintf(stdout, "%s on %s: load %.2f ms, first run %.3f ms, mean of %d runs %.3f ms\n", s.Package, s.Device,
 		s.LoadMillis, s.FirstRunMs, s.Iterations, s.RunMillis)
@@ -238,7 +273,14 @@ func runModel(c *cmdContext, o runOptions) error {
 		fmt.Fprintf(stdout, "  output %s: %s %v, min %.6g, max %.6g, sum %.6g\n", o.Name, o.DType, o.Sizes, o.Min, o.Max,
 			o.Sum)
 	}
-	return nil
+	switch {
+	case s.Reference == nil && demo && o.inputs == "":
+		fmt.Fprintf(stdout, "  reference: none for batch %d (testdata/demo_model.json has batches 1, 4, 7, 64)\n", *batch)
+	case s.Reference != nil && mismatch == nil:
+		fmt.Fprintf(stdout, "  reference: all %d values match %s (max |diff| %.3g)\n", s.Reference.Values,
+			s.Reference.Source, float64(s.Reference.MaxAbsDiff))
+	}
+	return mismatch
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -333,16 +375,17 @@ func makeInput(spec slimcuda.TensorSpec, sizes []int64, device slimcuda.Device) 
 	return t, describe(spec.Name, spec.DType, sizes, values, false), nil
 }
 
-func summarize(name string, t *slimcuda.Tensor, all bool) (TensorSummary, error) {
+// summarize describes an output and returns its values (row-major, as float64).
+func summarize(name string, t *slimcuda.Tensor, all bool) (TensorSummary, []float64, error) {
 	info, err := t.Info()
 	if err != nil {
-		return TensorSummary{}, err
+		return TensorSummary{}, nil, err
 	}
 	values := make([]float64, info.Numel)
 	if err := slimcuda.CopyToHost(t, values); err != nil {
-		return TensorSummary{}, err
+		return TensorSummary{}, nil, err
 	}
-	return describe(name, info.DType, info.Sizes, values, all), nil
+	return describe(name, info.DType, info.Sizes, values, all), values, nil
 }
 
 func describe(name string, dtype slimcuda.DType, sizes []int64, values []float64, all bool) TensorSummary {
