@@ -42,9 +42,7 @@ func loadOptions(device string) []LoadOption {
 func TestDemoModelRun(t *testing.T) {
 	for _, c := range fx.Cases(t, "demo_model.json", "run") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var device, layout string
 			var batch int64
 			var x, want []float32
@@ -103,9 +101,7 @@ func TestDemoModelRun(t *testing.T) {
 func TestDemoModelRejectsBadInputs(t *testing.T) {
 	for _, c := range fx.Cases(t, "demo_model.json", "run_bad") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var device, where, dtypeName string
 			var sizes []int64
 			c.Get(t, "device", &device)
@@ -137,9 +133,7 @@ func TestDemoModelRejectsBadInputs(t *testing.T) {
 func TestDemoModelLoad(t *testing.T) {
 	for _, c := range fx.Cases(t, "demo_model.json", "load") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var device string
 			c.Get(t, "device", &device)
 			m, err := Load(demoPackage(t), loadOptions(device)...)
@@ -494,9 +488,7 @@ func TestMultiGPUModel(t *testing.T) {
 	input, want := demoReference(t)
 	for _, c := range fx.Cases(t, "multi_gpu.json", "model") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var modelDev, inputDev int
 			c.Get(t, "model_device", &modelDev)
 			c.Get(t, "input_device", &inputDev)
@@ -524,7 +516,7 @@ func TestMultiGPUModel(t *testing.T) {
 // Two goroutines drive the two GPUs at once, each with its own stream: copies, a kernel
 // and a model run on its GPU, many times over; the results never mix.
 func TestTwoGoroutinesDriveTwoGPUs(t *testing.T) {
-	requireGPUs(t, 2)
+	requireTwoGPUs(t)
 	input, want := demoReference(t)
 	demo := demoPackage(t) // on the test's goroutine: it may skip the test
 	var wg sync.WaitGroup
