@@ -184,9 +184,7 @@ func TestAllocatorDeviceToHostOrderedOnCallerStream(t *testing.T) {
 			c.Get(t, "n", &n)
 			c.Get(t, "spin_us", &spinUS)
 			c.Get(t, "value", &value)
-			if !testkernel.Available() {
-				t.Skip(testkernel.SkipReason)
-			}
+			testkernel.Require(t)
 			buf, err := Alloc(4*n, OnDevice(CUDADevice(0)))
 			require.NoError(t, err)
 			defer buf.Close()
@@ -229,9 +227,7 @@ func TestAllocatorHostToDeviceOrderedOnCallerStream(t *testing.T) {
 			for i := range in {
 				in[i] = 0.25 * float32(i%1000)
 			}
-			if !testkernel.Available() {
-				t.Skip(testkernel.SkipReason)
-			}
+			testkernel.Require(t)
 			buf, err := Alloc(4*n, OnDevice(CUDADevice(0)))
 			require.NoError(t, err)
 			defer buf.Close()
