@@ -200,8 +200,8 @@ func pt2Seeds(t testing.TB) [][]byte {
 // FuzzLoadPt2 feeds bytes to the .pt2 loader through the Go API (LoadBytes on the CPU). As
 // FuzzCheckPackage, a robustness check of the Go-to-C boundary, not a coverage-guided
 // fuzzer of the C reader (cgo code is not instrumented; csrc/archive/archive_fuzzer.cc under
-// libFuzzer is). Its seeds are testdata/pt2/*.pt2: `go test` replays them, and so does
-// TestPt2FuzzSeeds under Bazel, whose test main (rules_go v0.24) registers no fuzz targets.
+// libFuzzer is). Its seeds are testdata/pt2/*.pt2, which `go test` and `bazel test` replay;
+// TestPt2FuzzSeeds adds their truncations.
 func FuzzLoadPt2(f *testing.F) {
 	for _, data := range pt2Seeds(f) {
 		f.Add(data)

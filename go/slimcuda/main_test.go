@@ -34,6 +34,12 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	if fixture.SelectsAll() && packageInputsChecked.Load() == 0 {
+		fmt.Fprintln(os.Stderr, "FuzzCheckPackage checked no seed: this test main runs no fuzz targets")
+		if code == 0 {
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
