@@ -68,9 +68,7 @@ func pattern(n, seed int) []byte {
 func TestAllocatorCopyContract(t *testing.T) {
 	for _, c := range fx.Cases(t, "allocator.json", "copy") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var nbytes int
 			var direction, dst, src, stream string
 			c.Get(t, "nbytes", &nbytes)
@@ -125,9 +123,7 @@ func TestAllocatorCopyContract(t *testing.T) {
 func TestAllocatorRoundTrip(t *testing.T) {
 	for _, c := range fx.Cases(t, "allocator.json", "round_trip") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var nbytes int
 			var stream string
 			c.Get(t, "nbytes", &nbytes)
@@ -148,9 +144,7 @@ func TestAllocatorRoundTrip(t *testing.T) {
 func TestAllocatorAlloc(t *testing.T) {
 	for _, c := range fx.Cases(t, "allocator.json", "alloc") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var nbytes float64 // may exceed int on purpose; checked below
 			var alignment int
 			c.Get(t, "nbytes", &nbytes)
@@ -184,17 +178,13 @@ func TestAllocatorAlloc(t *testing.T) {
 func TestAllocatorDeviceToHostOrderedOnCallerStream(t *testing.T) {
 	for _, c := range fx.Cases(t, "allocator.json", "ordering_d2h") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var n, spinUS int
 			var value float32
 			c.Get(t, "n", &n)
 			c.Get(t, "spin_us", &spinUS)
 			c.Get(t, "value", &value)
-			if !testkernel.Available() {
-				t.Skip(testkernel.SkipReason)
-			}
+			testkernel.Require(t)
 			buf, err := Alloc(4*n, OnDevice(CUDADevice(0)))
 			require.NoError(t, err)
 			defer buf.Close()
@@ -227,9 +217,7 @@ func TestAllocatorDeviceToHostOrderedOnCallerStream(t *testing.T) {
 func TestAllocatorHostToDeviceOrderedOnCallerStream(t *testing.T) {
 	for _, c := range fx.Cases(t, "allocator.json", "ordering_h2d") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var n, spinUS int
 			var value float32
 			c.Get(t, "n", &n)
@@ -239,9 +227,7 @@ func TestAllocatorHostToDeviceOrderedOnCallerStream(t *testing.T) {
 			for i := range in {
 				in[i] = 0.25 * float32(i%1000)
 			}
-			if !testkernel.Available() {
-				t.Skip(testkernel.SkipReason)
-			}
+			testkernel.Require(t)
 			buf, err := Alloc(4*n, OnDevice(CUDADevice(0)))
 			require.NoError(t, err)
 			defer buf.Close()
@@ -303,9 +289,7 @@ func TestBufferMisuseIsAnErrorNotAPanic(t *testing.T) {
 func TestKernelsFill(t *testing.T) {
 	for _, c := range fx.Cases(t, "kernels.json", "fill") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var n int
 			var value float32
 			var dst string
@@ -352,9 +336,7 @@ func TestKernelsFill(t *testing.T) {
 func TestKernelsAxpy(t *testing.T) {
 	for _, c := range fx.Cases(t, "kernels.json", "axpy") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var a float32
 			c.Get(t, "a", &a)
 			if c.IsNull("x") {
@@ -389,9 +371,7 @@ func TestKernelsAxpy(t *testing.T) {
 func TestMultiGPUCopy(t *testing.T) {
 	for _, c := range fx.Cases(t, "multi_gpu.json", "copy") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var bufDev, streamDev, index, n int
 			c.Get(t, "buffer_device", &bufDev)
 			c.Get(t, "stream_device", &streamDev)

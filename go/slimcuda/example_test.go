@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 
 	"github.com/slimcuda/slimcuda/go/slimcuda"
 )
@@ -24,56 +26,91 @@ func Example_errors() {
 }
 
 // Copies run on the caller's stream for the whole scope of WithCallerStream; they are
-// blocking, so the host slices are safe to reuse as soon as each call returns.
+// blocking, so the host slices are safe to reuse as soon as each call returns. The same
+// code runs without a GPU, on the CPU, where there is no stream to order.
 func ExampleWithCallerStream() {
-	stream, err := slimcuda.NewStream(slimcuda.NonBlocking())
-	if err != nil {
-		log.Fatal(err) // ErrNotSupported without a GPU
+	device, stream := slimcuda.CPUDevice, slimcuda.DefaultStream()
+	if n, err := slimcuda.DeviceCount(); err == nil && n > 0 {
+		s, err := slimcuda.NewStream(slimcuda.NonBlocking())
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer s.Close()
+		device, stream = slimcuda.CUDADevice(0), s
 	}
-	defer stream.Close()
-	buf, err := slimcuda.Alloc(4 * 1024)
+	x, err := slimcuda.NewTensor([]int64{4}, slimcuda.Float32, device)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer buf.Close()
-
-	in := make([]float32, 1024)
-	out := make([]float32, 1024)
+	defer x.Close()
+	y, err := slimcuda.NewTensor([]int64{4}, slimcuda.Float16, device)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer y.Close()
+	out := make([]float32, 4)
 	err = slimcuda.WithCallerStream(stream, func() error {
-		if err := buf.CopyFromHost(slimcuda.AsBytes(in)); err != nil {
+		if err := slimcuda.CopyFromHost(x, []float32{0.5, 1.5, 2.5, 3.5}); err != nil {
 			return err
 		}
-		if err := buf.FillFloat32(2.5, len(in)); err != nil { // enqueued on stream
+		if err := y.CopyFrom(x); err != nil { // enqueued on stream
 			return err
 		}
-		return buf.CopyToHost(slimcuda.AsBytes(out)) // waits for the fill, on stream
+		return slimcuda.CopyToHost(y, out) // waits for the conversion, on stream
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(out[0], out[1023])
+	fmt.Println(out)
+	// Output: [0.5 1.5 2.5 3.5]
 }
 
 // OnStream selects a stream for one call; a stream from another CUDA library is borrowed
 // with WrapStream.
 func ExampleOnStream() {
-	buf, err := slimcuda.Alloc(16)
+	device := slimcuda.CPUDevice // a CPU tensor's copies ignore the stream
+	if n, err := slimcuda.DeviceCount(); err == nil && n > 0 {
+		device = slimcuda.CUDADevice(0)
+	}
+	x, err := slimcuda.NewTensor([]int64{2, 2}, slimcuda.Int32, device)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer buf.Close()
+	defer x.Close()
 	var foreign *slimcuda.Stream = slimcuda.DefaultStream() // or slimcuda.WrapStream(handle)
-	if err := buf.CopyFromHost([]byte("sixteen bytes!!!"), slimcuda.OnStream(foreign)); err != nil {
+	if err := slimcuda.CopyFromHost(x, []int32{1, 2, 3, 4}, slimcuda.OnStream(foreign)); err != nil {
 		log.Fatal(err)
 	}
+	out := make([]int64, 4)
+	if err := slimcuda.CopyToHost(x, out, slimcuda.OnStream(foreign)); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(out)
+	// Output: [1 2 3 4]
 }
 
+// DeviceCount is 0, not an error, without a GPU or driver: code meant for both picks its
+// device from it.
 func ExampleDeviceCount() {
 	n, err := slimcuda.DeviceCount()
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("CUDA devices:", n) // 0 without a GPU or driver
+	device := slimcuda.CPUDevice
+	if n > 0 {
+		device = slimcuda.CUDADevice(0)
+	}
+	x, err := slimcuda.NewTensor([]int64{2, 3}, slimcuda.BFloat16, device)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer x.Close()
+	info, err := x.Info()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(info.Sizes, info.DType, info.DType.Size(), "bytes each")
+	// Output: [2 3] bfloat16 2 bytes each
 }
 
 // Tensors are strided views; CopyFrom converts dtypes and follows strides on any device.
@@ -109,29 +146,54 @@ func ExampleTensor() {
 	// Output: [0 3 1 4 2 5] [2 1] int64
 }
 
-// Load a model package and run it; inputs are checked against model.Inputs().
+// linearExport is a small PyTorch export for the CPU, y = relu(x W^T + b + z), that this
+// repository keeps as a test file (testdata/pt2/real_cpu_linear.pt2): $SLIMCUDA_PT2_JSON's
+// folder when set (the GPU bundle), else relative to this package.
+func linearExport() string {
+	if p := os.Getenv("SLIMCUDA_PT2_JSON"); p != "" {
+		return filepath.Join(filepath.Dir(p), "pt2", "real_cpu_linear.pt2")
+	}
+	return filepath.Join("..", "..", "testdata", "pt2", "real_cpu_linear.pt2")
+}
+
+// Load a model — a .pt2 from torch._inductor.aoti_compile_and_package, or a slimcuda
+// package — and run it; inputs are checked against model.Inputs(). A .pt2 runs on the
+// device it was compiled for (this one on the CPU); a package with a CUDA library uses it
+// when there is a GPU.
 func ExampleLoad() {
-	model, err := slimcuda.Load("model.slimcuda") // CUDA library when there is a GPU, else CPU
+	model, err := slimcuda.Load(linearExport())
 	if err != nil {
-		log.Fatal(err) // errors.Is(err, slimcuda.ErrInvalidProgram) for a malformed package
+		log.Fatal(err) // errors.Is(err, slimcuda.ErrInvalidProgram) for a malformed model
 	}
 	defer model.Close()
-	spec := model.Inputs()[0]
-	x, err := slimcuda.NewTensor([]int64{4, spec.Sizes[1]}, spec.DType, model.Device())
-	if err != nil {
-		log.Fatal(err)
+	var inputs []*slimcuda.Tensor
+	for _, spec := range model.Inputs() {
+		fmt.Println("input", spec.DType, spec.Sizes) // spec.Name: PyTorch's, arg2_1 here
+		x, err := slimcuda.NewTensor(spec.Sizes, spec.DType, model.Device())
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer x.Close()
+		n := 1
+		for _, size := range spec.Sizes {
+			n *= int(size)
+		}
+		if err := slimcuda.CopyFromHost(x, make([]float32, n)); err != nil {
+			log.Fatal(err)
+		}
+		inputs = append(inputs, x)
 	}
-	defer x.Close()
-	if err := slimcuda.CopyFromHost(x, make([]float32, 4*spec.Sizes[1])); err != nil {
-		log.Fatal(err)
-	}
-	outs, err := model.Run([]*slimcuda.Tensor{x})
+	outs, err := model.Run(inputs)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, out := range outs {
 		info, _ := out.Info()
-		fmt.Println(info.Sizes, info.DType)
+		fmt.Println("output", info.DType, info.Sizes)
 		out.Close()
 	}
+	// Output:
+	// input float32 [2 4]
+	// input float32 [2 3]
+	// output float32 [2 3]
 }

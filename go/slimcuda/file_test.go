@@ -4,6 +4,8 @@ package slimcuda
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -136,16 +138,19 @@ func TestPackWritesOnlyARegularFile(t *testing.T) {
 }
 
 // The child half of TestPermissionDeniedIsAccessFailed: run as uid 65534, it prints the
-// code and message of Load and Pack on the paths it is given.
-func TestPermissionChild(t *testing.T) {
+// code and message of Load and Pack on the paths it is given and exits. An init rather
+// than a test: this file's target has no TestMain of its own, and a test that only the
+// child runs would be a skip, for no reason the GPU run accepts, in every other run.
+func init() {
 	path := os.Getenv("SLIMCUDA_PERMISSION_CHILD")
 	if path == "" {
-		t.Skip("runs only as TestPermissionDeniedIsAccessFailed's child")
+		return
 	}
 	_, err := Load(path, LoadOnDevice(CPUDevice))
 	fmt.Printf("Load: %v\n", err)
 	err = Pack(os.Getenv("SLIMCUDA_PERMISSION_MANIFEST"), "/dev/null")
 	fmt.Printf("Pack: %v\n", err)
+	os.Exit(0)
 }
 
 // copyFile copies src to dst with mode 0755.
@@ -166,19 +171,28 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// asNobody runs this test binary's TestPermissionChild as uid/gid 65534 with env: the
-// binary and its shared libraries (bazel's, under /root, which nobody cannot enter) are
-// copied into dir first.
-func asNobody(t *testing.T, dir string, env ...string) (string, error) {
+// credentialsRefused reports whether err, from starting a child with credentials, is the
+// kernel refusing the switch to them (setgroups, setgid or setuid: EPERM, or EINVAL for an
+// id a user namespace does not map): the one failure that says this machine cannot run the
+// check, rather than that the test or the library is broken.
+func credentialsRefused(err error) bool {
+	var exit *exec.ExitError
+	return !errors.As(err, &exit) && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL))
+}
+
+// asNobody runs this test binary as the permission child (init above), as uid/gid 65534
+// with env, and returns its output: the binary and its shared libraries (bazel's, under
+// /root, which nobody cannot enter) are copied into dir first. It skips t only when the
+// kernel refuses to start the child as nobody; a child that started and then failed,
+// crashed included, fails t with its output.
+func asNobody(t *testing.T, dir string, env ...string) string {
 	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
 	libs := filepath.Join(dir, "lib")
 	require.NoError(t, os.Mkdir(libs, 0o755))
 	bin := filepath.Join(dir, "test_binary")
-	if err := copyFile(self, bin); err != nil {
-		return "", err
-	}
+	require.NoError(t, copyFile(self, bin))
 	maps, err := os.Open("/proc/self/maps")
 	require.NoError(t, err)
 	defer maps.Close()
@@ -188,12 +202,10 @@ func asNobody(t *testing.T, dir string, env ...string) (string, error) {
 		p := fields[len(fields)-1]
 		if strings.Contains(p, ".so") && !strings.HasPrefix(p, "/lib") && !strings.HasPrefix(p, "/usr") && !seen[p] {
 			seen[p] = true
-			if err := copyFile(p, filepath.Join(libs, filepath.Base(p))); err != nil {
-				return "", err
-			}
+			require.NoError(t, copyFile(p, filepath.Join(libs, filepath.Base(p))))
 		}
 	}
-	cmd := exec.Command(bin, "-test.run=^TestPermissionChild$", "-test.v")
+	cmd := exec.Command(bin)
 	// Without bazel's test variables: the child must not chdir into runfiles, take the
 	// parent's test filter or write its XML report.
 	for _, kv := range os.Environ() {
@@ -205,11 +217,37 @@ func asNobody(t *testing.T, dir string, env ...string) (string, error) {
 	}
 	cmd.Env = append(cmd.Env, append(env, "LD_LIBRARY_PATH="+libs)...)
 	cmd.Dir = dir
-	if os.Getuid() == 0 {
+	asRoot := os.Getuid() == 0
+	if asRoot {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
 	}
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		if asRoot && credentialsRefused(err) {
+			t.Skipf("cannot start this test binary as uid 65534 here (a user namespace without it mapped?): %v", err)
+		}
+		t.Fatalf("starting the child: %v", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the child failed: %v\n%s", err, out.String())
+	}
+	return out.String()
+}
+
+// Only a refused switch of credentials skips the permission check: a child that ran and
+// failed, or crashed, is a failure.
+func TestOnlyRefusedCredentialsSkip(t *testing.T) {
+	crash := exec.Command("/bin/sh", "-c", "kill -SEGV $$")
+	err := crash.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "the shell was killed by SIGSEGV")
+	require.False(t, credentialsRefused(err), "a crash")
+	require.False(t, credentialsRefused(exec.Command("/bin/sh", "-c", "exit 1").Run()), "a failure")
+	require.False(t, credentialsRefused(exec.Command(filepath.Join(t.TempDir(), "missing")).Run()), "no binary")
+	// What exec returns when the kernel refuses setuid or setgroups in the child before exec.
+	require.True(t, credentialsRefused(&os.PathError{Op: "fork/exec", Path: "/bin/true", Err: syscall.EINVAL}))
+	require.True(t, credentialsRefused(&os.PathError{Op: "fork/exec", Path: "/bin/true", Err: syscall.EPERM}))
 }
 
 // Root reads any file whatever its mode (CI runs as root), so the check runs in a child
@@ -222,11 +260,7 @@ func TestPermissionDeniedIsAccessFailed(t *testing.T) {
 	secret := filepath.Join(dir, "secret.slimcuda")
 	require.NoError(t, os.WriteFile(secret, []byte("bytes"), 0o000))
 	manifest := writeManifest(t, dir, "secret.json", "secret.slimcuda", "")
-	out, err := asNobody(t, dir, "SLIMCUDA_PERMISSION_CHILD="+secret, "SLIMCUDA_PERMISSION_MANIFEST="+manifest)
-	if err != nil && !strings.Contains(out, "TestPermissionChild") {
-		t.Skipf("cannot run this test binary as uid 65534 here (a user namespace without it mapped?): %v %s", err, out)
-	}
-	require.NoError(t, err, out)
+	out := asNobody(t, dir, "SLIMCUDA_PERMISSION_CHILD="+secret, "SLIMCUDA_PERMISSION_MANIFEST="+manifest)
 	want := "AccessFailed: slimcuda_model_load_file_with: cannot open " + secret + ": Permission denied"
 	require.Contains(t, out, "Load: slimcuda: Load: "+want)
 	require.Contains(t, out, "Pack: slimcuda: Pack: "+"AccessFailed: slimcuda_package_pack: cannot open "+

@@ -34,10 +34,17 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	if fixture.SelectsAll() && packageInputsChecked.Load() == 0 {
+		fmt.Fprintln(os.Stderr, "FuzzCheckPackage checked no seed: this test main runs no fuzz targets")
+		if code == 0 {
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
-// requireGPU skips t without a GPU, or fails it under SLIMCUDA_REQUIRE_GPU=1.
+// requireGPU skips t without a GPU (fixture.NeedsGPU), or fails it under
+// SLIMCUDA_REQUIRE_GPU=1.
 func requireGPU(t testing.TB) {
 	t.Helper()
 	n, err := DeviceCount()
@@ -47,7 +54,10 @@ func requireGPU(t testing.TB) {
 	if os.Getenv("SLIMCUDA_REQUIRE_GPU") == "1" {
 		t.Fatalf("SLIMCUDA_REQUIRE_GPU=1 but no CUDA device is usable (%v)", err)
 	}
-	t.Skip("no CUDA device")
+	if err != nil {
+		t.Skipf("%s (%v)", fixture.NeedsGPU, err)
+	}
+	t.Skip(fixture.NeedsGPU)
 }
 
 // expectCode checks err against a fixture's "expect" (and optional "message") fields.
@@ -77,17 +87,19 @@ func expectCode(t *testing.T, c fixture.Case, err error) {
 	}
 }
 
-func requireGPUs(t *testing.T, n int) {
+// requireTwoGPUs skips t on fewer than two GPUs (fixture.NeedsTwoGPUs), or fails it under
+// SLIMCUDA_REQUIRE_GPUS=2.
+func requireTwoGPUs(t *testing.T) {
 	t.Helper()
 	count, err := DeviceCount()
 	require.NoError(t, err)
-	if count >= n {
+	if count >= 2 {
 		return
 	}
-	if want, _ := strconv.Atoi(os.Getenv("SLIMCUDA_REQUIRE_GPUS")); want >= n {
+	if want, _ := strconv.Atoi(os.Getenv("SLIMCUDA_REQUIRE_GPUS")); want >= 2 {
 		t.Fatalf("SLIMCUDA_REQUIRE_GPUS=%d but %d GPU(s)", want, count)
 	}
-	t.Skipf("needs %d GPUs, found %d", n, count)
+	t.Skipf("%s (found %d)", fixture.NeedsTwoGPUs, count)
 }
 
 // pointerOf returns the address of a Go slice's first element, for handing the C ABI a

@@ -5,6 +5,7 @@ package slimcuda
 import (
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,9 +17,7 @@ import (
 func TestPackagesCheck(t *testing.T) {
 	for _, c := range fx.Cases(t, "packages.json", "check") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var file string
 			c.Get(t, "file", &file)
 			data, err := os.ReadFile(fx.Path(t, "packages.json", file))
@@ -31,9 +30,7 @@ func TestPackagesCheck(t *testing.T) {
 func TestPackagesLoad(t *testing.T) {
 	for _, c := range fx.Cases(t, "packages.json", "load") {
 		t.Run(c.Name, func(t *testing.T) {
-			if !fx.Begin(t, c) {
-				t.Skip("needs " + c.Requires)
-			}
+			fx.Begin(t, c)
 			var file string
 			c.Get(t, "file", &file)
 			m, err := Load(fx.Path(t, "packages.json", file), LoadOnDevice(CPUDevice))
@@ -57,24 +54,31 @@ func TestPackMissingManifest(t *testing.T) {
 // FuzzCheckPackage feeds bytes to the package reader through the Go API: it must answer Ok
 // or InvalidProgram, never crash. It is a robustness check of the Go-to-C boundary (slice
 // passing, error mapping), not a coverage-guided fuzzer: cgo code is not instrumented, so
-// `go test -fuzz` learns nothing about the C parser. `bazel test` runs it over its seeds
-// (testdata/packages/*.slimcuda); libFuzzer (tools/fuzz/fuzz.sh) is the coverage-guided
-// fuzzer of the C reader, and FuzzRead (go/internal/npy, the CLI's .npy reader) is the Go-side target.
+// `go test -fuzz` learns nothing about the C parser. `go test` and `bazel test` run it over
+// its seeds (testdata/packages/*.slimcuda), TestMain checking that they did; libFuzzer
+// (tools/fuzz/fuzz.sh) is the coverage-guided fuzzer of the C reader, and FuzzRead
+// (go/internal/npy, the CLI's .npy reader) is the Go-side target.
 func FuzzCheckPackage(f *testing.F) {
-	seeds, _ := filepath.Glob(filepath.Join(filepath.Dir(fx.Path(f, "packages.json", "x")), "packages", "*.slimcuda"))
+	seeds, err := filepath.Glob(fx.Path(f, "packages.json", filepath.Join("packages", "*.slimcuda")))
+	require.NoError(f, err)
+	require.NotEmpty(f, seeds, "no seed packages next to packages.json")
 	for _, p := range seeds {
 		data, err := os.ReadFile(p)
-		if err == nil {
-			f.Add(data)
-		}
+		require.NoError(f, err, "seed %s", p)
+		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		packageInputsChecked.Add(1)
 		err := CheckPackage(data)
 		if err != nil && !errorIs(err, ErrInvalidProgram) {
 			t.Fatalf("want nil or ErrInvalidProgram, got %v", err)
 		}
 	})
 }
+
+// packageInputsChecked counts FuzzCheckPackage's inputs, for TestMain's check that a run of
+// every test ran its seeds (a test main without fuzz targets ran none, silently).
+var packageInputsChecked atomic.Int64
 
 // Manifest numbers are JSON integers within their field's range, never truncated or
 // wrapped (csrc/package/package_test.cc checks the same cases).

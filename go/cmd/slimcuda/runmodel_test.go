@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/slimcuda/slimcuda/go/internal/fixture"
+	"github.com/slimcuda/slimcuda/go/internal/npy"
 	"github.com/stretchr/testify/require"
 )
 
@@ -154,9 +156,24 @@ func pt2Fixture(t *testing.T, name string) string {
 	return filepath.Join(filepath.Dir(fixture.Runfile(t, "SLIMCUDA_PT2_JSON", "testdata/pt2.json")), "pt2", name)
 }
 
+// writeNPY writes values as a float32 .npy file of shape sizes in dir and returns its path.
+func writeNPY(t *testing.T, dir, name string, sizes []int64, values []float32) string {
+	t.Helper()
+	raw := make([]byte, 0, 4*len(values))
+	for _, v := range values {
+		raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(v))
+	}
+	var file bytes.Buffer
+	require.NoError(t, npy.Write(&file, npy.Array{DType: npy.Float32, Shape: sizes, Data: raw}))
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, file.Bytes(), 0o644))
+	return p
+}
+
 // runLinearPt2 runs `slimcuda run -json` on one of the CPU linear exports (the same model
 // with its weights in the library or in the archive) and checks what both must give: inputs
-// built from the archive's specs ([2, 4] and [2, 3] float32), a [2, 3] ReLU output.
+// built from the archive's specs ([2, 4] and [2, 3] float32), a [2, 3] output; and on the
+// inputs of testdata/pt2/real_cpu_linear.ref.json, PyTorch's eager output stored there.
 func runLinearPt2(t *testing.T, name, iterations string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -170,11 +187,29 @@ func runLinearPt2(t *testing.T, name, iterations string) {
 	require.Equal(t, []int64{2, 3}, s.Inputs[1].Sizes)
 	require.Len(t, s.Outputs, 1)
 	require.Equal(t, []int64{2, 3}, s.Outputs[0].Sizes)
-	require.GreaterOrEqual(t, float64(s.Outputs[0].Min), 0.0, "relu")
+
+	raw, err := os.ReadFile(pt2Fixture(t, "real_cpu_linear.ref.json"))
+	require.NoError(t, err)
+	var ref struct{ X, Z, Y []float32 }
+	require.NoError(t, json.Unmarshal(raw, &ref))
+	require.Len(t, ref.Y, 6)
+	dir := t.TempDir()
+	inputs := writeNPY(t, dir, "x.npy", []int64{2, 4}, ref.X) + "," + writeNPY(t, dir, "z.npy", []int64{2, 3}, ref.Z)
+	out.Reset()
+	code = run([]string{"run", "-json", "-values", "-iterations", iterations, "-inputs", inputs, pt2Fixture(t, name)},
+		&out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	s = Summary{}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &s))
+	require.Len(t, s.Outputs, 1)
+	require.Len(t, s.Outputs[0].Values, len(ref.Y))
+	for i, want := range ref.Y {
+		require.InDelta(t, want, float64(s.Outputs[0].Values[i]), 1e-5, "%s output %d", name, i)
+	}
 }
 
 // `slimcuda run model.pt2`: the real CPU export runs on inputs the CLI builds from the
-// archive's input specs, and its output has the model's shape.
+// archive's input specs, and on given inputs gives PyTorch's output.
 func TestRunPt2(t *testing.T) {
 	runLinearPt2(t, "real_cpu_linear.pt2", "1")
 	var out, errOut bytes.Buffer

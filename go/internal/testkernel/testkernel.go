@@ -5,7 +5,7 @@
 //
 // Only Bazel builds the kernel (//csrc/testing:spin_shared, a cdep of this library). Under
 // plain `go test` the symbol is declared weak and stays unresolved, [Available] reports
-// false, and the tests that need it skip, saying so.
+// false, and the tests that need it skip, saying so ([Require]).
 package testkernel
 
 /*
@@ -31,6 +31,8 @@ import "C"
 
 import (
 	"fmt"
+	"os"
+	"testing"
 	"time"
 )
 
@@ -39,6 +41,25 @@ func Available() bool { return C.spin_available() != 0 }
 
 // SkipReason is what tests say when they skip because the kernel is not available.
 const SkipReason = "testkernel: the spin kernel (csrc/testing:spin) is built only by Bazel; run `bazel test //go/slimcuda:slimcuda_test`"
+
+// Require ends t unless the kernel is linked in: a skip (SkipReason) under plain go test,
+// a failure under SLIMCUDA_REQUIRE_GPU=1, whose builds (Bazel's, the GPU bundle) always
+// link it, so its absence there is a broken build, not a missing GPU.
+func Require(t testing.TB) {
+	t.Helper()
+	requireLinked(t, Available())
+}
+
+func requireLinked(t testing.TB, available bool) {
+	t.Helper()
+	switch {
+	case available:
+	case os.Getenv("SLIMCUDA_REQUIRE_GPU") == "1":
+		t.Fatal("SLIMCUDA_REQUIRE_GPU=1 but the spin kernel (csrc/testing:spin) is not linked into this binary")
+	default:
+		t.Skip(SkipReason)
+	}
+}
 
 // SpinCallerStream enqueues a kernel that keeps this OS thread's caller stream (the legacy
 // default stream when none is selected) busy for about d, on the current device. Call it
