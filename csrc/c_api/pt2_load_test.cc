@@ -397,8 +397,7 @@ class Pt2CudaWeights : public ::testing::Test {
     SLIMCUDA_REQUIRE_GPU_OR_SKIP();
     const char* path = std::getenv("SLIMCUDA_PT2_CUDA_WEIGHTS");
     if (path == nullptr || *path == '\0') {
-      const char* require = std::getenv("SLIMCUDA_REQUIRE_GPU");
-      if (require != nullptr && std::string(require) == "1") {
+      if (gpu_required()) {
         FAIL() << "SLIMCUDA_PT2_CUDA_WEIGHTS is not set (tools/aoti/export_weights_example.py DIR cuda, then "
                   "SLIMCUDA_PT2_CUDA_WEIGHTS=DIR/model.pt2)";
       }

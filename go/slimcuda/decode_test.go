@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slimcuda/slimcuda/go/internal/fixture"
 	"github.com/stretchr/testify/require"
 )
 
@@ -44,7 +45,7 @@ func decoder(t *testing.T) *decoderRef {
 	requireGPU(t)
 	dir := os.Getenv("SLIMCUDA_DECODER_DIR")
 	if dir == "" {
-		if os.Getenv("SLIMCUDA_REQUIRE_GPU") == "1" {
+		if fixture.GPURequired() {
 			t.Fatal("SLIMCUDA_DECODER_DIR is not set (python3 tools/aoti/decoder.py DIR)")
 		}
 		t.Skip("SLIMCUDA_DECODER_DIR is not set")

@@ -292,7 +292,7 @@ func cudaWeightsExport(t *testing.T) (string, []float32, []float32) {
 	requireGPU(t)
 	path := os.Getenv("SLIMCUDA_PT2_CUDA_WEIGHTS")
 	if path == "" {
-		if os.Getenv("SLIMCUDA_REQUIRE_GPU") == "1" {
+		if fixture.GPURequired() {
 			t.Fatal("SLIMCUDA_PT2_CUDA_WEIGHTS is not set (tools/aoti/export_weights_example.py DIR cuda, " +
 				"then SLIMCUDA_PT2_CUDA_WEIGHTS=DIR/model.pt2)")
 		}

@@ -65,6 +65,7 @@ cp -L bazel-bin/models/testing/*.slimcuda bazel-bin/models/testing/libconstant_1
   bazel-bin/models/demo/libdemo_cpu.so bazel-bin/models/demo/demo_cpu.pt2 bazel-bin/models/demo/demo_cuda.pt2 \
   "$out/models/"
 cp tools/gpu/run.sh "$out/run.sh"
+cp tools/gpu/skips.py "$out/skips.py" # run.sh: the skips by reason, and the allow-list
 cp tools/gpu/perf.sh "$out/perf.sh"
 chmod -R u+w "$out"
 echo "bundle: $out: $(find "$out/bin" -maxdepth 1 -type f | wc -l) test binaries, $(find "$out/bench" -maxdepth 1 -type f | wc -l) benchmarks, $(du -sh "$out" | cut -f1)"

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # run.sh [--bench | --sanitize TOOL] — on the GPU machine, from the folder tools/gpu/bundle.sh
 # made: runs every test binary with SLIMCUDA_REQUIRE_GPU=1 (a missing GPU fails instead of
-# skipping) and ends with one line "N passed, N failed, N skipped" counting individual tests.
+# skipping), lists the skips by reason (skips.py: a reason off its allow-list fails the run)
+# and ends with one line "N passed, N failed, N skipped" counting individual tests.
 # --bench also runs the benchmarks (C++ binaries and the Go benchmarks) afterwards.
 # --sanitize TOOL runs the C++ test binaries under compute-sanitizer --tool TOOL (memcheck,
 # racecheck, synccheck, initcheck); a sanitizer report fails the binary.
@@ -38,6 +39,10 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   wait
   if [[ -z "${SLIMCUDA_PT2_CUDA_WEIGHTS:-}" && -f "$here/weights-export/model.pt2" ]]; then
     export SLIMCUDA_PT2_CUDA_WEIGHTS="$here/weights-export/model.pt2"
+  fi
+  # The same export unpacked (model.so, weights.blob, wrapper.cpp): csrc/model/constants_test.
+  if [[ -z "${SLIMCUDA_PT2_EXPORT_DIR:-}" && -f "$here/weights-export/model.so" ]]; then
+    export SLIMCUDA_PT2_EXPORT_DIR="$here/weights-export"
   fi
   if [[ -z "${SLIMCUDA_DECODER_DIR:-}" && -f "$here/decoder-export/reference.json" ]]; then
     export SLIMCUDA_DECODER_DIR="$here/decoder-export"
@@ -77,7 +82,8 @@ for bin in "$here"/bin/*; do
   TEST_TMPDIR="$(mktemp -d)"
   export TEST_TMPDIR
   if [[ "$name" == go_* ]]; then
-    (cd "$here" && "$bin" -test.v -test.count=1 -test.run . >"$log" 2>&1)
+    # No -test.run: with every test selected, the fixture mirror check runs (fixture.Verify).
+    (cd "$here" && "$bin" -test.v -test.count=1 >"$log" 2>&1)
     rc=$?
     # Count top-level tests and subtests alike: every "--- PASS/FAIL/SKIP" line.
     p=$(grep -cE '^\s*--- PASS' "$log")
@@ -124,6 +130,11 @@ if [[ "${1:-}" == "--bench" ]]; then
   done
 fi
 
+# Skips by reason; a reason not on skips.py's allow-list (one GPU: the no-GPU tests and the
+# two-GPU ones) fails the run: a test that skipped here checked nothing.
+echo
+skips_ok=1
+python3 "$here/skips.py" "$logs" || skips_ok=0
 echo
 echo "$passed passed, $failed failed, $skipped skipped"
-((failed == 0))
+((failed == 0 && skips_ok == 1))

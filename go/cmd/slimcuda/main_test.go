@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slimcuda/slimcuda/go/internal/fixture"
 	"github.com/slimcuda/slimcuda/go/slimcuda"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +17,7 @@ import (
 func gpu(t *testing.T) bool {
 	n, err := slimcuda.DeviceCount()
 	require.NoError(t, err)
-	if n == 0 && os.Getenv("SLIMCUDA_REQUIRE_GPU") == "1" {
+	if n == 0 && fixture.GPURequired() {
 		t.Fatal("SLIMCUDA_REQUIRE_GPU=1 but no GPU")
 	}
 	return n > 0

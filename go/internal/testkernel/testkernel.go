@@ -31,9 +31,10 @@ import "C"
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"time"
+
+	"github.com/slimcuda/slimcuda/go/internal/fixture"
 )
 
 // Available reports whether the spin kernel is linked in (Bazel builds; not plain go test).
@@ -54,7 +55,7 @@ func requireLinked(t testing.TB, available bool) {
 	t.Helper()
 	switch {
 	case available:
-	case os.Getenv("SLIMCUDA_REQUIRE_GPU") == "1":
+	case fixture.GPURequired():
 		t.Fatal("SLIMCUDA_REQUIRE_GPU=1 but the spin kernel (csrc/testing:spin) is not linked into this binary")
 	default:
 		t.Skip(SkipReason)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/slimcuda/slimcuda/go/internal/fixture"
 	"github.com/slimcuda/slimcuda/go/internal/helpertest"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +38,7 @@ func TestRequireFailsWhereAGPUIsRequired(t *testing.T) {
 
 // Bazel links the kernel into every binary that depends on this package.
 func TestLinkedUnderBazel(t *testing.T) {
-	if os.Getenv("TEST_SRCDIR") == "" && os.Getenv("SLIMCUDA_REQUIRE_GPU") != "1" {
+	if os.Getenv("TEST_SRCDIR") == "" && !fixture.GPURequired() {
 		t.Skip("plain go test: " + SkipReason)
 	}
 	require.True(t, Available())
