@@ -180,9 +180,8 @@ int main() {
   std::printf("\ndtype m n k | candidates | first us | slimcuda's choice us | fastest us | weights GB/s (choice)\n");
   for (const Row& r : rows) {
     // The weight matrix's bytes over slimcuda's time: what bounds a small-m GEMM.
-    const double gbs = r.slimcuda > 0 ? static_cast<double>(r.shape.n * r.shape.k * type_size(r.shape.type)) /
-                                            (r.slimcuda * 1e3)
-                                      : 0;
+    const double gbs =
+        r.slimcuda > 0 ? static_cast<double>(r.shape.n * r.shape.k * type_size(r.shape.type)) / (r.slimcuda * 1e3) : 0;
     std::printf("%s %lld %lld %lld | %d | %.2f | %.2f | %.2f | %.0f\n", type_name(r.shape.type),
                 static_cast<long long>(r.shape.m), static_cast<long long>(r.shape.n), static_cast<long long>(r.shape.k),
                 r.candidates, r.first, r.slimcuda, r.fastest, gbs);
