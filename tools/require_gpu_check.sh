@@ -42,7 +42,7 @@ for target in $(bazel query 'kind("(cc|go)_test", //...)' 2>/dev/null); do
   # shellcheck disable=SC2086
   if hits=$(grep -nE "$private" $srcs 2>/dev/null | grep -v '^go/internal/fixture/\|^csrc/testing/\|^go/slimcuda/main_test.go'); then
     echo "require_gpu_check: $target gates on a GPU privately (use csrc/testing/fixtures.h or go/internal/fixture):"
-    echo "$hits" | sed 's/^/    /'
+    while IFS= read -r line; do echo "    $line"; done <<<"$hits"
     status=1
   fi
 done

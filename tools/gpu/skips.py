@@ -45,7 +45,7 @@ def gtest_skips(path):
 
 LOG_LINE = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
 SKIP_LINE = re.compile(r"^\s*--- SKIP: (\S+)")
-RUN_LINE = re.compile(r"^=== (RUN|CONT)\s+(\S+)")
+RUN_LINE = re.compile(r"^=== (RUN|CONT|NAME|PAUSE)\s+(\S+)")
 
 
 def go_skips(path):
