@@ -185,7 +185,10 @@ DeviceGuard::DeviceGuard(int device) noexcept {
   }
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    error_ = set_last_error(Error::Internal, __func__, "selecting device %d: %s: %s", device, cudaGetErrorName(err),
+    // Making a device current creates its context, which takes device memory: running out
+    // is the caller's to act on (free memory, retry), as for any allocation (allocation_error).
+    const Error e = err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal;
+    error_ = set_last_error(e, __func__, "selecting device %d: %s: %s", device, cudaGetErrorName(err),
                             cudaGetErrorString(err));
   }
 }

@@ -72,7 +72,9 @@ inline constexpr int kThreadEventSlots = 32;
 [[nodiscard]] Error wait_for_stream(cudaStream_t stream, int device) noexcept;
 
 /// Makes `device` current for the scope if it is not already, and restores the previous
-/// device on destruction. Construction failures are reported by ok()/error().
+/// device on destruction. A failed construction is reported by error(), its reason recorded
+/// as this thread's last error: MemoryAllocationFailed when the device's context could not be
+/// created for lack of device memory, Internal otherwise.
 class DeviceGuard {
  public:
   explicit DeviceGuard(int device) noexcept;

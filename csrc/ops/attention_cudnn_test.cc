@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// attention_cudnn (cuDNN's fused SDPA) against a double-precision host reference computed
-// from the same rounded float16/bfloat16 inputs: scale, causal (upper-left), additive bias
-// (full, broadcast, unaligned rows), boolean masks, grouped-query heads, logsumexp, PyTorch's
-// [B,S,H,D]-permuted strides; the NotSupported contract (no last error left behind); the
-// per-thread graph cache; capture into a CUDA graph (no synchronization or cudaMalloc).
+// attention_cudnn (cuDNN's fused SDPA) against the float64 reference written from the
+// definition (csrc/ops/testing/sdpa_reference.h), computed from the same rounded
+// float16/bfloat16 inputs and from the case's own description, never from the problem handed
+// to cuDNN: scale, causal (upper-left), additive bias (full, broadcast, unaligned rows),
+// boolean masks, grouped-query heads, logsumexp, PyTorch's [B,S,H,D]-permuted strides; the
+// NotSupported contract (no last error left behind); the per-thread graph cache; capture into
+// a CUDA graph (no synchronization or cudaMalloc).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +13,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 
 #include "csrc/cuda/stream_context.h"
 #include "csrc/ops/attention_cudnn.h"
+#include "csrc/ops/testing/sdpa_reference.h"
 #include "csrc/tensor/convert.h"
 #include "csrc/tensor/slim_tensor.h"
 #include "csrc/testing/fixtures.h"
@@ -28,11 +30,18 @@ namespace slimcuda::test {
 namespace {
 
 using ops::AttentionProblem;
+using testing::SdpaReference;
 
 constexpr const char* kFn = "attention_cudnn_test";
 
 enum class Layout { BHSD, BSHD };  // storage order; the 4-D view is always [B,H,S,D]
 enum class Mask { None, Full, KeyPadding, Bool, Float32 };
+
+// PyTorch's default scale, 1/sqrt(head_dim), for the head dims used here. attention_cudnn takes
+// the scale resolved (attention_args resolves the default, checked against PyTorch's values in
+// testdata/ops.json), so the cases state it instead of recomputing it as the library does.
+constexpr double kScaleD64 = 0.125;
+constexpr double kScaleD128 = 0.08838834764831845;  // 2^-3.5
 
 struct Case {
   const char* name;
@@ -40,7 +49,7 @@ struct Case {
   int64_t b, hq, hkv, sq, skv, d;
   Layout layout;
   bool causal;
-  double scale;  // 0: 1/sqrt(d)
+  double scale;  // given to cuDNN and to the reference as it is
   Mask mask;
   bool lse;
 };
@@ -115,7 +124,7 @@ void make_problem(const Case& c, const StreamContext& ctx, Problem* pr) {
   p.dtype = c.dtype;
   p.device = 0;
   p.causal = c.causal;
-  p.scale = c.scale != 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.d));
+  p.scale = c.scale;
   Lcg rng{0x5eed + static_cast<uint64_t>(c.sq * 131 + c.skv)};
 
   auto fill = [&](int64_t h, int64_t s, std::vector<double>* vals, std::vector<int64_t>* strides, Owned* t) {
@@ -207,41 +216,37 @@ void make_problem(const Case& c, const StreamContext& ctx, Problem* pr) {
   p.bias = pr->bias.get();
 }
 
-// The reference output [B,H,Sq,D] and logsumexp [B,H,Sq] in double.
-void reference(const Case& c, const Problem& pr, std::vector<double>* out, std::vector<double>* lse) {
-  const AttentionProblem& p = pr.p;
-  out->assign(c.b * c.hq * c.sq * c.d, 0.0);
-  lse->assign(c.b * c.hq * c.sq, 0.0);
-  std::vector<double> score(c.skv);
-  const int64_t group = c.hq / c.hkv;
-  for (int64_t b = 0; b < c.b; ++b)
-    for (int64_t h = 0; h < c.hq; ++h)
-      for (int64_t i = 0; i < c.sq; ++i) {
-        const int64_t hk = h / group;
-        double mx = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < c.skv; ++j) {
-          double s = 0;
-          for (int64_t x = 0; x < c.d; ++x)
-            s += pr.hq[((b * c.hq + h) * c.sq + i) * c.d + x] * pr.hk[((b * c.hkv + hk) * c.skv + j) * c.d + x];
-          s *= p.scale;
-          if (c.mask == Mask::Full) s += pr.hbias[((b * c.hq + h) * c.sq + i) * c.skv + j];
-          if (c.mask == Mask::KeyPadding) s += pr.hbias[b * c.skv + j];
-          if (c.mask == Mask::Float32) s += pr.hbias[i * c.skv + j];
-          if (c.mask == Mask::Bool && !pr.hmask[i * c.skv + j]) s = -std::numeric_limits<double>::infinity();
-          if (c.causal && j > i) s = -std::numeric_limits<double>::infinity();
-          score[j] = s;
-          mx = std::max(mx, s);
-        }
-        double sum = 0;
-        for (int64_t j = 0; j < c.skv; ++j) sum += std::exp(score[j] - mx);
-        (*lse)[(b * c.hq + h) * c.sq + i] = mx + std::log(sum);
-        for (int64_t j = 0; j < c.skv; ++j) {
-          const double w = std::exp(score[j] - mx) / sum;
-          if (w == 0) continue;
-          for (int64_t x = 0; x < c.d; ++x)
-            (*out)[((b * c.hq + h) * c.sq + i) * c.d + x] += w * pr.hv[((b * c.hkv + hk) * c.skv + j) * c.d + x];
-        }
-      }
+// The float64 reference for c: its sizes, scale, causality and mask from the case, its values
+// from the rounded host copies (the bias and mask in the layouts make_problem gave them).
+SdpaReference reference_for(const Case& c, const Problem& pr) {
+  SdpaReference r;
+  r.batch = c.b, r.heads_q = c.hq, r.heads_kv = c.hkv, r.seq_q = c.sq, r.seq_kv = c.skv;
+  r.head_dim = r.head_dim_v = c.d;
+  r.q = pr.hq, r.k = pr.hk, r.v = pr.hv;
+  r.scale = c.scale;
+  r.causal = c.causal;
+  int64_t* st = r.bias_strides;
+  switch (c.mask) {
+    case Mask::Full:  // [B, Hq, Sq, Skv]
+      r.bias = pr.hbias;
+      st[0] = c.hq * c.sq * c.skv, st[1] = c.sq * c.skv, st[2] = c.skv, st[3] = 1;
+      break;
+    case Mask::KeyPadding:  // [B, Skv]
+      r.bias = pr.hbias;
+      st[0] = c.skv, st[3] = 1;
+      break;
+    case Mask::Float32:  // [Sq, Skv]
+      r.bias = pr.hbias;
+      st[2] = c.skv, st[3] = 1;
+      break;
+    case Mask::Bool:  // [Sq, Skv]
+      r.mask = pr.hmask;
+      r.mask_strides[2] = c.skv, r.mask_strides[3] = 1;
+      break;
+    case Mask::None:
+      break;
+  }
+  return r;
 }
 
 class AttentionCudnnTest : public ::testing::Test {
@@ -275,8 +280,10 @@ TEST_P(AttentionCudnnMatches, HostReference) {
   ASSERT_FALSE(HasFailure());
   run(pr.p);
 
+  const SdpaReference ref = reference_for(c, pr);
+  ASSERT_EQ(ref.check(), "");
   std::vector<double> want, want_lse;
-  reference(c, pr, &want, &want_lse);
+  ref.all(&want, &want_lse);
   const std::vector<int64_t> st(pr.p.out_strides, pr.p.out_strides + 4);
   std::vector<uint16_t> got(span({c.b, c.hq, c.sq, c.d}, st));
   ASSERT_EQ(cudaMemcpy(got.data(), pr.p.out->data_ptr(), got.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -316,25 +323,25 @@ TEST_P(AttentionCudnnMatches, HostReference) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, AttentionCudnnMatches,
                          ::testing::Values(Case{"f16_bhsd_d64", ScalarType::Half, 2, 4, 4, 128, 128, 64, Layout::BHSD,
-                                                false, 0, Mask::None, false},
+                                                false, kScaleD64, Mask::None, false},
                                            Case{"bf16_bshd_d128_causal_scale_lse", ScalarType::BFloat16, 2, 3, 3, 77,
                                                 160, 128, Layout::BSHD, true, 0.3, Mask::None, true},
                                            Case{"f16_bshd_d64_full_bias_lse", ScalarType::Half, 2, 2, 2, 64, 96, 64,
-                                                Layout::BSHD, false, 0, Mask::Full, true},
+                                                Layout::BSHD, false, kScaleD64, Mask::Full, true},
                                            Case{"bf16_d128_key_padding_causal", ScalarType::BFloat16, 2, 2, 2, 96, 96,
-                                                128, Layout::BHSD, true, 0, Mask::KeyPadding, false},
+                                                128, Layout::BHSD, true, kScaleD128, Mask::KeyPadding, false},
                                            Case{"f16_d64_bool_mask", ScalarType::Half, 1, 2, 2, 50, 70, 64,
-                                                Layout::BSHD, false, 0, Mask::Bool, false},
+                                                Layout::BSHD, false, kScaleD64, Mask::Bool, false},
                                            Case{"f16_unaligned_bias_rows", ScalarType::Half, 1, 2, 2, 33, 100, 64,
                                                 Layout::BHSD, false, 0.125, Mask::Full, false},
                                            Case{"bf16_gqa_causal", ScalarType::BFloat16, 1, 8, 2, 256, 256, 64,
-                                                Layout::BSHD, true, 0, Mask::None, true},
+                                                Layout::BSHD, true, kScaleD64, Mask::None, true},
                                            Case{"f16_d128_sq_gt_skv_causal", ScalarType::Half, 1, 2, 2, 100, 40, 128,
-                                                Layout::BSHD, true, 0, Mask::None, false}),
+                                                Layout::BSHD, true, kScaleD128, Mask::None, false}),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 TEST_F(AttentionCudnnTest, SecondCallReusesTheGraph) {
-  Case c{"reuse", ScalarType::Half, 1, 2, 2, 64, 64, 64, Layout::BSHD, true, 0, Mask::None, false};
+  Case c{"reuse", ScalarType::Half, 1, 2, 2, 64, 64, 64, Layout::BSHD, true, kScaleD64, Mask::None, false};
   Problem pr;
   make_problem(c, ctx(), &pr);
   ASSERT_FALSE(HasFailure());
@@ -353,7 +360,7 @@ TEST_F(AttentionCudnnTest, SecondCallReusesTheGraph) {
 }
 
 TEST_F(AttentionCudnnTest, EachThreadBuildsItsOwnGraph) {
-  Case c{"threads", ScalarType::BFloat16, 1, 2, 2, 64, 80, 64, Layout::BSHD, false, 0, Mask::None, true};
+  Case c{"threads", ScalarType::BFloat16, 1, 2, 2, 64, 80, 64, Layout::BSHD, false, kScaleD64, Mask::None, true};
   Problem pr;
   make_problem(c, ctx(), &pr);
   ASSERT_FALSE(HasFailure());
@@ -387,7 +394,7 @@ TEST_F(AttentionCudnnTest, RejectedShapeIsNotSupportedQuietlyAndRemembered) {
   // head_dim 12 is not a multiple of 8: cuDNN's SDPA rejects it, so it is declined before
   // cuDNN is asked at all (asking crashed inside cuDNN 9.19 on the H200): no graph is built
   // or rejected by cuDNN, the answer is the same every time, and the last error untouched.
-  Case c{"reject", ScalarType::Half, 1, 1, 1, 16, 16, 12, Layout::BHSD, false, 0, Mask::None, false};
+  Case c{"reject", ScalarType::Half, 1, 1, 1, 16, 16, 12, Layout::BHSD, false, 0.25, Mask::None, false};
   Problem pr;
   make_problem(c, ctx(), &pr);
   ASSERT_FALSE(HasFailure());
@@ -407,7 +414,7 @@ TEST_F(AttentionCudnnTest, RejectedShapeIsNotSupportedQuietlyAndRemembered) {
 }
 
 TEST_F(AttentionCudnnTest, Float32BiasWith16BitAttentionIsLeftToTheKernel) {
-  Case c{"f32_bias", ScalarType::BFloat16, 1, 2, 2, 32, 48, 64, Layout::BSHD, false, 0, Mask::Float32, false};
+  Case c{"f32_bias", ScalarType::BFloat16, 1, 2, 2, 32, 48, 64, Layout::BSHD, false, kScaleD64, Mask::Float32, false};
   Problem pr;
   make_problem(c, ctx(), &pr);
   ASSERT_FALSE(HasFailure());
@@ -419,7 +426,7 @@ TEST_F(AttentionCudnnTest, Float32BiasWith16BitAttentionIsLeftToTheKernel) {
 }
 
 TEST_F(AttentionCudnnTest, MisalignedOperandIsNotSupported) {
-  Case c{"misaligned", ScalarType::Half, 1, 1, 1, 16, 16, 64, Layout::BHSD, false, 0, Mask::None, false};
+  Case c{"misaligned", ScalarType::Half, 1, 1, 1, 16, 16, 64, Layout::BHSD, false, kScaleD64, Mask::None, false};
   Problem pr;
   make_problem(c, ctx(), &pr);
   ASSERT_FALSE(HasFailure());
@@ -437,7 +444,7 @@ TEST_F(AttentionCudnnTest, MisalignedOperandIsNotSupported) {
 }
 
 TEST_F(AttentionCudnnTest, CapturesIntoACudaGraph) {
-  Case c{"capture", ScalarType::BFloat16, 2, 2, 2, 64, 64, 64, Layout::BSHD, false, 0, Mask::KeyPadding, false};
+  Case c{"capture", ScalarType::BFloat16, 2, 2, 2, 64, 64, 64, Layout::BSHD, false, kScaleD64, Mask::KeyPadding, false};
   Problem pr;
   make_problem(c, ctx(), &pr);
   ASSERT_FALSE(HasFailure());
