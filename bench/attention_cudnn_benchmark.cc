@@ -10,18 +10,12 @@
 //   - BERT-style rows with an additive [B,1,1,S] key-padding mask, which cuDNN reads as full
 //     [S,S] rows: slimcuda expands it into a temporary on every call (included in the time).
 // float32 rows have no cuDNN column: cuDNN's fused SDPA does not take float32.
-// A second table times decode attention (one query row against a KV cache [B,16,S,128],
-// bfloat16, S 512 and 4096, batch 1 and 8; one row with the decoder's [1,1,1,S] boolean
-// mask): cuDNN's fused SDPA beside slimcuda's decode kernel (attention_decode_cuda, what the
-// shims run for it), GPU µs per call and the GB/s of the K/V bytes read, the caches rotated
-// over copies of more than 200 MB so that no call finds its keys in the L2.
 // Usage: attention_cudnn_benchmark   (needs a GPU and libcudnn.so.9; exits 2 without a GPU)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -191,107 +185,6 @@ int main() {
     std::printf("%.1f | %.1f | ", kernel_us, tflops(kernel_us));
     if (cudnn) {
       std::printf("%.2f |\n", kernel_us / cudnn_us);
-    } else {
-      std::printf("— |\n");
-    }
-  }
-
-  // Decode: one query row per head against a KV cache (tools/aoti/decoder.py's step).
-  struct Decode {
-    int64_t b, s;
-    bool mask;
-  };
-  const Decode decodes[] = {{1, 512, false}, {1, 512, true}, {8, 512, false}, {1, 4096, false}, {8, 4096, false}};
-  constexpr int64_t kHeads = 16, kDim = 128;
-  constexpr size_t kRotatedBytes = size_t{200} << 20;
-  std::printf(
-      "\n| decode, bf16 | B | H | S | D | mask | K/V copies | cuDNN GPU µs/call | cuDNN GB/s | decode GPU µs/call | "
-      "decode GB/s | cuDNN / decode |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (const Decode& dc : decodes) {
-    auto q = bshd(dc.b, kHeads, 1, kDim, ScalarType::BFloat16, ctx);
-    auto o = bshd(dc.b, kHeads, 1, kDim, ScalarType::BFloat16, ctx);
-    const double kv_bytes = 2.0 * dc.b * kHeads * dc.s * kDim * 2;
-    const size_t copies = std::max<size_t>(2, static_cast<size_t>(kRotatedBytes / kv_bytes) + 2);
-    // The caches as a model keeps them: [B, H, S, D] contiguous buffers.
-    std::vector<std::unique_ptr<SlimTensor>> caches;
-    for (size_t i = 0; i < 2 * copies; ++i) {
-      const int64_t sizes[4] = {dc.b, kHeads, dc.s, kDim};
-      const int64_t strides[4] = {kHeads * dc.s * kDim, dc.s * kDim, kDim, 1};
-      slimcuda::EmptySpec spec;
-      check(
-          slimcuda::check_empty(4, sizes, strides, static_cast<int32_t>(ScalarType::BFloat16), 1, 0, false, &spec, kFn),
-          "check_empty");
-      SlimTensor* t = nullptr;
-      check(slimcuda::empty_strided(spec, ctx, &t, kFn), "empty_strided");
-      cudaMemsetAsync(t->data_ptr(), 0x30, static_cast<size_t>(dc.b * kHeads * dc.s * kDim) * 2, stream);
-      caches.emplace_back(t);
-    }
-    std::unique_ptr<SlimTensor> mask;
-    slimcuda::ops::AttentionProblem p;
-    p.batch = dc.b, p.heads_q = p.heads_kv = kHeads, p.seq_q = 1, p.seq_kv = dc.s, p.head_dim = p.head_dim_v = kDim;
-    p.dtype = ScalarType::BFloat16;
-    p.device = 0;
-    p.scale = 1.0 / std::sqrt(static_cast<double>(kDim));
-    p.q = q.get(), p.out = o.get(), p.k = caches[0].get(), p.v = caches[1].get();
-    for (int i = 0; i < 4; ++i) {
-      p.q_strides[i] = q->strides()[i], p.out_strides[i] = o->strides()[i];
-      p.k_strides[i] = p.v_strides[i] = caches[0]->strides()[i];
-    }
-    if (dc.mask) {
-      // [1, 1, 1, S] bool: the positions up to the current one (0.6 S) attend.
-      const int64_t sizes[4] = {1, 1, 1, dc.s}, strides[4] = {dc.s, dc.s, dc.s, 1};
-      slimcuda::EmptySpec spec;
-      check(slimcuda::check_empty(4, sizes, strides, static_cast<int32_t>(ScalarType::Bool), 1, 0, false, &spec, kFn),
-            "check_empty");
-      SlimTensor* t = nullptr;
-      check(slimcuda::empty_strided(spec, ctx, &t, kFn), "empty_strided");
-      std::vector<uint8_t> host(static_cast<size_t>(dc.s));
-      for (int64_t j = 0; j < dc.s; ++j) host[static_cast<size_t>(j)] = j <= dc.s * 3 / 5 ? 1 : 0;
-      cudaMemcpy(t->data_ptr(), host.data(), host.size(), cudaMemcpyHostToDevice);
-      mask.reset(t);
-      p.bias = mask.get();
-      p.bias_dtype = ScalarType::Bool;
-      p.bias_strides[0] = p.bias_strides[1] = p.bias_strides[2] = 0, p.bias_strides[3] = 1;
-    }
-    // Median GPU µs per call, each call on the next K/V copy.
-    auto rotated_time = [&](Path path, const char* what) {
-      constexpr int kCalls = 20;
-      size_t call = 0;
-      auto once = [&] {
-        const size_t c = call++ % copies;
-        p.k = caches[2 * c].get(), p.v = caches[2 * c + 1].get();
-        check(path(p, ctx, what), what);
-      };
-      for (int i = 0; i < kCalls; ++i) once();  // warm-up (cuDNN builds its graph)
-      std::vector<float> gpu;
-      for (int r = 0; r < 15; ++r) {
-        cudaEventRecord(start, stream);
-        for (int i = 0; i < kCalls; ++i) once();
-        cudaEventRecord(stop, stream);
-        cudaEventSynchronize(stop);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, start, stop);
-        gpu.push_back(ms * 1000.0f / kCalls);
-      }
-      return static_cast<double>(median(gpu));
-    };
-    const Error served = slimcuda::ops::attention_cudnn(p, ctx, kFn);
-    if (served != Error::Ok && served != Error::NotSupported) check(served, "attention_cudnn (first)");
-    const double cudnn_us = served == Error::Ok ? rotated_time(slimcuda::ops::attention_cudnn, "attention_cudnn") : -1;
-    const double decode_us = rotated_time(slimcuda::ops::attention_decode_cuda, "attention_decode_cuda");
-    const auto gbps = [&](double us) { return kv_bytes / (us * 1e3); };
-    std::printf("| bf16 | %lld | %lld | %lld | %lld | %s | %zu | ", static_cast<long long>(dc.b),
-                static_cast<long long>(kHeads), static_cast<long long>(dc.s), static_cast<long long>(kDim),
-                dc.mask ? "[1,1,1,S] bool" : "none", copies);
-    if (cudnn_us > 0) {
-      std::printf("%.1f | %.0f | ", cudnn_us, gbps(cudnn_us));
-    } else {
-      std::printf("declined | — | ");
-    }
-    std::printf("%.1f | %.0f | ", decode_us, gbps(decode_us));
-    if (cudnn_us > 0) {
-      std::printf("%.2f |\n", cudnn_us / decode_us);
     } else {
       std::printf("— |\n");
     }

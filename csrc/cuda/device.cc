@@ -198,18 +198,4 @@ DeviceGuard::~DeviceGuard() {
   if (switched_ && cudaSetDevice(previous_) != cudaSuccess) (void)cudaGetLastError();
 }
 
-int multiprocessor_count(int device, int fallback) noexcept {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cached[kMaxDevices] = {};
-  if (device < 0 || device >= kMaxDevices) return fallback;
-  int n = cached[device].load(std::memory_order_relaxed);
-  if (n > 0) return n;
-  if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
-    (void)cudaGetLastError();
-    return fallback;
-  }
-  cached[device].store(n, std::memory_order_relaxed);
-  return n;
-}
-
 }  // namespace slimcuda::cuda

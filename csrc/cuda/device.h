@@ -71,10 +71,6 @@ inline constexpr int kThreadEventSlots = 32;
 /// `device` must be the stream's device and current.
 [[nodiscard]] Error wait_for_stream(cudaStream_t stream, int device) noexcept;
 
-/// The number of multiprocessors of `device`, asked of CUDA once per device and cached (the
-/// ops' launches size their grids by it on every call); `fallback` when CUDA cannot say.
-[[nodiscard]] int multiprocessor_count(int device, int fallback) noexcept;
-
 /// Makes `device` current for the scope if it is not already, and restores the previous
 /// device on destruction. A failed construction is reported by error(), its reason recorded
 /// as this thread's last error: MemoryAllocationFailed when the device's context could not be

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csrc/ops/attention_cuda.h"
 
-#include "csrc/device_memory/device_memory.h"
 #include "csrc/ops/attention_cudnn.h"
-#include "csrc/ops/attention_decode.h"
 #include "csrc/ops/attention_kernel.h"
 #include "slimcuda/last_error.h"
 
@@ -23,8 +21,25 @@ AttnType attn_type(ScalarType t) noexcept {
   }
 }
 
-// The problem as the own kernels take it: plain pointers and element strides.
-AttentionKernelArgs kernel_args(const AttentionProblem& p) {
+}  // namespace
+
+Error attention_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
+  // cuDNN's fused SDPA first (float16/bfloat16; it declines float32 and what it cannot
+  // serve, quietly), unless SLIMCUDA_ATTENTION says otherwise (attention_cudnn.h).
+  const AttentionPath path = attention_path_override();
+  if (path != AttentionPath::Kernel) {
+    const Error e = attention_cudnn(p, ctx, function);
+    if (e != Error::NotSupported) return e;  // served, or a real failure
+    if (path == AttentionPath::Cudnn) {
+      return set_last_error(Error::NotSupported, function, "cuDNN cannot serve this attention: %s",
+                            attention_cudnn_unsupported_reason());
+    }
+  }
+  // Everything that falls through runs on slimcuda's kernel.
+  return attention_kernel_cuda(p, ctx, function);
+}
+
+Error attention_kernel_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
   AttentionKernelArgs a;
   a.batch = p.batch, a.heads_q = p.heads_q, a.heads_kv = p.heads_kv;
   a.seq_q = p.seq_q, a.seq_kv = p.seq_kv, a.head_dim = p.head_dim, a.head_dim_v = p.head_dim_v;
@@ -45,55 +60,7 @@ AttentionKernelArgs kernel_args(const AttentionProblem& p) {
     a.lse = static_cast<float*>(p.logsumexp->data_ptr());
     for (int i = 0; i < 3; ++i) a.lse_strides[i] = p.lse_strides[i];
   }
-  return a;
-}
-
-}  // namespace
-
-Error attention_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
-  const AttentionPath path = attention_path_override();
-  // A few query rows against a long KV cache first: split over the keys (flash-decoding),
-  // where cuDNN runs one block per head. Only under Auto: the other paths are comparison
-  // runs of exactly one implementation.
-  if (path == AttentionPath::Auto && decode_attention_enabled()) {
-    const Error e = attention_decode_cuda(p, ctx, function);
-    if (e != Error::NotSupported) return e;
-  }
-  // Then cuDNN's fused SDPA (float16/bfloat16; it declines float32 and what it cannot
-  // serve, quietly), unless SLIMCUDA_ATTENTION says otherwise (attention_cudnn.h).
-  if (path != AttentionPath::Kernel) {
-    const Error e = attention_cudnn(p, ctx, function);
-    if (e != Error::NotSupported) return e;  // served, or a real failure
-    if (path == AttentionPath::Cudnn) {
-      return set_last_error(Error::NotSupported, function, "cuDNN cannot serve this attention: %s",
-                            attention_cudnn_unsupported_reason());
-    }
-  }
-  // Everything that falls through runs on slimcuda's kernel.
-  return attention_kernel_cuda(p, ctx, function);
-}
-
-Error attention_decode_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
-  const AttentionKernelArgs a = kernel_args(p);
-  if (!decode_attention_takes(a)) return Error::NotSupported;
-  const DecodeAttentionPlan plan = plan_decode_attention(a, ctx.device());
-  void* workspace = nullptr;
-  if (plan.workspace_bytes > 0) {
-    auto w = device_memory::allocate(plan.workspace_bytes, 0, ctx);
-    if (!w.ok()) {
-      return set_last_error(w.error(), function, "no %zu-byte decode attention workspace: %s", plan.workspace_bytes,
-                            last_error_message());
-    }
-    workspace = w.value();
-  }
-  const Error e = launch_decode_attention(a, plan, workspace, ctx.stream(), function);
-  // Stream-ordered: the block is reused only after the work enqueued on this stream so far.
-  if (workspace != nullptr) (void)device_memory::free(workspace, ctx.device());
-  return e;
-}
-
-Error attention_kernel_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
-  return launch_attention(kernel_args(p), ctx.stream(), function);
+  return launch_attention(a, ctx.stream(), function);
 }
 
 }  // namespace slimcuda::ops

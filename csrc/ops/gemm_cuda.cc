@@ -13,7 +13,6 @@
 #include "csrc/device_memory/device_memory.h"
 #include "csrc/ops/gemm_algo_choice.h"
 #include "csrc/ops/gemm_empty.h"
-#include "csrc/ops/gemv_cuda.h"
 #include "csrc/ops/vendor_handles.h"
 #include "csrc/tensor/copy.h"
 #include "csrc/tensor/layout.h"
@@ -234,36 +233,10 @@ bool plain_gemms() {
   return plain;
 }
 
-// The GEMV path's arguments when p is a small-m GEMM it covers (gemv_cuda.h): float16 or
-// bfloat16, m <= 8, b read along k contiguously (nn.Linear's weight as the transposed view
-// mm_out/addmm_out receive, bs = (., 1, ld)), a along k contiguously, any self broadcast to
-// out (bias [n] with beta 1 included), any alpha, no activation or ReLU/GELU, out with any
-// strides; x and w 16-byte aligned with row strides that keep every row so (gemv_takes).
-bool gemv_args(const GemmProblem& p, GemvArgs* g) {
-  if (p.dtype != ScalarType::Half && p.dtype != ScalarType::BFloat16) return false;
-  if (p.m < 1 || p.m > kGemvMaxM || p.k < 1) return false;
-  if (p.a_strides[2] != 1 || p.b_strides[1] != 1) return false;  // k >= 8: both strides matter
-  g->type = p.dtype == ScalarType::Half ? GemmElement::Half : GemmElement::BFloat16;
-  g->batch = p.batch, g->m = p.m, g->n = p.n, g->k = p.k;
-  g->x = p.a->data_ptr(), g->x_batch_stride = p.a_strides[0], g->x_row_stride = p.a_strides[1];
-  g->w = p.b->data_ptr(), g->w_batch_stride = p.b_strides[0], g->w_row_stride = p.b_strides[2];
-  g->self = p.self != nullptr ? p.self->data_ptr() : nullptr;
-  std::copy(p.self_strides, p.self_strides + 3, g->self_strides);
-  g->alpha = static_cast<float>(p.alpha), g->beta = static_cast<float>(p.beta);
-  g->out = p.out->data_ptr();
-  std::copy(p.out_strides, p.out_strides + 3, g->out_strides);
-  g->act = p.act == Activation::Relu   ? GemmEpilogue::Relu
-           : p.act == Activation::Gelu ? GemmEpilogue::GeluTanh
-                                       : GemmEpilogue::None;
-  return gemv_takes(*g);
-}
-
 // One GEMM; `plain`: on contiguous copies into a contiguous temporary (see plain_gemms).
 Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain, const char* function) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return Error::Ok;
   if (p.k == 0) return gemm_empty_k(p, ctx, function);
-  GemvArgs g;
-  if (!plain && gemv_enabled() && gemv_args(p, &g)) return launch_gemv(g, ctx.device(), ctx.stream(), function);
   auto api_r = vendor::cublaslt(function);
   if (!api_r.ok()) return api_r.error();
   const vendor::CublasLtApi& api = *api_r.value();
@@ -398,11 +371,6 @@ Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain,
 }
 
 }  // namespace
-
-bool gemm_uses_gemv(const GemmProblem& p) noexcept {
-  GemvArgs g;
-  return p.out != nullptr && p.batch > 0 && p.n > 0 && gemv_args(p, &g);
-}
 
 Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* function) {
   const bool plain = plain_gemms();
