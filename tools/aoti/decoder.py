@@ -212,18 +212,13 @@ def profile_runner(a, runner, ids, positions, name):
     """--profile: the runner's GPU kernels per step from torch.profiler, written to
     OUT/runner_kernels_<name>.json (kernel name, launches and µs per step, the largest
     first): set beside ncu's view of slimcuda's kernels of the same step (docs/benchmarks.md)."""
-    import collections
+    import export_models  # noqa: E402 - on sys.path since time_runner
     with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         for s in range(a.steps):
             runner(ids, positions[s, 0:1])
         torch.cuda.synchronize()
-    per = collections.defaultdict(lambda: [0, 0.0])
-    for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            per[e.name][0] += 1
-            per[e.name][1] += e.device_time
-    rows = [{"kernel": k[:200], "per_step": n / a.steps, "us_per_step": round(us / a.steps, 2)}
-            for k, (n, us) in sorted(per.items(), key=lambda kv: -kv[1][1])]
+    rows = [{"kernel": k[:200], "per_step": n, "us_per_step": round(us, 2)}
+            for k, n, us in export_models.kernel_times(prof, a.steps)]
     with open(os.path.join(a.out, f"runner_kernels_{name}.json"), "w") as f:
         json.dump({"steps": a.steps, "gpu_us_per_step": round(sum(r["us_per_step"] for r in rows), 2),
                    "kernels": rows}, f, indent=1)

@@ -630,6 +630,19 @@ def attention_of(model):
     return None
 
 
+def kernel_times(prof, calls):
+    """GPU kernels of a torch.profiler run of `calls` model calls: [(name, launches per call,
+    µs per call)], the largest first (runner_kernels.py, decoder.py --profile)."""
+    import collections
+    torch = torch_mod()
+    per = collections.defaultdict(lambda: [0, 0.0])
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            per[e.name][0] += 1
+            per[e.name][1] += e.device_time
+    return [(k, n / calls, us / calls) for k, (n, us) in sorted(per.items(), key=lambda kv: -kv[1][1])]
+
+
 def expose_libtorch_shims():
     """The .so was built without libtorch linking: it calls aoti_torch_* from the process, and
     `import torch` loads libtorch privately (RTLD_LOCAL), so PyTorch's own loader fails

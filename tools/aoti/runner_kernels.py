@@ -11,7 +11,6 @@ op of ours is slower than ATen's where a model misses "≤ 1.0 × PyTorch's runn
 JSON line per kernel, then one with the totals. Needs a GPU.
 """
 import argparse
-import collections
 import json
 import os
 import sys
@@ -43,15 +42,10 @@ def main():
             for _ in range(a.calls):
                 runner(*inputs)
             torch.cuda.synchronize()
-    per = collections.defaultdict(lambda: [0, 0.0])
-    for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            per[e.name][0] += 1
-            per[e.name][1] += e.device_time
     total = 0.0
-    for name, (n, us) in sorted(per.items(), key=lambda kv: -kv[1][1]):
-        total += us / a.calls
-        print(json.dumps({"kernel": name[:160], "per_call": n / a.calls, "us_per_call": round(us / a.calls, 2)}))
+    for name, per_call, us in zoo.kernel_times(prof, a.calls):
+        total += us
+        print(json.dumps({"kernel": name[:160], "per_call": per_call, "us_per_call": round(us, 2)}))
     print(json.dumps({"model": meta["name"], "calls": a.calls, "gpu_us_per_call": round(total, 2)}))
     return 0
 
