@@ -9,8 +9,10 @@
 # go/internal/fixture and go/slimcuda's main_test: fx.Begin, requireGPU, gpu(t), ...), less
 # the few listed below that have no GPU case. Each such target must FAIL under
 # SLIMCUDA_REQUIRE_GPU=1 and SLIMCUDA_REQUIRE_GPUS=2, and its log must say
-# SLIMCUDA_REQUIRE_GPU: a build error or a crash proves nothing. Test sources must not gate on a GPU privately (their own
-# cudaGetDeviceCount or getenv of the variable), so that no target escapes this list.
+# SLIMCUDA_REQUIRE_GPU: a build error or a crash proves nothing. Test sources must not
+# gate on a GPU privately (their own cudaGetDeviceCount(&n) or getenv of the variable), so
+# that no target escapes this list; a test that interposes cudaGetDeviceCount to fake a
+# fault is not gating.
 # The binaries stop at their first failure (gtest_fail_fast, -test.failfast): cheap.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -30,7 +32,7 @@ not_gpu_bearing=(
   //csrc/c_api:caller_stream_api_test  # testdata/caller_stream.json: every case "none"
 )
 gating='SLIMCUDA_REQUIRE_GPU_OR_SKIP|has_gpu\(\)|gpu_count\(\)|gpu_required\(\)|begin_case\(|fx\.Begin\(|requireGPU|gpuCount\(|\bgpu\(t\)|SLIMCUDA_REQUIRE_GPU'
-private='cudaGetDeviceCount|getenv\("SLIMCUDA_REQUIRE_GPU"\)|Getenv\("SLIMCUDA_REQUIRE_GPU"\)'
+private='cudaGetDeviceCount\(&|getenv\("SLIMCUDA_REQUIRE_GPU"\)|Getenv\("SLIMCUDA_REQUIRE_GPU"\)'
 status=0
 cc=() go=()
 for target in $(bazel query 'kind("(cc|go)_test", //...)' 2>/dev/null); do
