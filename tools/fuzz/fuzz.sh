@@ -77,6 +77,7 @@ echo "fuzz: go test -fuzz FuzzRead (go/internal/npy) for ${seconds}s"
 go clean -fuzzcache
 (cd go/internal/npy && GOFLAGS=-mod=mod go test -run '^$' -fuzz '^FuzzRead$' -fuzztime "${seconds}s" \
   -parallel 2 . 2>&1 | tee "$work/gofuzz.log" | tail -3)
-grep -q '^ok' "$work/gofuzz.log"
+# On a failure, the fuzzer's own words (a crasher's path, or a worker that hung) above all.
+grep -q '^ok' "$work/gofuzz.log" || { grep -vE '^fuzz: elapsed' "$work/gofuzz.log" | tail -30; exit 1; }
 # Coverage guidance must work here: a run that finds nothing new learned nothing.
 grep -Eq 'new interesting: [1-9]' "$work/gofuzz.log" || { echo "fuzz: Go fuzzer found no new coverage"; exit 1; }
