@@ -6,12 +6,7 @@
 // instead of hanging. testdata/tensor.json has the same cases for both languages (op copy, clone).
 // The CUDA cases (GPU only) run in-process, since CUDA does not survive fork: a call that
 // has not returned by that deadline ends the test binary with a failure instead.
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -22,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "csrc/c_api/child_call.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/slimcuda.h"
 
@@ -29,53 +25,6 @@ namespace slimcuda::testing {
 namespace {
 
 constexpr int64_t kHuge = int64_t{1} << 40;
-constexpr int kMessageMismatch = 200;
-
-// Long enough that only a hang reaches it (a bounded call returns in milliseconds; the
-// loop over 2^40 elements this guards against takes many minutes on a CPU), so no timing
-// of a healthy call is asserted.
-constexpr int kHangSeconds = 60;
-
-// Runs `call` in a child that exits with its code (kMessageMismatch when the last-error
-// message lacks `message`); "timed out" when it has not returned within kHangSeconds. The
-// parent waits on a pipe the child holds open (it closes when the child ends), not a poll loop.
-std::string in_child(const std::function<int32_t()>& call, const std::string& message = "") {
-  int fds[2];
-  if (pipe(fds) != 0) return "pipe failed";
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    const int32_t rc = call();
-    if (rc != 0 && std::string(slimcuda_last_error_message()).find(message) == std::string::npos) {
-      std::fprintf(stderr, "message: %s\n", slimcuda_last_error_message());
-      _exit(kMessageMismatch);
-    }
-    _exit(rc);
-  }
-  close(fds[1]);
-  if (pid < 0) {
-    close(fds[0]);
-    return "fork failed";
-  }
-  pollfd p{fds[0], POLLIN, 0};
-  int ready = 0;
-  while ((ready = poll(&p, 1, kHangSeconds * 1000)) < 0 && errno == EINTR) {
-  }
-  close(fds[0]);
-  int status = 0;
-  if (ready == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return "timed out";
-  }
-  waitpid(pid, &status, 0);
-  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
-  if (WEXITSTATUS(status) == kMessageMismatch) return "message lacks \"" + message + "\"";
-  return "code " + std::to_string(WEXITSTATUS(status));
-}
-
-std::string code(int32_t c) { return "code " + std::to_string(c); }
 
 // One float32 element holding 7, and a view of it as `sizes` with `strides`.
 struct Viewed {
@@ -99,7 +48,7 @@ struct Viewed {
 
 TEST(BoundedWork, ClonePreservingStridesOfAHugeStrideZeroViewCopiesItsStorage) {
   Viewed x({kHuge}, {0});
-  EXPECT_EQ(in_child([&] {
+  EXPECT_EQ(call_in_child([&] {
               slimcuda_tensor* out = nullptr;
               int32_t rc = slimcuda_tensor_clone(x.view, 1, &out);
               slimcuda_tensor_info info{};
@@ -116,9 +65,9 @@ TEST(BoundedWork, ClonePreservingStridesOfAHugeStrideZeroViewCopiesItsStorage) {
 
 TEST(BoundedWork, CopyBetweenHugeStrideZeroViewsIsRefusedAtOnce) {
   Viewed dst({kHuge}, {0}), src({kHuge}, {0});
-  EXPECT_EQ(
-      in_child([&] { return slimcuda_tensor_copy(dst.view, src.view); }, "the destination has overlapping elements"),
-      code(SLIMCUDA_ERROR_INVALID_ARGUMENT));
+  EXPECT_EQ(call_in_child([&] { return slimcuda_tensor_copy(dst.view, src.view); },
+                          "the destination has overlapping elements"),
+            code(SLIMCUDA_ERROR_INVALID_ARGUMENT));
 }
 
 TEST(BoundedWork, CopyIntoAliasingDestinationsIsRefused) {
@@ -130,7 +79,7 @@ TEST(BoundedWork, CopyIntoAliasingDestinationsIsRefused) {
     ASSERT_EQ(slimcuda_tensor_empty(info.ndim, info.sizes, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, 0, 0, &src),
               0);
     EXPECT_EQ(
-        in_child([&] { return slimcuda_tensor_copy(dst->view, src); }, "the destination has overlapping elements"),
+        call_in_child([&] { return slimcuda_tensor_copy(dst->view, src); }, "the destination has overlapping elements"),
         code(SLIMCUDA_ERROR_INVALID_ARGUMENT))
         << "sizes[0] " << info.sizes[0];
     slimcuda_tensor_delete(src);
@@ -148,14 +97,14 @@ TEST(BoundedWork, CopyIntoNonOverlappingStridedDestinationsStillWorks) {
 }
 
 // `call` on this thread's behalf in another thread; its code, or the process ends with a
-// failure when it has not returned within kHangSeconds (a thread cannot be stopped, and a
+// failure when it has not returned within kChildHangSeconds (a thread cannot be stopped, and a
 // hung CUDA call would otherwise hang the binary until the test runner's own timeout).
 int32_t in_process(const std::function<int32_t()>& call) {
   std::packaged_task<int32_t()> task(call);
   std::future<int32_t> done = task.get_future();
   std::thread(std::move(task)).detach();
-  if (done.wait_for(std::chrono::seconds(kHangSeconds)) != std::future_status::ready) {
-    std::fprintf(stderr, "bounded_work_test: a CUDA call did not return within %d s (hung)\n", kHangSeconds);
+  if (done.wait_for(std::chrono::seconds(kChildHangSeconds)) != std::future_status::ready) {
+    std::fprintf(stderr, "bounded_work_test: a CUDA call did not return within %d s (hung)\n", kChildHangSeconds);
     std::_Exit(1);
   }
   return done.get();

@@ -10,25 +10,22 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <string>
-#include <thread>
 
 #include <gtest/gtest.h>
 
+#include "csrc/c_api/child_call.h"
 #include "slimcuda/slimcuda.h"
 
 namespace slimcuda::testing {
 namespace {
 
-constexpr int kMessageMismatch = 200;
 constexpr int kCannotDrop = 201;
 
 // Clears this process's effective capability set (the permitted set stays, so nothing is
@@ -40,41 +37,6 @@ bool drop_effective_capabilities() {
   for (auto& d : data) d.effective = 0;
   return syscall(SYS_capset, &header, data) == 0;
 }
-
-// Runs `call` in a child; its exit status is the call's code, or kMessageMismatch when the
-// last-error message lacks `want_message`. Returns a description of what happened.
-std::string run_in_child(const std::function<int32_t()>& call, const std::string& want_message,
-                         const std::function<void()>& before = {}) {
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (before) before();
-    const int32_t rc = call();
-    const std::string msg = slimcuda_last_error_message();
-    if (msg.find(want_message) == std::string::npos) {
-      std::fprintf(stderr, "message: %s\n", msg.c_str());
-      _exit(kMessageMismatch);
-    }
-    _exit(rc);
-  }
-  if (pid < 0) return "fork failed";
-  // Only a hang reaches this deadline (a call answers in milliseconds): no timing is asserted.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return "did not return within 60 s (hung)";
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  if (WEXITSTATUS(status) == kMessageMismatch) return "message lacks \"" + want_message + "\"";
-  return "code " + std::to_string(WEXITSTATUS(status));
-}
-
-std::string code(int32_t c) { return "code " + std::to_string(c); }
 
 int32_t load_file(const std::string& path) {
   slimcuda_model* m = nullptr;
@@ -135,17 +97,17 @@ TEST_F(FileReader, EveryEntryPointRefusesWhatIsNotARegularFile) {
   };
   for (const FileCase& c : cases) {
     SCOPED_TRACE(c.description);
-    EXPECT_EQ(run_in_child([&] { return load_file(c.path); }, c.message), code(c.want)) << "load_file";
-    EXPECT_EQ(run_in_child([&] { return slimcuda_package_pack(c.path.c_str(), (dir_ + "/o").c_str()); },
-                           c.path == big ? "over the cap of 16777216 bytes" : c.message),
+    EXPECT_EQ(call_in_child([&] { return load_file(c.path); }, c.message), code(c.want)) << "load_file";
+    EXPECT_EQ(call_in_child([&] { return slimcuda_package_pack(c.path.c_str(), (dir_ + "/o").c_str()); },
+                            c.path == big ? "over the cap of 16777216 bytes" : c.message),
               code(c.want))
         << "pack: manifest";
     const std::string so = manifest(dir_, "so.json", c.path);
-    EXPECT_EQ(run_in_child([&] { return slimcuda_package_pack(so.c_str(), (dir_ + "/o").c_str()); }, c.message),
+    EXPECT_EQ(call_in_child([&] { return slimcuda_package_pack(so.c_str(), (dir_ + "/o").c_str()); }, c.message),
               code(c.want))
         << "pack: so";
     const std::string weights = manifest(dir_, "weights.json", "m.so", c.path);
-    EXPECT_EQ(run_in_child([&] { return slimcuda_package_pack(weights.c_str(), (dir_ + "/o").c_str()); }, c.message),
+    EXPECT_EQ(call_in_child([&] { return slimcuda_package_pack(weights.c_str(), (dir_ + "/o").c_str()); }, c.message),
               code(c.want))
         << "pack: weights";
   }
@@ -178,13 +140,13 @@ TEST_F(FileReader, PackWritesOnlyARegularFile) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.description);
-    EXPECT_EQ(run_in_child(pack_to(c.out), c.message), code(c.want));
+    EXPECT_EQ(call_in_child(pack_to(c.out), c.message), code(c.want));
   }
   // A FIFO with a reader: opened without blocking, then refused by fstat.
-  EXPECT_EQ(run_in_child(pack_to(fifo_), "is not a regular file (fifo)",
-                         [this] {
-                           if (open(fifo_.c_str(), O_RDONLY | O_NONBLOCK) < 0) _exit(203);
-                         }),
+  EXPECT_EQ(call_in_child(pack_to(fifo_), "is not a regular file (fifo)",
+                          [this] {
+                            if (open(fifo_.c_str(), O_RDONLY | O_NONBLOCK) < 0) _exit(203);
+                          }),
             code(SLIMCUDA_ERROR_INVALID_ARGUMENT));
   // A longer file already there is replaced whole, and what was written reads back.
   const std::string out = dir_ + "/out.slimcuda";
@@ -199,8 +161,8 @@ TEST_F(FileReader, PackWritesOnlyARegularFile) {
 TEST_F(FileReader, ManifestOverItsCap) {
   const std::string path = dir_ + "/big.json";
   write(path, std::string(size_t{17} << 20, ' ') + "{}");
-  EXPECT_EQ(run_in_child([&] { return slimcuda_package_pack(path.c_str(), (dir_ + "/o").c_str()); },
-                         "is 17825794 bytes, over the cap of 16777216 bytes"),
+  EXPECT_EQ(call_in_child([&] { return slimcuda_package_pack(path.c_str(), (dir_ + "/o").c_str()); },
+                          "is 17825794 bytes, over the cap of 16777216 bytes"),
             code(SLIMCUDA_ERROR_INVALID_ARGUMENT));
 }
 
@@ -222,11 +184,11 @@ TEST_F(FileReader, PermissionDeniedIsAccessFailed) {
   const auto drop = [] {
     if (geteuid() == 0 && !drop_effective_capabilities()) _exit(kCannotDrop);
   };
-  const std::string load = run_in_child([&] { return load_file(path); }, "Permission denied", drop);
+  const std::string load = call_in_child([&] { return load_file(path); }, "Permission denied", drop);
   ASSERT_NE(load, code(kCannotDrop)) << "capset refused to drop this process's own capabilities";
   EXPECT_EQ(load, code(SLIMCUDA_ERROR_ACCESS_FAILED));
-  EXPECT_EQ(run_in_child([&] { return slimcuda_package_pack(m.c_str(), "/dev/null"); },
-                         "cannot open " + path + ": Permission denied", drop),
+  EXPECT_EQ(call_in_child([&] { return slimcuda_package_pack(m.c_str(), "/dev/null"); },
+                          "cannot open " + path + ": Permission denied", drop),
             code(SLIMCUDA_ERROR_ACCESS_FAILED));
   unlink(path.c_str());
   unlink(m.c_str());
@@ -235,13 +197,13 @@ TEST_F(FileReader, PermissionDeniedIsAccessFailed) {
 
 TEST_F(FileReader, NoFileDescriptorLeftIsOutOfResources) {
   const std::string path = dir_ + "/m.so";
-  EXPECT_EQ(run_in_child([&] { return load_file(path); }, "Too many open files",
-                         [] {
-                           // Every descriptor in use: the next open fails with EMFILE.
-                           const rlimit limit{3, 3};
-                           for (int fd = 3; fd < 4096; ++fd) close(fd);
-                           if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(202);
-                         }),
+  EXPECT_EQ(call_in_child([&] { return load_file(path); }, "Too many open files",
+                          [] {
+                            // Every descriptor in use: the next open fails with EMFILE.
+                            const rlimit limit{3, 3};
+                            for (int fd = 3; fd < 4096; ++fd) close(fd);
+                            if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(202);
+                          }),
             code(SLIMCUDA_ERROR_OUT_OF_RESOURCES));
 }
 
