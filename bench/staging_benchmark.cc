@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "bench/benchmark_checks.h"
-#include "csrc/allocator/device_allocator.h"
-#include "csrc/pinned/pinned_pool.h"
-#include "csrc/transfer/staged_copy.h"
+#include "csrc/memory/device_allocator.h"
+#include "csrc/memory/pinned_pool.h"
+#include "csrc/memory/staged_copy.h"
 #include "slimcuda/slimcuda.h"
 
 namespace {

@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "bench/benchmark_checks.h"
-#include "csrc/device_memory/device_memory.h"
+#include "csrc/memory/device_memory.h"
+#include "csrc/memory/staged_copy.h"
 #include "csrc/model/constants.h"
 #include "csrc/model/weights_cache.h"
-#include "csrc/transfer/staged_copy.h"
 #include "slimcuda/last_error.h"
 
 namespace {

@@ -15,7 +15,7 @@
 
 #include <gtest/gtest.h>
 
-#include "csrc/allocator/device_allocator.h"
+#include "csrc/memory/device_allocator.h"
 #include "csrc/model/weights_cache.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/last_error.h"

@@ -8,7 +8,7 @@
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
 #include "csrc/cuda/stream_context.h"
-#include "csrc/device_memory/device_memory.h"
+#include "csrc/memory/device_memory.h"
 #include "csrc/tensor/copy.h"
 #include "csrc/tensor/layout.h"
 #include "slimcuda/last_error.h"

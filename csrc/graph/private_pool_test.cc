@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "csrc/device_memory/device_memory.h"
+#include "csrc/memory/device_memory.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/last_error.h"
 

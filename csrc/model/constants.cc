@@ -11,10 +11,10 @@
 #include "csrc/core/limits.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
+#include "csrc/memory/staged_copy.h"
+#include "csrc/memory/transfer.h"
 #include "csrc/model/weights_cache.h"
 #include "csrc/tensor/handle_adoption.h"
-#include "csrc/transfer/staged_copy.h"
-#include "csrc/transfer/transfer.h"
 #include "slimcuda/last_error.h"
 #include "slimcuda/scalar_type.h"
 

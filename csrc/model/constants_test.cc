@@ -29,10 +29,10 @@
 
 #include <gtest/gtest.h>
 
-#include "csrc/allocator/device_allocator.h"
 #include "csrc/cuda/device.h"
 #include "csrc/cuda/stream_context.h"
-#include "csrc/device_memory/device_memory.h"
+#include "csrc/memory/device_allocator.h"
+#include "csrc/memory/device_memory.h"
 #include "csrc/model/archive_constants.h"
 #include "csrc/model/model.h"
 #include "csrc/model/test_run.h"

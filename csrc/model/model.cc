@@ -10,7 +10,7 @@
 
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
-#include "csrc/memory/memory.h"
+#include "csrc/memory/retire_stream.h"
 #include "csrc/model/weights_cache.h"
 #include "csrc/tensor/copy.h"
 #include "csrc/tensor/handle_adoption.h"

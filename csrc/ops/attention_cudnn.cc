@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "csrc/core/scalar_type.h"
-#include "csrc/device_memory/device_memory.h"
+#include "csrc/memory/device_memory.h"
 #include "csrc/ops/attention_mask.h"
 #include "csrc/ops/cudnn_graph.h"
 #include "csrc/ops/vendor_handles.h"

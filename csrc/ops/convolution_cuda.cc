@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "csrc/device_memory/device_memory.h"
+#include "csrc/memory/device_memory.h"
 #include "csrc/ops/convolution_cudnn.h"
 #include "csrc/ops/vendor_handles.h"
 #include "csrc/tensor/layout.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "csrc/device_memory/device_memory.h"
+#include "csrc/memory/device_memory.h"
 #include "csrc/ops/gemm_algo_choice.h"
 #include "csrc/ops/gemm_empty.h"
 #include "csrc/ops/vendor_handles.h"

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "csrc/pinned/pinned_pool.h"
+#include "csrc/memory/pinned_pool.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/last_error.h"

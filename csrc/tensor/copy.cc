@@ -11,10 +11,10 @@
 
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
+#include "csrc/memory/transfer.h"
 #include "csrc/tensor/copy_host.h"
 #include "csrc/tensor/copy_kernels.h"
 #include "csrc/tensor/layout.h"
-#include "csrc/transfer/transfer.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {

@@ -6,9 +6,9 @@
 #include <mutex>
 #include <new>
 
-#include "csrc/allocator/device_allocator.h"
 #include "csrc/cuda/device.h"
-#include "csrc/pinned/pinned_pool.h"
+#include "csrc/memory/device_allocator.h"
+#include "csrc/memory/pinned_pool.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {

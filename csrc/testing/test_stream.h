@@ -3,7 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "csrc/memory/memory.h"
+#include "csrc/memory/retire_stream.h"
 
 namespace slimcuda::testing {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cached pinned host pool (see pinned_pool.h).
-#include "csrc/pinned/pinned_pool.h"
+#include "csrc/memory/pinned_pool.h"
 
 #include <cuda_runtime_api.h>
 
@@ -13,7 +13,7 @@
 #include "csrc/core/limits.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
-#include "csrc/pool/caching_config.h"
+#include "csrc/memory/caching_config.h"
 
 namespace slimcuda {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "csrc/pool/caching_config.h"
+#include "csrc/memory/caching_config.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "csrc/transfer/transfer.h"
+#include "csrc/memory/transfer.h"
 
 #include <cuda_runtime_api.h>
 
@@ -8,8 +8,8 @@
 #include "csrc/core/limits.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
-#include "csrc/device_memory/device_memory.h"
-#include "csrc/transfer/staged_copy.h"
+#include "csrc/memory/device_memory.h"
+#include "csrc/memory/staged_copy.h"
 
 namespace slimcuda::transfer {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "csrc/pool/block_pool.h"
+#include "csrc/memory/detail/block_pool.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA device allocator: per-GPU caching pools over cudaMalloc, and the uncached path.
-#include "csrc/device_memory/device_memory.h"
+#include "csrc/memory/device_memory.h"
 
 #include <cuda_runtime_api.h>
 
@@ -16,7 +16,7 @@
 #include "csrc/core/limits.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
-#include "csrc/pool/caching_config.h"
+#include "csrc/memory/caching_config.h"
 
 namespace slimcuda::device_memory {
 namespace {

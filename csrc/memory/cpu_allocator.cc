@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "csrc/allocator/device_allocator.h"
+#include "csrc/memory/device_allocator.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {

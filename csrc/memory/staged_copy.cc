@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pageable host <-> device copies staged through pinned chunks (see staged_copy.h).
-#include "csrc/transfer/staged_copy.h"
+#include "csrc/memory/staged_copy.h"
 
 #include <cuda.h>  // the driver API's types only: its functions come through the runtime
 #include <cuda_runtime_api.h>
@@ -23,8 +23,8 @@
 
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
-#include "csrc/pinned/pinned_pool.h"
-#include "csrc/pool/caching_config.h"
+#include "csrc/memory/caching_config.h"
+#include "csrc/memory/pinned_pool.h"
 
 namespace slimcuda {
 namespace {

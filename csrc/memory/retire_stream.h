@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "csrc/pool/caching_config.h"
+#include "csrc/memory/caching_config.h"
 
 namespace slimcuda::memory {
 

@@ -3,7 +3,7 @@
 // pipeline shape, and through the transfer engine's copies from the staging threshold on.
 // Links the library statically (//csrc:slimcuda_static): staged_copy is not exported by
 // libslimcuda.so, and this binary is alone in its process.
-#include "csrc/transfer/staged_copy.h"
+#include "csrc/memory/staged_copy.h"
 
 #include <cuda_runtime_api.h>
 
@@ -15,11 +15,11 @@
 
 #include <gtest/gtest.h>
 
-#include "csrc/device_memory/device_memory.h"
-#include "csrc/pinned/pinned_pool.h"
+#include "csrc/memory/device_memory.h"
+#include "csrc/memory/pinned_pool.h"
+#include "csrc/memory/transfer.h"
 #include "csrc/testing/fixtures.h"
 #include "csrc/testing/test_stream.h"
-#include "csrc/transfer/transfer.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {

@@ -7,7 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "csrc/cuda/stream_context.h"
-#include "csrc/pool/block_pool.h"
+#include "csrc/memory/detail/block_pool.h"
 #include "slimcuda/error.h"
 #include "slimcuda/result.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <atomic>
 
-#include "csrc/allocator/device_allocator.h"
+#include "csrc/memory/device_allocator.h"
 
 namespace slimcuda {
 

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "csrc/pool/block_pool.h"
+#include "csrc/memory/detail/block_pool.h"
 
 namespace slimcuda {
 namespace {

@@ -2,7 +2,7 @@
 // The allocator registry (CPU and CUDA registered, replacement returns the previous one) and
 // the CPU allocator. A unit of its own, linked statically: neither is exported by
 // libslimcuda.so.
-#include "csrc/allocator/device_allocator.h"
+#include "csrc/memory/device_allocator.h"
 
 #include <cstdint>
 #include <vector>

@@ -4,7 +4,7 @@
 #include <cstddef>
 
 #include "csrc/cuda/stream_context.h"
-#include "csrc/pool/block_pool.h"
+#include "csrc/memory/detail/block_pool.h"
 #include "slimcuda/error.h"
 
 namespace slimcuda {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "csrc/memory/memory.h"
+#include "csrc/memory/retire_stream.h"
 
-#include "csrc/device_memory/device_memory.h"
-#include "csrc/pinned/pinned_pool.h"
+#include "csrc/memory/device_memory.h"
+#include "csrc/memory/pinned_pool.h"
 
 namespace slimcuda::memory {
 

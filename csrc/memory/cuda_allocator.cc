@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA DeviceAllocator: the caching device allocator and the transfer engine behind the
 // registry's interface.
-#include "csrc/allocator/device_allocator.h"
-#include "csrc/device_memory/device_memory.h"
-#include "csrc/transfer/transfer.h"
+#include "csrc/memory/device_allocator.h"
+#include "csrc/memory/device_memory.h"
+#include "csrc/memory/transfer.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {
