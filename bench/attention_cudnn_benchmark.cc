@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "csrc/cuda/stream_context.h"
-#include "csrc/ops/attention_cuda.h"
-#include "csrc/ops/attention_cudnn.h"
+#include "csrc/ops/attention/attention_cuda.h"
+#include "csrc/ops/attention/attention_cudnn.h"
 #include "csrc/tensor/slim_tensor.h"
 #include "slimcuda/last_error.h"
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "csrc/ops/convolution_cudnn.h"
+#include "csrc/ops/conv/convolution_cudnn.h"
 #include "csrc/tensor/convert.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/aoti_torch_ops.h"

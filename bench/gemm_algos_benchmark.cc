@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "bench/benchmark_checks.h"
-#include "csrc/ops/gemm_algo_choice.h"
-#include "csrc/vendor/cublaslt.h"
+#include "csrc/cuda_libs/cublaslt.h"
+#include "csrc/ops/gemm/gemm_algo_choice.h"
 
 namespace {
 
@@ -49,7 +49,7 @@ size_t type_size(cudaDataType_t t) { return t == CUDA_R_32F ? 4 : 2; }
   } while (0)
 
 template <class T>
-T config(const slimcuda::vendor::CublasLtApi& api, const cublasLtMatmulAlgo_t& algo,
+T config(const slimcuda::cuda_libs::CublasLtApi& api, const cublasLtMatmulAlgo_t& algo,
          cublasLtMatmulAlgoConfigAttributes_t a) {
   T v{};
   size_t written = 0;
@@ -61,9 +61,9 @@ T config(const slimcuda::vendor::CublasLtApi& api, const cublasLtMatmulAlgo_t& a
 
 int main() {
   require_gpu_or_exit("gemm_algos_benchmark");
-  auto api_r = slimcuda::vendor::cublaslt("gemm_algos_benchmark");
+  auto api_r = slimcuda::cuda_libs::cublaslt("gemm_algos_benchmark");
   CHECK_OK(api_r.ok(), "loading cuBLASLt");
-  const slimcuda::vendor::CublasLtApi& api = *api_r.value();
+  const slimcuda::cuda_libs::CublasLtApi& api = *api_r.value();
   cublasLtHandle_t handle = nullptr;
   CHECK_LT(api.cublasLtCreate(&handle));
   cudaStream_t stream = nullptr;

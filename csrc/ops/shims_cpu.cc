@@ -3,11 +3,11 @@
 #include <memory>
 
 #include "csrc/entry/c_entry.h"
-#include "csrc/ops/attention_args.h"
-#include "csrc/ops/attention_cpu.h"
-#include "csrc/ops/convolution_cpu.h"
-#include "csrc/ops/gemm_cpu.h"
-#include "csrc/ops/op_args.h"
+#include "csrc/ops/attention/attention_args.h"
+#include "csrc/ops/attention/attention_cpu.h"
+#include "csrc/ops/common/op_args.h"
+#include "csrc/ops/conv/convolution_cpu.h"
+#include "csrc/ops/gemm/gemm_cpu.h"
 
 #include "slimcuda/aoti_torch_ops.h"
 

@@ -7,11 +7,11 @@
 #include "csrc/cuda/device.h"
 #include "csrc/entry/c_entry.h"
 #include "csrc/entry/caller_context.h"
-#include "csrc/ops/attention_args.h"
-#include "csrc/ops/attention_cuda.h"
-#include "csrc/ops/convolution_cuda.h"
-#include "csrc/ops/gemm_cuda.h"
-#include "csrc/ops/op_args.h"
+#include "csrc/ops/attention/attention_args.h"
+#include "csrc/ops/attention/attention_cuda.h"
+#include "csrc/ops/common/op_args.h"
+#include "csrc/ops/conv/convolution_cuda.h"
+#include "csrc/ops/gemm/gemm_cuda.h"
 #include "slimcuda/aoti_torch_ops.h"
 
 namespace slimcuda::ops {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "csrc/kernels/kernels.h"
+#include "csrc/demo_kernels/kernels.h"
 #include "csrc/testing/fixtures.h"
 #include "csrc/testing/spin.h"
 #include "slimcuda/aoti_torch.h"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Headers of the CUDA vendor libraries slimcuda's ops use (cuBLAS/cuBLASLt, cuDNN, cuDNN frontend, NVRTC).
 
-Headers only: libslimcuda.so opens the libraries at run time (csrc/vendor/), never links them, so
+Headers only: libslimcuda.so opens the libraries at run time (csrc/cuda_libs/), never links them, so
 these repositories expose no library at all.
 
 cuda_vendor_headers(name, env, subdir, probe, deps) finds an include/ folder at fetch time, first
