@@ -35,8 +35,6 @@ using slimcuda::ScalarType;
 using slimcuda::SlimTensor;
 using slimcuda::StreamContext;
 
-constexpr const char* kFn = "attention_cudnn_benchmark";
-
 void check(Error e, const char* what) {
   if (e != Error::Ok) {
     std::fprintf(stderr, "%s failed (%d): %s %s\n", what, static_cast<int>(e), slimcuda::last_error_message(),
@@ -49,9 +47,9 @@ void check(Error e, const char* what) {
 std::unique_ptr<SlimTensor> bshd(int64_t b, int64_t h, int64_t s, int64_t d, ScalarType t, const StreamContext& ctx) {
   const int64_t sizes[4] = {b, h, s, d}, strides[4] = {s * h * d, d, h * d, 1};
   slimcuda::EmptySpec spec;
-  check(slimcuda::check_empty(4, sizes, strides, static_cast<int32_t>(t), 1, 0, false, &spec, kFn), "check_empty");
+  check(slimcuda::check_empty(4, sizes, strides, static_cast<int32_t>(t), 1, 0, false, &spec), "check_empty");
   SlimTensor* out = nullptr;
-  check(slimcuda::empty_strided(spec, ctx, &out, kFn), "empty_strided");
+  check(slimcuda::empty_strided(spec, ctx, &out), "empty_strided");
   const size_t n = static_cast<size_t>(b * s * h * d);
   if (t == ScalarType::Float) {
     std::vector<float> host(n, 0.125f);
@@ -110,14 +108,14 @@ int main() {
       "| dtype | B | H | S | D | causal | mask | cuDNN GPU µs/call | cuDNN TFLOP/s | cuDNN host µs/call | cuDNN first "
       "call ms | kernel GPU µs/call | kernel TFLOP/s | kernel / cuDNN |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  using Path = Error (*)(const slimcuda::ops::AttentionProblem&, const StreamContext&, const char*);
+  using Path = Error (*)(const slimcuda::ops::AttentionProblem&, const StreamContext&);
   // Median GPU µs per call of `path` on `p` (20 calls per round, 15 rounds).
   auto gpu_time = [&](Path path, const slimcuda::ops::AttentionProblem& p, const char* what) {
     constexpr int kCalls = 20;
     std::vector<float> gpu;
     for (int r = 0; r < 15; ++r) {
       cudaEventRecord(start, stream);
-      for (int i = 0; i < kCalls; ++i) check(path(p, ctx, kFn), what);
+      for (int i = 0; i < kCalls; ++i) check(path(p, ctx), what);
       cudaEventRecord(stop, stream);
       cudaEventSynchronize(stop);
       float ms = 0;
@@ -154,7 +152,7 @@ int main() {
     // cuDNN: the first call builds (and caches) the graph; a decline is a row without it.
     cudaStreamSynchronize(stream);
     auto t0 = std::chrono::steady_clock::now();
-    const Error first = slimcuda::ops::attention_cudnn(p, ctx, kFn);
+    const Error first = slimcuda::ops::attention_cudnn(p, ctx);
     cudaStreamSynchronize(stream);
     const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (first != Error::Ok && first != Error::NotSupported) check(first, "attention_cudnn (first)");
@@ -166,13 +164,13 @@ int main() {
       for (int r = 0; r < 9; ++r) {
         cudaStreamSynchronize(stream);
         t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < 20; ++i) check(slimcuda::ops::attention_cudnn(p, ctx, kFn), "attention_cudnn");
+        for (int i = 0; i < 20; ++i) check(slimcuda::ops::attention_cudnn(p, ctx), "attention_cudnn");
         host.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 20);
       }
       cudaStreamSynchronize(stream);
       cudnn_host_us = median(host);
     }
-    check(slimcuda::ops::attention_kernel_cuda(p, ctx, kFn), "attention_kernel_cuda (warm-up)");
+    check(slimcuda::ops::attention_kernel_cuda(p, ctx), "attention_kernel_cuda (warm-up)");
     const double kernel_us = gpu_time(slimcuda::ops::attention_kernel_cuda, p, "attention_kernel_cuda");
     std::printf("| %s | %lld | %lld | %lld | %lld | %s | %s | ", sh.dtype_name, static_cast<long long>(sh.b),
                 static_cast<long long>(sh.h), static_cast<long long>(sh.s), static_cast<long long>(sh.d),

@@ -61,7 +61,7 @@ T config(const slimcuda::cuda_libs::CublasLtApi& api, const cublasLtMatmulAlgo_t
 
 int main() {
   require_gpu_or_exit("gemm_algos_benchmark");
-  auto api_r = slimcuda::cuda_libs::cublaslt("gemm_algos_benchmark");
+  auto api_r = slimcuda::cuda_libs::cublaslt();
   CHECK_OK(api_r.ok(), "loading cuBLASLt");
   const slimcuda::cuda_libs::CublasLtApi& api = *api_r.value();
   cublasLtHandle_t handle = nullptr;

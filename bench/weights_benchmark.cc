@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
   auto fresh_source = [&]() -> std::shared_ptr<const slimcuda::WeightSource> {
     if (source_kind != "file") return source;
     std::shared_ptr<slimcuda::MappedFileSource> mapped;
-    CHECK_OK(slimcuda::MappedFileSource::open(path, &mapped, "weights_benchmark") == slimcuda::Error::Ok, "mmap");
+    CHECK_OK(slimcuda::MappedFileSource::open(path, &mapped) == slimcuda::Error::Ok, "mmap");
     return mapped;
   };
   const double write_s = std::chrono::duration<double>(Clock::now() - t_write).count();
@@ -206,8 +206,7 @@ int main(int argc, char** argv) {
     const std::vector<ConstantEntry> entries = entries_of(fresh_source());
     const auto start = Clock::now();
     slimcuda::AttachedConstants out;
-    const slimcuda::Error e =
-        slimcuda::attach_constants(api, &dummy, device, "", entries, ctx, nullptr, &out, "weights_benchmark");
+    const slimcuda::Error e = slimcuda::attach_constants(api, &dummy, device, "", entries, ctx, nullptr, &out);
     const double s = std::chrono::duration<double>(Clock::now() - start).count();
     CHECK_OK(e == slimcuda::Error::Ok, "attach_constants");
     peak = std::max<uint64_t>(peak, slimcuda::device_memory::stats(0).peak_allocated_bytes);
@@ -219,13 +218,13 @@ int main(int argc, char** argv) {
   {
     const std::vector<ConstantEntry> entries = entries_of(fresh_source());
     slimcuda::AttachedConstants first, second;
-    CHECK_OK(slimcuda::attach_constants(api, &dummy, device, "bench-model", entries, ctx, nullptr, &first,
-                                        "weights_benchmark") == slimcuda::Error::Ok,
+    CHECK_OK(slimcuda::attach_constants(api, &dummy, device, "bench-model", entries, ctx, nullptr, &first) ==
+                 slimcuda::Error::Ok,
              "attach_constants");
     const uint64_t one = slimcuda::device_memory::stats(0).allocated_bytes;
     const auto start = Clock::now();
-    CHECK_OK(slimcuda::attach_constants(api, &dummy, device, "bench-model", entries, ctx, nullptr, &second,
-                                        "weights_benchmark") == slimcuda::Error::Ok,
+    CHECK_OK(slimcuda::attach_constants(api, &dummy, device, "bench-model", entries, ctx, nullptr, &second) ==
+                 slimcuda::Error::Ok,
              "attach_constants");
     const double s = std::chrono::duration<double>(Clock::now() - start).count();
     std::printf("shared second load: %.1f us, shared=%d, device bytes allocated %.2f GiB -> %.2f GiB\n", s * 1e6,

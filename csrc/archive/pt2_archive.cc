@@ -135,12 +135,12 @@ Pt2Archive::~Pt2Archive() {
   if (mapping_ != nullptr) (void)::munmap(mapping_, size_);
 }
 
-Error Pt2Archive::open(const char* path, std::unique_ptr<Pt2Archive>* out, const char* function) noexcept {
+Error Pt2Archive::open(const char* path, std::unique_ptr<Pt2Archive>* out) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr && out != nullptr, Error::InvalidArgument, "null argument");
+    SLIMCUDA_CHECK_OR_RETURN(path != nullptr && out != nullptr, Error::InvalidArgument, "null argument");
     int fd = -1;
     uint64_t size = 0;
-    SLIMCUDA_RETURN_IF_ERROR(open_regular_file(path, &fd, &size, function));
+    SLIMCUDA_RETURN_IF_ERROR(open_regular_file(path, &fd, &size));
     std::unique_ptr<Pt2Archive> a(new Pt2Archive());
     struct stat st {};
     if (::fstat(fd, &st) == 0) {
@@ -152,44 +152,41 @@ Error Pt2Archive::open(const char* path, std::unique_ptr<Pt2Archive>* out, const
     if (size > 0) {
       if (size > std::numeric_limits<size_t>::max()) {
         (void)::close(fd);
-        return set_last_error(Error::InvalidArgument, function, "%s: too large to map", path);
+        return set_last_error(Error::InvalidArgument, "%s: too large to map", path);
       }
       void* m = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);
       const int e = errno;
       (void)::close(fd);  // the mapping keeps the file
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, m != MAP_FAILED, e == ENOMEM ? Error::OutOfResources : Error::AccessFailed,
-                                  "cannot map %s: %s", path, std::strerror(e));
+      SLIMCUDA_CHECK_OR_RETURN(m != MAP_FAILED, e == ENOMEM ? Error::OutOfResources : Error::AccessFailed,
+                               "cannot map %s: %s", path, std::strerror(e));
       a->mapping_ = m;
       a->data_ = static_cast<const uint8_t*>(m);
       a->size_ = static_cast<size_t>(size);
     } else {
       (void)::close(fd);
     }
-    return open_bytes(std::move(a), out, function);
+    return open_bytes(std::move(a), out);
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory opening %s", path);
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory opening %s", path);
   }
 }
 
-Error Pt2Archive::open_memory(const uint8_t* data, size_t size, std::unique_ptr<Pt2Archive>* out,
-                              const char* function) noexcept {
+Error Pt2Archive::open_memory(const uint8_t* data, size_t size, std::unique_ptr<Pt2Archive>* out) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, (data != nullptr || size == 0) && out != nullptr, Error::InvalidArgument,
-                                "null argument");
+    SLIMCUDA_CHECK_OR_RETURN((data != nullptr || size == 0) && out != nullptr, Error::InvalidArgument, "null argument");
     std::unique_ptr<Pt2Archive> a(new Pt2Archive());
     a->data_ = data;
     a->size_ = size;
-    return open_bytes(std::move(a), out, function);
+    return open_bytes(std::move(a), out);
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory opening the archive");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory opening the archive");
   }
 }
 
-Error Pt2Archive::open_bytes(std::unique_ptr<Pt2Archive> a, std::unique_ptr<Pt2Archive>* out,
-                             const char* function) noexcept {
+Error Pt2Archive::open_bytes(std::unique_ptr<Pt2Archive> a, std::unique_ptr<Pt2Archive>* out) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, a->size_ >= 22, Error::InvalidProgram,
-                                "%zu bytes: too short for a zip archive (a .pt2)", a->size_);
+    SLIMCUDA_CHECK_OR_RETURN(a->size_ >= 22, Error::InvalidProgram, "%zu bytes: too short for a zip archive (a .pt2)",
+                             a->size_);
     a->source_ = std::make_unique<Source>();
     a->source_->data = a->data_;
     a->source_->size = a->size_;
@@ -200,7 +197,7 @@ Error Pt2Archive::open_bytes(std::unique_ptr<Pt2Archive> a, std::unique_ptr<Pt2A
     if (src == nullptr) {
       const std::string why = zip_error_strerror(&error);
       zip_error_fini(&error);
-      return set_last_error(Error::MemoryAllocationFailed, function, "libzip: %s", why.c_str());
+      return set_last_error(Error::MemoryAllocationFailed, "libzip: %s", why.c_str());
     }
     // ZIP_CHECKCONS: libzip also compares every local header with the central directory.
     zip_t* z = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error);
@@ -210,38 +207,38 @@ Error Pt2Archive::open_bytes(std::unique_ptr<Pt2Archive> a, std::unique_ptr<Pt2A
       const int code = zip_error_code_zip(&error);
       zip_error_fini(&error);
       if (code == ZIP_ER_EXISTS) {  // libzip refuses a second entry of a name already seen
-        return set_last_error(Error::InvalidProgram, function, "two entries of one name (libzip: %s)", why.c_str());
+        return set_last_error(Error::InvalidProgram, "two entries of one name (libzip: %s)", why.c_str());
       }
-      return set_last_error(code == ZIP_ER_MEMORY ? Error::MemoryAllocationFailed : Error::InvalidProgram, function,
+      return set_last_error(code == ZIP_ER_MEMORY ? Error::MemoryAllocationFailed : Error::InvalidProgram,
                             "not a readable zip archive (a .pt2 is one): libzip: %s", why.c_str());
     }
     zip_error_fini(&error);
     a->zip_ = z;
-    SLIMCUDA_RETURN_IF_ERROR(a->check_entries(function));
+    SLIMCUDA_RETURN_IF_ERROR(a->check_entries());
     *out = std::move(a);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory opening the archive");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory opening the archive");
   }
 }
 
-Error Pt2Archive::check_entries(const char* function) {
+Error Pt2Archive::check_entries() {
   zip_t* z = zip_of(zip_);
   const zip_int64_t n = zip_get_num_entries(z, 0);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, n >= 0, Error::InvalidProgram, "libzip cannot count the entries");
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, static_cast<uint64_t>(n) <= kMaxEntries, Error::InvalidProgram,
-                              "%lld entries (at most %zu)", static_cast<long long>(n), kMaxEntries);
+  SLIMCUDA_CHECK_OR_RETURN(n >= 0, Error::InvalidProgram, "libzip cannot count the entries");
+  SLIMCUDA_CHECK_OR_RETURN(static_cast<uint64_t>(n) <= kMaxEntries, Error::InvalidProgram, "%lld entries (at most %zu)",
+                           static_cast<long long>(n), kMaxEntries);
   std::unordered_set<std::string> seen;
   entries_.reserve(static_cast<size_t>(n));
   for (zip_int64_t i = 0; i < n; ++i) {
     zip_stat_t st;
     zip_stat_init(&st);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, zip_stat_index(z, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW, &st) == 0,
-                                Error::InvalidProgram, "entry %lld: libzip: %s", static_cast<long long>(i),
-                                zip_strerror(z));
+    SLIMCUDA_CHECK_OR_RETURN(zip_stat_index(z, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW, &st) == 0,
+                             Error::InvalidProgram, "entry %lld: libzip: %s", static_cast<long long>(i),
+                             zip_strerror(z));
     const zip_uint64_t need = ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, (st.valid & need) == need && st.name != nullptr, Error::InvalidProgram,
-                                "entry %lld: no name, size or method", static_cast<long long>(i));
+    SLIMCUDA_CHECK_OR_RETURN((st.valid & need) == need && st.name != nullptr, Error::InvalidProgram,
+                             "entry %lld: no name, size or method", static_cast<long long>(i));
     ArchiveEntry e;
     e.name = st.name;
     e.index = static_cast<uint64_t>(i);
@@ -250,45 +247,41 @@ Error Pt2Archive::check_entries(const char* function) {
     e.crc32 = (st.valid & ZIP_STAT_CRC) ? st.crc : 0;
     const char* nm = e.name.c_str();
     if (const char* why = bad_name(e.name)) {
-      return set_last_error(Error::InvalidProgram, function, "entry '%s': %s", nm, why);
+      return set_last_error(Error::InvalidProgram, "entry '%s': %s", nm, why);
     }
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, seen.insert(e.name).second, Error::InvalidProgram,
-                                "two entries of one name: '%s'", nm);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function,
-                                !(st.valid & ZIP_STAT_ENCRYPTION_METHOD) || st.encryption_method == ZIP_EM_NONE,
-                                Error::InvalidProgram, "entry '%s' is encrypted", nm);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, st.comp_method == ZIP_CM_STORE || st.comp_method == ZIP_CM_DEFLATE,
-                                Error::InvalidProgram, "entry '%s': compression method %u (only stored or deflate)", nm,
-                                static_cast<unsigned>(st.comp_method));
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, e.compressed_size <= size_, Error::InvalidProgram,
-                                "entry '%s' declares %llu compressed bytes in a %zu-byte archive", nm,
-                                static_cast<unsigned long long>(e.compressed_size), size_);
+    SLIMCUDA_CHECK_OR_RETURN(seen.insert(e.name).second, Error::InvalidProgram, "two entries of one name: '%s'", nm);
+    SLIMCUDA_CHECK_OR_RETURN(!(st.valid & ZIP_STAT_ENCRYPTION_METHOD) || st.encryption_method == ZIP_EM_NONE,
+                             Error::InvalidProgram, "entry '%s' is encrypted", nm);
+    SLIMCUDA_CHECK_OR_RETURN(st.comp_method == ZIP_CM_STORE || st.comp_method == ZIP_CM_DEFLATE, Error::InvalidProgram,
+                             "entry '%s': compression method %u (only stored or deflate)", nm,
+                             static_cast<unsigned>(st.comp_method));
+    SLIMCUDA_CHECK_OR_RETURN(e.compressed_size <= size_, Error::InvalidProgram,
+                             "entry '%s' declares %llu compressed bytes in a %zu-byte archive", nm,
+                             static_cast<unsigned long long>(e.compressed_size), size_);
     e.stored = st.comp_method == ZIP_CM_STORE;
     if (!e.stored) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(
-          function, e.size <= e.compressed_size * kMaxDeflateRatio + kDeflateSlack, Error::InvalidProgram,
+      SLIMCUDA_CHECK_OR_RETURN(
+          e.size <= e.compressed_size * kMaxDeflateRatio + kDeflateSlack, Error::InvalidProgram,
           "entry '%s' declares %llu bytes from %llu compressed: more than deflate can expand (a zip bomb)", nm,
           static_cast<unsigned long long>(e.size), static_cast<unsigned long long>(e.compressed_size));
     } else {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, e.size == e.compressed_size, Error::InvalidProgram,
-                                  "stored entry '%s' declares %llu bytes but holds %llu", nm,
-                                  static_cast<unsigned long long>(e.size),
-                                  static_cast<unsigned long long>(e.compressed_size));
+      SLIMCUDA_CHECK_OR_RETURN(
+          e.size == e.compressed_size, Error::InvalidProgram, "stored entry '%s' declares %llu bytes but holds %llu",
+          nm, static_cast<unsigned long long>(e.size), static_cast<unsigned long long>(e.compressed_size));
       if (e.size > 0) {
         // Find where libzip reads the entry's first byte (see Source).
         zip_file_t* f = zip_fopen_index(z, e.index, 0);
-        SLIMCUDA_CHECK_OR_RETURN_AT(function, f != nullptr, Error::InvalidProgram, "entry '%s': libzip: %s", nm,
-                                    zip_strerror(z));
+        SLIMCUDA_CHECK_OR_RETURN(f != nullptr, Error::InvalidProgram, "entry '%s': libzip: %s", nm, zip_strerror(z));
         ZipFile file(f);
         source_->marking = true;
         uint8_t first = 0;
         const zip_int64_t got = zip_fread(f, &first, 1);
         source_->marking = false;
-        SLIMCUDA_CHECK_OR_RETURN_AT(function, got == 1, Error::InvalidProgram, "entry '%s': cannot be read: %s", nm,
-                                    zip_file_strerror(f));
+        SLIMCUDA_CHECK_OR_RETURN(got == 1, Error::InvalidProgram, "entry '%s': cannot be read: %s", nm,
+                                 zip_file_strerror(f));
         e.data_offset = source_->marked;
-        SLIMCUDA_CHECK_OR_RETURN_AT(
-            function, e.data_offset < size_ && e.size <= size_ - e.data_offset && data_[e.data_offset] == first,
+        SLIMCUDA_CHECK_OR_RETURN(
+            e.data_offset < size_ && e.size <= size_ - e.data_offset && data_[e.data_offset] == first,
             Error::InvalidProgram, "stored entry '%s': its %llu bytes do not lie inside the archive", nm,
             static_cast<unsigned long long>(e.size));
       }
@@ -315,22 +308,21 @@ std::vector<const ArchiveEntry*> Pt2Archive::entries_under(std::string_view pref
   return out;
 }
 
-Error Pt2Archive::view(const ArchiveEntry& entry, ArchiveSpan* out, const char* function) const noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, entry.stored, Error::NotSupported,
-                              "entry '%s' is compressed: no view in place (read it instead)", entry.name.c_str());
+Error Pt2Archive::view(const ArchiveEntry& entry, ArchiveSpan* out) const noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
+  SLIMCUDA_CHECK_OR_RETURN(entry.stored, Error::NotSupported,
+                           "entry '%s' is compressed: no view in place (read it instead)", entry.name.c_str());
   out->data = entry.size == 0 ? data_ : data_ + entry.data_offset;
   out->size = static_cast<size_t>(entry.size);
   return Error::Ok;
 }
 
-Error Pt2Archive::stream(const ArchiveEntry& entry, uint64_t offset, uint64_t size, uint8_t* dst,
-                         const char* function) const {
+Error Pt2Archive::stream(const ArchiveEntry& entry, uint64_t offset, uint64_t size, uint8_t* dst) const {
   std::lock_guard<std::mutex> lock(zip_mutex_);
   zip_t* z = zip_of(zip_);
   zip_file_t* f = zip_fopen_index(z, entry.index, 0);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, f != nullptr, Error::InvalidProgram, "entry '%s': libzip: %s",
-                              entry.name.c_str(), zip_strerror(z));
+  SLIMCUDA_CHECK_OR_RETURN(f != nullptr, Error::InvalidProgram, "entry '%s': libzip: %s", entry.name.c_str(),
+                           zip_strerror(z));
   ZipFile file(f);
   std::vector<uint8_t> chunk;
   const bool whole = offset == 0 && size == entry.size;
@@ -353,42 +345,40 @@ Error Pt2Archive::stream(const ArchiveEntry& entry, uint64_t offset, uint64_t si
     if (n < 0) {
       zip_error_t* err = zip_file_get_error(f);
       const bool crc = err != nullptr && zip_error_code_zip(err) == ZIP_ER_CRC;
-      return set_last_error(Error::InvalidProgram, function, "entry '%s': %s: %s", entry.name.c_str(),
+      return set_last_error(Error::InvalidProgram, "entry '%s': %s: %s", entry.name.c_str(),
                             crc ? "CRC mismatch" : "corrupt compressed data", zip_file_strerror(f));
     }
     if (n == 0) break;
     at += static_cast<uint64_t>(n);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, at <= entry.size, Error::InvalidProgram,
-                                "entry '%s' inflates past its declared %llu bytes", entry.name.c_str(),
-                                static_cast<unsigned long long>(entry.size));
+    SLIMCUDA_CHECK_OR_RETURN(at <= entry.size, Error::InvalidProgram,
+                             "entry '%s' inflates past its declared %llu bytes", entry.name.c_str(),
+                             static_cast<unsigned long long>(entry.size));
   }
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, at >= end && (!whole || at == entry.size), Error::InvalidProgram,
-                              "entry '%s' ends after %llu of its declared %llu bytes", entry.name.c_str(),
-                              static_cast<unsigned long long>(at), static_cast<unsigned long long>(entry.size));
+  SLIMCUDA_CHECK_OR_RETURN(at >= end && (!whole || at == entry.size), Error::InvalidProgram,
+                           "entry '%s' ends after %llu of its declared %llu bytes", entry.name.c_str(),
+                           static_cast<unsigned long long>(at), static_cast<unsigned long long>(entry.size));
   return Error::Ok;
 }
 
-Error Pt2Archive::read(const ArchiveEntry& entry, uint64_t offset, uint64_t size, void* dst,
-                       const char* function) const noexcept {
+Error Pt2Archive::read(const ArchiveEntry& entry, uint64_t offset, uint64_t size, void* dst) const noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr || size == 0, Error::InvalidArgument, "null destination");
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, offset <= entry.size && size <= entry.size - offset, Error::InvalidArgument,
-                                "bytes [%llu, +%llu) of entry '%s', which has %llu",
-                                static_cast<unsigned long long>(offset), static_cast<unsigned long long>(size),
-                                entry.name.c_str(), static_cast<unsigned long long>(entry.size));
+    SLIMCUDA_CHECK_OR_RETURN(dst != nullptr || size == 0, Error::InvalidArgument, "null destination");
+    SLIMCUDA_CHECK_OR_RETURN(offset <= entry.size && size <= entry.size - offset, Error::InvalidArgument,
+                             "bytes [%llu, +%llu) of entry '%s', which has %llu",
+                             static_cast<unsigned long long>(offset), static_cast<unsigned long long>(size),
+                             entry.name.c_str(), static_cast<unsigned long long>(entry.size));
     if (size == 0) return Error::Ok;
     if (entry.stored) {
       std::memcpy(dst, data_ + entry.data_offset + offset, static_cast<size_t>(size));
       if (offset == 0 && size == entry.size) {
-        SLIMCUDA_CHECK_OR_RETURN_AT(function, crc32_z(0, static_cast<const Bytef*>(dst), size) == entry.crc32,
-                                    Error::InvalidProgram, "entry '%s': CRC mismatch (corrupted)", entry.name.c_str());
+        SLIMCUDA_CHECK_OR_RETURN(crc32_z(0, static_cast<const Bytef*>(dst), size) == entry.crc32, Error::InvalidProgram,
+                                 "entry '%s': CRC mismatch (corrupted)", entry.name.c_str());
       }
       return Error::Ok;
     }
-    return stream(entry, offset, size, static_cast<uint8_t*>(dst), function);
+    return stream(entry, offset, size, static_cast<uint8_t*>(dst));
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory reading '%s'",
-                          entry.name.c_str());
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory reading '%s'", entry.name.c_str());
   }
 }
 
@@ -426,39 +416,38 @@ uint32_t crc32_of(const uint8_t* p, uint64_t n) noexcept {
   return static_cast<uint32_t>(all);
 }
 
-Error Pt2Archive::verify_crc(const ArchiveEntry& entry, const char* function) const noexcept {
+Error Pt2Archive::verify_crc(const ArchiveEntry& entry) const noexcept {
   try {
     if (entry.stored) {
       const uint8_t* p = data_ + entry.data_offset;
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, entry.size == 0 || crc32_of(p, entry.size) == entry.crc32,
-                                  Error::InvalidProgram, "entry '%s': CRC mismatch (corrupted)", entry.name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(entry.size == 0 || crc32_of(p, entry.size) == entry.crc32, Error::InvalidProgram,
+                               "entry '%s': CRC mismatch (corrupted)", entry.name.c_str());
       return Error::Ok;
     }
     // Inflate to the end through a chunk buffer: libzip checks the CRC at the end.
     std::lock_guard<std::mutex> lock(zip_mutex_);
     zip_file_t* f = zip_fopen_index(zip_of(zip_), entry.index, 0);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, f != nullptr, Error::InvalidProgram, "entry '%s': libzip: %s",
-                                entry.name.c_str(), zip_strerror(zip_of(zip_)));
+    SLIMCUDA_CHECK_OR_RETURN(f != nullptr, Error::InvalidProgram, "entry '%s': libzip: %s", entry.name.c_str(),
+                             zip_strerror(zip_of(zip_)));
     ZipFile file(f);
     std::vector<uint8_t> chunk(kChunk);
     uint64_t at = 0;
     for (;;) {
       const zip_int64_t n = zip_fread(f, chunk.data(), chunk.size());
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, n >= 0, Error::InvalidProgram, "entry '%s': %s", entry.name.c_str(),
-                                  zip_file_strerror(f));
+      SLIMCUDA_CHECK_OR_RETURN(n >= 0, Error::InvalidProgram, "entry '%s': %s", entry.name.c_str(),
+                               zip_file_strerror(f));
       if (n == 0) break;
       at += static_cast<uint64_t>(n);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, at <= entry.size, Error::InvalidProgram,
-                                  "entry '%s' inflates past its declared %llu bytes", entry.name.c_str(),
-                                  static_cast<unsigned long long>(entry.size));
+      SLIMCUDA_CHECK_OR_RETURN(at <= entry.size, Error::InvalidProgram,
+                               "entry '%s' inflates past its declared %llu bytes", entry.name.c_str(),
+                               static_cast<unsigned long long>(entry.size));
     }
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, at == entry.size, Error::InvalidProgram,
-                                "entry '%s' ends after %llu of its declared %llu bytes", entry.name.c_str(),
-                                static_cast<unsigned long long>(at), static_cast<unsigned long long>(entry.size));
+    SLIMCUDA_CHECK_OR_RETURN(at == entry.size, Error::InvalidProgram,
+                             "entry '%s' ends after %llu of its declared %llu bytes", entry.name.c_str(),
+                             static_cast<unsigned long long>(at), static_cast<unsigned long long>(entry.size));
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory checking '%s'",
-                          entry.name.c_str());
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory checking '%s'", entry.name.c_str());
   }
 }
 

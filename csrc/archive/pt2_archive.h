@@ -55,10 +55,9 @@ class Pt2Archive {
 
   /// Maps the file at `path` (opened like read_regular_file: NotFound, AccessFailed,
   /// InvalidArgument for a non-regular file, OutOfResources) and opens it as a zip.
-  [[nodiscard]] static Error open(const char* path, std::unique_ptr<Pt2Archive>* out, const char* function) noexcept;
+  [[nodiscard]] static Error open(const char* path, std::unique_ptr<Pt2Archive>* out) noexcept;
   /// Opens `size` bytes in memory as a zip, borrowing them: they must outlive the archive.
-  [[nodiscard]] static Error open_memory(const uint8_t* data, size_t size, std::unique_ptr<Pt2Archive>* out,
-                                         const char* function) noexcept;
+  [[nodiscard]] static Error open_memory(const uint8_t* data, size_t size, std::unique_ptr<Pt2Archive>* out) noexcept;
   /// Whether `size` bytes start like a zip (a local file header, or the end record of an
   /// empty archive): how slimcuda tells a .pt2 from its own package, whatever the name.
   [[nodiscard]] static bool looks_like_zip(const uint8_t* data, size_t size) noexcept;
@@ -84,25 +83,22 @@ class Pt2Archive {
 
   /// A zero-copy view of a STORED entry (NotSupported for a compressed one: use read).
   /// Not CRC-checked (see verify_crc).
-  [[nodiscard]] Error view(const ArchiveEntry& entry, ArchiveSpan* out, const char* function) const noexcept;
+  [[nodiscard]] Error view(const ArchiveEntry& entry, ArchiveSpan* out) const noexcept;
   /// Copies `size` bytes of the entry's uncompressed contents from `offset` into `dst`:
   /// STORED entries straight from the mapping (lock-free), compressed ones by streaming
   /// their decompression in chunks (from the entry's start: deflate cannot seek), keeping
   /// only the requested range. A range past the entry's end -> InvalidArgument; a compressed
   /// stream that ends early or is corrupt -> InvalidProgram. Nothing is CRC-checked unless
   /// the range is the whole entry (then a mismatch is InvalidProgram).
-  [[nodiscard]] Error read(const ArchiveEntry& entry, uint64_t offset, uint64_t size, void* dst,
-                           const char* function) const noexcept;
+  [[nodiscard]] Error read(const ArchiveEntry& entry, uint64_t offset, uint64_t size, void* dst) const noexcept;
   /// Checks the entry's bytes against the archive's CRC-32 -> InvalidProgram on mismatch.
-  [[nodiscard]] Error verify_crc(const ArchiveEntry& entry, const char* function) const noexcept;
+  [[nodiscard]] Error verify_crc(const ArchiveEntry& entry) const noexcept;
 
  private:
   Pt2Archive() = default;
-  [[nodiscard]] static Error open_bytes(std::unique_ptr<Pt2Archive> a, std::unique_ptr<Pt2Archive>* out,
-                                        const char* function) noexcept;
-  [[nodiscard]] Error check_entries(const char* function);
-  [[nodiscard]] Error stream(const ArchiveEntry& entry, uint64_t offset, uint64_t size, uint8_t* dst,
-                             const char* function) const;
+  [[nodiscard]] static Error open_bytes(std::unique_ptr<Pt2Archive> a, std::unique_ptr<Pt2Archive>* out) noexcept;
+  [[nodiscard]] Error check_entries();
+  [[nodiscard]] Error stream(const ArchiveEntry& entry, uint64_t offset, uint64_t size, uint8_t* dst) const;
 
   struct Source;  // libzip's view of the bytes (zip_source callback state)
 

@@ -79,7 +79,7 @@ class ArchiveTest : public ::testing::Test {
     };
     path_ = tmp("archive.pt2");
     write_zip(path_, items_);
-    ASSERT_EQ(Pt2Archive::open(path_.c_str(), &archive_, "test"), Error::Ok) << last_error_message();
+    ASSERT_EQ(Pt2Archive::open(path_.c_str(), &archive_), Error::Ok) << last_error_message();
   }
 
   std::vector<Item> items_;
@@ -108,24 +108,24 @@ TEST_F(ArchiveTest, ViewsStoredEntriesInPlace) {
   const ArchiveEntry* so = archive_->find(items_[0].name);
   ASSERT_NE(so, nullptr);
   ArchiveSpan span;
-  ASSERT_EQ(archive_->view(*so, &span, "test"), Error::Ok);
+  ASSERT_EQ(archive_->view(*so, &span), Error::Ok);
   ASSERT_EQ(span.size, items_[0].bytes.size());
   EXPECT_EQ(std::memcmp(span.data, items_[0].bytes.data(), span.size), 0);
   // Zero-copy: over bytes in memory, the view is a pointer into them at the entry's offset.
   const std::vector<uint8_t> file = read_file(path_);
   EXPECT_EQ(std::memcmp(file.data() + so->data_offset, items_[0].bytes.data(), span.size), 0);
   std::unique_ptr<Pt2Archive> in_memory;
-  ASSERT_EQ(Pt2Archive::open_memory(file.data(), file.size(), &in_memory, "test"), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open_memory(file.data(), file.size(), &in_memory), Error::Ok);
   ArchiveSpan borrowed;
-  ASSERT_EQ(in_memory->view(*in_memory->find(items_[0].name), &borrowed, "test"), Error::Ok);
+  ASSERT_EQ(in_memory->view(*in_memory->find(items_[0].name), &borrowed), Error::Ok);
   EXPECT_EQ(borrowed.data, file.data() + so->data_offset);
-  EXPECT_EQ(archive_->verify_crc(*so, "test"), Error::Ok);
+  EXPECT_EQ(archive_->verify_crc(*so), Error::Ok);
 
   ArchiveSpan none;
-  EXPECT_EQ(archive_->view(*archive_->find("r/data/constants/w0"), &none, "test"), Error::NotSupported);
+  EXPECT_EQ(archive_->view(*archive_->find("r/data/constants/w0"), &none), Error::NotSupported);
   EXPECT_NE(std::string(last_error_message()).find("is compressed"), std::string::npos);
   ArchiveSpan empty;
-  ASSERT_EQ(archive_->view(*archive_->find("r/empty"), &empty, "test"), Error::Ok);
+  ASSERT_EQ(archive_->view(*archive_->find("r/empty"), &empty), Error::Ok);
   EXPECT_EQ(empty.size, 0u);
 }
 
@@ -144,15 +144,15 @@ TEST_F(ArchiveTest, ReadsByteRanges) {
                                                     {n - 1, 1}};
     for (const auto& [offset, size] : ranges) {
       std::vector<uint8_t> got(size, 0xAB);
-      ASSERT_EQ(archive_->read(e, offset, size, got.data(), "test"), Error::Ok) << last_error_message();
+      ASSERT_EQ(archive_->read(e, offset, size, got.data()), Error::Ok) << last_error_message();
       EXPECT_EQ(std::memcmp(got.data(), it.bytes.data() + offset, size), 0) << offset << "+" << size;
     }
     uint8_t b = 0;
-    EXPECT_EQ(archive_->read(e, n, 1, &b, "test"), Error::InvalidArgument);
-    EXPECT_EQ(archive_->read(e, 1, n, &b, "test"), Error::InvalidArgument);
-    EXPECT_EQ(archive_->read(e, ~uint64_t{0}, 2, &b, "test"), Error::InvalidArgument) << "offset + size overflows";
-    EXPECT_EQ(archive_->read(e, 0, 0, nullptr, "test"), Error::Ok);
-    EXPECT_EQ(archive_->verify_crc(e, "test"), Error::Ok);
+    EXPECT_EQ(archive_->read(e, n, 1, &b), Error::InvalidArgument);
+    EXPECT_EQ(archive_->read(e, 1, n, &b), Error::InvalidArgument);
+    EXPECT_EQ(archive_->read(e, ~uint64_t{0}, 2, &b), Error::InvalidArgument) << "offset + size overflows";
+    EXPECT_EQ(archive_->read(e, 0, 0, nullptr), Error::Ok);
+    EXPECT_EQ(archive_->verify_crc(e), Error::Ok);
   }
 }
 
@@ -168,7 +168,7 @@ TEST_F(ArchiveTest, ReadsFromManyThreads) {
       const std::vector<uint8_t>& want = items_[t % 2 ? 1 : 2].bytes;
       const uint64_t offset = (static_cast<uint64_t>(t) * 7919) % (e.size / 2);
       std::vector<uint8_t> got(e.size / 2);
-      ok[t] = archive_->read(e, offset, got.size(), got.data(), "test") == Error::Ok &&
+      ok[t] = archive_->read(e, offset, got.size(), got.data()) == Error::Ok &&
               std::memcmp(got.data(), want.data() + offset, got.size()) == 0;
     });
   }
@@ -182,18 +182,18 @@ TEST(Archive, DetectsCorruptedStoredBytes) {
   write_zip(path, {{"r/w", bytes}});
   std::vector<uint8_t> file = read_file(path);
   std::unique_ptr<Pt2Archive> a;
-  ASSERT_EQ(Pt2Archive::open_memory(file.data(), file.size(), &a, "test"), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open_memory(file.data(), file.size(), &a), Error::Ok);
   const uint64_t at = a->entries()[0].data_offset + 100;
   a.reset();
   file[at] ^= 0x40;
-  ASSERT_EQ(Pt2Archive::open_memory(file.data(), file.size(), &a, "test"), Error::Ok) << "the structure is intact";
-  EXPECT_EQ(a->verify_crc(a->entries()[0], "test"), Error::InvalidProgram);
+  ASSERT_EQ(Pt2Archive::open_memory(file.data(), file.size(), &a), Error::Ok) << "the structure is intact";
+  EXPECT_EQ(a->verify_crc(a->entries()[0]), Error::InvalidProgram);
   EXPECT_NE(std::string(last_error_message()).find("CRC mismatch"), std::string::npos);
   std::vector<uint8_t> whole(bytes.size());
-  EXPECT_EQ(a->read(a->entries()[0], 0, whole.size(), whole.data(), "test"), Error::InvalidProgram)
+  EXPECT_EQ(a->read(a->entries()[0], 0, whole.size(), whole.data()), Error::InvalidProgram)
       << "a whole-entry read checks the CRC";
   uint8_t part[10];
-  EXPECT_EQ(a->read(a->entries()[0], 0, sizeof part, part, "test"), Error::Ok) << "a range read does not";
+  EXPECT_EQ(a->read(a->entries()[0], 0, sizeof part, part), Error::Ok) << "a range read does not";
 }
 
 // A weights entry shorter than it declares: reading past its real end is InvalidProgram.
@@ -218,32 +218,32 @@ TEST(Archive, CompressedEntryShorterThanDeclared) {
   }
   ASSERT_EQ(patched, 2);
   std::unique_ptr<Pt2Archive> a;
-  ASSERT_EQ(Pt2Archive::open_memory(file.data(), file.size(), &a, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(Pt2Archive::open_memory(file.data(), file.size(), &a), Error::Ok) << last_error_message();
   const ArchiveEntry& e = a->entries()[0];
   EXPECT_EQ(e.size, claimed);
   std::vector<uint8_t> got(claimed);
-  EXPECT_EQ(a->read(e, 0, 100, got.data(), "test"), Error::Ok) << "bytes that exist read";
-  EXPECT_EQ(a->read(e, real - 10, 20, got.data(), "test"), Error::InvalidProgram);
+  EXPECT_EQ(a->read(e, 0, 100, got.data()), Error::Ok) << "bytes that exist read";
+  EXPECT_EQ(a->read(e, real - 10, 20, got.data()), Error::InvalidProgram);
   EXPECT_NE(std::string(last_error_message()).find("ends after 20000 of its declared 21000 bytes"), std::string::npos)
       << last_error_message();
-  EXPECT_EQ(a->read(e, 0, claimed, got.data(), "test"), Error::InvalidProgram);
-  EXPECT_EQ(a->verify_crc(e, "test"), Error::InvalidProgram);
+  EXPECT_EQ(a->read(e, 0, claimed, got.data()), Error::InvalidProgram);
+  EXPECT_EQ(a->verify_crc(e), Error::InvalidProgram);
 }
 
 TEST(Archive, OpenReportsFileErrors) {
   std::unique_ptr<Pt2Archive> a;
-  EXPECT_EQ(Pt2Archive::open(tmp("missing.pt2").c_str(), &a, "test"), Error::NotFound);
+  EXPECT_EQ(Pt2Archive::open(tmp("missing.pt2").c_str(), &a), Error::NotFound);
   EXPECT_NE(std::string(last_error_message()).find("No such file or directory"), std::string::npos);
   const std::string dir = tmp("a_directory");
   ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
-  EXPECT_EQ(Pt2Archive::open(dir.c_str(), &a, "test"), Error::InvalidArgument);
+  EXPECT_EQ(Pt2Archive::open(dir.c_str(), &a), Error::InvalidArgument);
   EXPECT_NE(std::string(last_error_message()).find("is not a regular file (directory)"), std::string::npos);
   const std::string empty = tmp("empty.pt2");
   std::ofstream(empty).close();
-  EXPECT_EQ(Pt2Archive::open(empty.c_str(), &a, "test"), Error::InvalidProgram);
+  EXPECT_EQ(Pt2Archive::open(empty.c_str(), &a), Error::InvalidProgram);
   EXPECT_NE(std::string(last_error_message()).find("too short for a zip archive"), std::string::npos);
-  EXPECT_EQ(Pt2Archive::open(nullptr, &a, "test"), Error::InvalidArgument);
-  EXPECT_EQ(Pt2Archive::open_memory(nullptr, 10, &a, "test"), Error::InvalidArgument);
+  EXPECT_EQ(Pt2Archive::open(nullptr, &a), Error::InvalidArgument);
+  EXPECT_EQ(Pt2Archive::open_memory(nullptr, 10, &a), Error::InvalidArgument);
   EXPECT_EQ(a, nullptr);
 }
 

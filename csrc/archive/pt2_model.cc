@@ -136,7 +136,7 @@ void read_facts(std::string_view body, const std::string& var, Facts* f) {
 
 }  // namespace
 
-Error pt2_model_names(const Pt2Archive& archive, std::vector<std::string>* out, const char* function) noexcept {
+Error pt2_model_names(const Pt2Archive& archive, std::vector<std::string>* out) noexcept {
   try {
     std::vector<std::string> names;
     for (const ArchiveEntry& e : archive.entries()) {
@@ -144,37 +144,36 @@ Error pt2_model_names(const Pt2Archive& archive, std::vector<std::string>* out, 
       if (!split_model_path(e.name, &folder, &name)) continue;
       if (std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
     }
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, !names.empty(), Error::InvalidProgram,
-                                "no model in the archive (no data/aotinductor/<name>/ folder): not an AOTInductor "
-                                ".pt2");
+    SLIMCUDA_CHECK_OR_RETURN(!names.empty(), Error::InvalidProgram,
+                             "no model in the archive (no data/aotinductor/<name>/ folder): not an AOTInductor "
+                             ".pt2");
     std::sort(names.begin(), names.end());
     *out = std::move(names);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory listing models");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory listing models");
   }
 }
 
-Error find_pt2_model(const Pt2Archive& archive, const char* name, Pt2Model* out, const char* function) noexcept {
+Error find_pt2_model(const Pt2Archive& archive, const char* name, Pt2Model* out) noexcept {
   try {
     std::vector<std::string> names;
-    SLIMCUDA_RETURN_IF_ERROR(pt2_model_names(archive, &names, function));
+    SLIMCUDA_RETURN_IF_ERROR(pt2_model_names(archive, &names));
     std::string want;
     if (name != nullptr) {
       want = name;
     } else if (names.size() == 1) {
       want = names[0];
     } else {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, std::find(names.begin(), names.end(), kDefaultPt2ModelName) != names.end(),
-                                  Error::InvalidArgument,
-                                  "the archive holds %zu models (%s) and none is called '%s': choose one by name "
-                                  "(load option model_name)",
-                                  names.size(), joined(names).c_str(), kDefaultPt2ModelName);
+      SLIMCUDA_CHECK_OR_RETURN(std::find(names.begin(), names.end(), kDefaultPt2ModelName) != names.end(),
+                               Error::InvalidArgument,
+                               "the archive holds %zu models (%s) and none is called '%s': choose one by name "
+                               "(load option model_name)",
+                               names.size(), joined(names).c_str(), kDefaultPt2ModelName);
       want = kDefaultPt2ModelName;
     }
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, std::find(names.begin(), names.end(), want) != names.end(),
-                                Error::InvalidArgument, "no model '%s' in the archive (it holds %s)", want.c_str(),
-                                joined(names).c_str());
+    SLIMCUDA_CHECK_OR_RETURN(std::find(names.begin(), names.end(), want) != names.end(), Error::InvalidArgument,
+                             "no model '%s' in the archive (it holds %s)", want.c_str(), joined(names).c_str());
     Pt2Model m;
     m.name = want;
     std::vector<const ArchiveEntry*> libraries;
@@ -182,87 +181,86 @@ Error find_pt2_model(const Pt2Archive& archive, const char* name, Pt2Model* out,
       std::string_view folder, model;
       if (!split_model_path(e.name, &folder, &model) || model != want) continue;
       if (m.folder.empty()) m.folder = std::string(folder);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, folder == m.folder, Error::InvalidProgram,
-                                  "model '%s' has files under two roots ('%s' and '%.*s')", want.c_str(),
-                                  m.folder.c_str(), static_cast<int>(folder.size()), folder.data());
+      SLIMCUDA_CHECK_OR_RETURN(folder == m.folder, Error::InvalidProgram,
+                               "model '%s' has files under two roots ('%s' and '%.*s')", want.c_str(), m.folder.c_str(),
+                               static_cast<int>(folder.size()), folder.data());
       m.files.push_back(&e);
       if (ends_with(e.name, ".so")) libraries.push_back(&e);
     }
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, libraries.size() == 1, Error::InvalidProgram,
-                                "model '%s': %zu .so files in %s (want exactly one)", want.c_str(), libraries.size(),
-                                m.folder.c_str());
+    SLIMCUDA_CHECK_OR_RETURN(libraries.size() == 1, Error::InvalidProgram,
+                             "model '%s': %zu .so files in %s (want exactly one)", want.c_str(), libraries.size(),
+                             m.folder.c_str());
     m.library = libraries[0];
     const std::string stem = m.library->name.substr(0, m.library->name.size() - 3);
     m.metadata = archive.find(stem + "_metadata.json");
     m.wrapper_source = archive.find(stem + ".cpp");
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, m.metadata != nullptr, Error::InvalidProgram,
-                                "model '%s': no %s_metadata.json beside its library", want.c_str(), stem.c_str());
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, m.metadata->size <= kMaxMetadataBytes, Error::InvalidProgram,
-                                "model '%s': metadata of %llu bytes (at most %zu)", want.c_str(),
-                                static_cast<unsigned long long>(m.metadata->size), kMaxMetadataBytes);
+    SLIMCUDA_CHECK_OR_RETURN(m.metadata != nullptr, Error::InvalidProgram,
+                             "model '%s': no %s_metadata.json beside its library", want.c_str(), stem.c_str());
+    SLIMCUDA_CHECK_OR_RETURN(m.metadata->size <= kMaxMetadataBytes, Error::InvalidProgram,
+                             "model '%s': metadata of %llu bytes (at most %zu)", want.c_str(),
+                             static_cast<unsigned long long>(m.metadata->size), kMaxMetadataBytes);
     std::string text(static_cast<size_t>(m.metadata->size), '\0');
-    SLIMCUDA_RETURN_IF_ERROR(archive.read(*m.metadata, 0, m.metadata->size, text.data(), function));
+    SLIMCUDA_RETURN_IF_ERROR(archive.read(*m.metadata, 0, m.metadata->size, text.data()));
     const nlohmann::json meta = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, meta.is_object(), Error::InvalidProgram,
-                                "model '%s': %s is not a JSON object", want.c_str(), m.metadata->name.c_str());
+    SLIMCUDA_CHECK_OR_RETURN(meta.is_object(), Error::InvalidProgram, "model '%s': %s is not a JSON object",
+                             want.c_str(), m.metadata->name.c_str());
     const auto key = meta.find("AOTI_DEVICE_KEY");
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, key != meta.end() && key->is_string(), Error::InvalidProgram,
-                                "model '%s': its metadata has no AOTI_DEVICE_KEY string", want.c_str());
+    SLIMCUDA_CHECK_OR_RETURN(key != meta.end() && key->is_string(), Error::InvalidProgram,
+                             "model '%s': its metadata has no AOTI_DEVICE_KEY string", want.c_str());
     const std::string device = key->get<std::string>();
     if (device == "cpu") {
       m.device_type = DeviceType::CPU;
     } else if (device == "cuda") {
       m.device_type = DeviceType::CUDA;
     } else {
-      return set_last_error(Error::InvalidProgram, function,
+      return set_last_error(Error::InvalidProgram,
                             "model '%s': AOTI_DEVICE_KEY '%s' (slimcuda runs 'cpu' and 'cuda' models)", want.c_str(),
                             device.c_str());
     }
     *out = std::move(m);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory reading the archive");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory reading the archive");
   }
 }
 
-Error parse_input_checks(std::string_view source, size_t num_inputs, std::vector<TensorSpec>* out,
-                         const char* function) noexcept {
+Error parse_input_checks(std::string_view source, size_t num_inputs, std::vector<TensorSpec>* out) noexcept {
   try {
     std::vector<TensorSpec> specs;
     for (size_t i = 0;; ++i) {
       const std::string head = "static void check_input_" + std::to_string(i) + "(";
       const size_t at = source.find(head);
       if (at == std::string_view::npos) break;
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, i < num_inputs, Error::InvalidProgram,
-                                  "the wrapper checks input %zu of a model with %zu inputs", i, num_inputs);
+      SLIMCUDA_CHECK_OR_RETURN(i < num_inputs, Error::InvalidProgram,
+                               "the wrapper checks input %zu of a model with %zu inputs", i, num_inputs);
       size_t end = source.find("\n}", at);
       if (end == std::string_view::npos) end = source.size();
       const std::string_view body = source.substr(at, end - at);
       const std::string handle = "ConstantHandle(input_handles[" + std::to_string(i) + "]);";
       const size_t h = body.find(handle);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, h != std::string_view::npos, Error::InvalidProgram,
-                                  "check_input_%zu names no handle of input %zu", i, i);
+      SLIMCUDA_CHECK_OR_RETURN(h != std::string_view::npos, Error::InvalidProgram,
+                               "check_input_%zu names no handle of input %zu", i, i);
       // "ConstantHandle VAR = ConstantHandle(input_handles[i]);"
       const size_t line_start = body.rfind('\n', h) + 1;
       std::string_view decl = body.substr(line_start, h - line_start);
       while (!decl.empty() && decl.front() == ' ') decl.remove_prefix(1);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, decl.substr(0, 15) == "ConstantHandle " && ends_with(decl, " = "),
-                                  Error::InvalidProgram, "check_input_%zu: unexpected handle declaration", i);
+      SLIMCUDA_CHECK_OR_RETURN(decl.substr(0, 15) == "ConstantHandle " && ends_with(decl, " = "), Error::InvalidProgram,
+                               "check_input_%zu: unexpected handle declaration", i);
       const std::string var(decl.substr(15, decl.size() - 18));
       Facts f;
       read_facts(body, var, &f);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, f.dtype.has_value(), Error::InvalidProgram,
-                                  "input %zu '%s': dtype %s, which slimcuda does not have", i, var.c_str(),
-                                  f.dtype_name.empty() ? "(none found)" : f.dtype_name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(f.dtype.has_value(), Error::InvalidProgram,
+                               "input %zu '%s': dtype %s, which slimcuda does not have", i, var.c_str(),
+                               f.dtype_name.empty() ? "(none found)" : f.dtype_name.c_str());
       // The rank: one past the highest dimension any check mentions (AOTInductor checks each
       // static size and stride; a dynamic dimension gets its bounds checked).
       int64_t rank = 0;
       for (const auto* m : {&f.exact, &f.low, &f.high, &f.stride}) {
         if (!m->empty()) rank = std::max(rank, m->rbegin()->first + 1);
       }
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, rank <= kMaxDims && (f.exact.empty() || f.exact.begin()->first >= 0),
-                                  Error::InvalidProgram, "input %zu '%s': rank %lld", i, var.c_str(),
-                                  static_cast<long long>(rank));
+      SLIMCUDA_CHECK_OR_RETURN(rank <= kMaxDims && (f.exact.empty() || f.exact.begin()->first >= 0),
+                               Error::InvalidProgram, "input %zu '%s': rank %lld", i, var.c_str(),
+                               static_cast<long long>(rank));
       TensorSpec s;
       s.name = var;
       s.dtype = *f.dtype;
@@ -294,14 +292,14 @@ Error parse_input_checks(std::string_view source, size_t num_inputs, std::vector
       specs.push_back(std::move(s));
     }
     if (specs.empty()) {
-      return set_last_error(Error::NotFound, function, "the wrapper source holds no input checks");
+      return set_last_error(Error::NotFound, "the wrapper source holds no input checks");
     }
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, specs.size() == num_inputs, Error::InvalidProgram,
-                                "the wrapper checks %zu inputs of a model with %zu", specs.size(), num_inputs);
+    SLIMCUDA_CHECK_OR_RETURN(specs.size() == num_inputs, Error::InvalidProgram,
+                             "the wrapper checks %zu inputs of a model with %zu", specs.size(), num_inputs);
     *out = std::move(specs);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory reading input checks");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory reading input checks");
   }
 }
 

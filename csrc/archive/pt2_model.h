@@ -29,15 +29,13 @@ struct Pt2Model {
 
 /// The names of the models in the archive (its `data/aotinductor/<name>/` folders), sorted.
 /// No model at all -> InvalidProgram.
-[[nodiscard]] Error pt2_model_names(const Pt2Archive& archive, std::vector<std::string>* out,
-                                    const char* function) noexcept;
+[[nodiscard]] Error pt2_model_names(const Pt2Archive& archive, std::vector<std::string>* out) noexcept;
 
 /// Finds and checks model `name` (nullptr: the only model, else the one called "model"):
 /// several models and no name -> InvalidArgument listing them; no such model ->
 /// InvalidArgument listing them; a folder without exactly one `.so`, without its metadata,
 /// or metadata that is not JSON or names no known device -> InvalidProgram.
-[[nodiscard]] Error find_pt2_model(const Pt2Archive& archive, const char* name, Pt2Model* out,
-                                   const char* function) noexcept;
+[[nodiscard]] Error find_pt2_model(const Pt2Archive& archive, const char* name, Pt2Model* out) noexcept;
 
 /// Reads each input's spec from the generated wrapper's own input checks (check_input_<i>:
 /// AOTInductor emits one per input in every AOT export, run by the library only when
@@ -45,7 +43,7 @@ struct Pt2Model {
 /// device type. `num_inputs` is the container's count. Returns NotFound when the source has
 /// no such checks (nothing to learn); InvalidProgram when they disagree with the count or
 /// name a dtype slimcuda does not have.
-[[nodiscard]] Error parse_input_checks(std::string_view source, size_t num_inputs, std::vector<TensorSpec>* out,
-                                       const char* function) noexcept;
+[[nodiscard]] Error parse_input_checks(std::string_view source, size_t num_inputs,
+                                       std::vector<TensorSpec>* out) noexcept;
 
 }  // namespace slimcuda

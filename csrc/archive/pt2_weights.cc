@@ -34,12 +34,12 @@ std::string hex(const uint8_t* bytes, size_t n) {
   return s;
 }
 
-Error read_source(const Pt2Archive& archive, const ArchiveEntry& e, std::string* out, const char* function) {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, e.size <= kMaxWrapperSourceBytes, Error::InvalidProgram,
-                              "%s: %llu bytes (at most %llu)", e.name.c_str(), static_cast<unsigned long long>(e.size),
-                              static_cast<unsigned long long>(kMaxWrapperSourceBytes));
+Error read_source(const Pt2Archive& archive, const ArchiveEntry& e, std::string* out) {
+  SLIMCUDA_CHECK_OR_RETURN(e.size <= kMaxWrapperSourceBytes, Error::InvalidProgram, "%s: %llu bytes (at most %llu)",
+                           e.name.c_str(), static_cast<unsigned long long>(e.size),
+                           static_cast<unsigned long long>(kMaxWrapperSourceBytes));
   out->assign(static_cast<size_t>(e.size), '\0');
-  return archive.read(e, 0, e.size, out->data(), function);
+  return archive.read(e, 0, e.size, out->data());
 }
 
 // What names an outer entry's bytes across loads: the mapped file's identity with the
@@ -57,17 +57,16 @@ std::string entry_identity(const Pt2Archive& archive, const ArchiveEntry& e, Arc
 // torch.save zip, STORED inside the archive) whose one `<dir>/data/0` entry (STORED too) is
 // the storage. Each constant is a range of the outer entry's bytes, read in place.
 Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const ArchiveEntry& config, const Model& model,
-                      std::vector<ConstantEntry>* out, const char* function) {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, config.size <= kMaxConfigBytes, Error::InvalidProgram,
-                              "%s: %llu bytes (at most %llu)", config.name.c_str(),
-                              static_cast<unsigned long long>(config.size),
-                              static_cast<unsigned long long>(kMaxConfigBytes));
+                      std::vector<ConstantEntry>* out) {
+  SLIMCUDA_CHECK_OR_RETURN(config.size <= kMaxConfigBytes, Error::InvalidProgram, "%s: %llu bytes (at most %llu)",
+                           config.name.c_str(), static_cast<unsigned long long>(config.size),
+                           static_cast<unsigned long long>(kMaxConfigBytes));
   std::string text(static_cast<size_t>(config.size), '\0');
-  SLIMCUDA_RETURN_IF_ERROR(archive.read(config, 0, config.size, text.data(), function));
+  SLIMCUDA_RETURN_IF_ERROR(archive.read(config, 0, config.size, text.data()));
   std::vector<PickledWeight> weights;
-  SLIMCUDA_RETURN_IF_ERROR(parse_weights_config(text.data(), text.size(), &weights, function));
+  SLIMCUDA_RETURN_IF_ERROR(parse_weights_config(text.data(), text.size(), &weights));
   std::vector<ContainerConstant> constants;
-  SLIMCUDA_RETURN_IF_ERROR(model.container_constants(&constants, function));
+  SLIMCUDA_RETURN_IF_ERROR(model.container_constants(&constants));
   std::map<std::string, uint64_t> room;  // each constant's bytes in the container, by name and FQN
   for (const ContainerConstant& c : constants) {
     room.emplace(c.name, c.data_size);
@@ -85,36 +84,35 @@ Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const Archi
     if (it == files.end()) {
       const std::string name = root + "data/weights/" + w.file;
       const ArchiveEntry* e = archive.find(name);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, e != nullptr, Error::InvalidProgram,
-                                  "weight '%s' is in %s, which the archive does not hold", w.fqn.c_str(), name.c_str());
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, e->stored, Error::NotSupported,
-                                  "weights file %s is compressed; store it (PyTorch does), so it is uploaded in place",
-                                  name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(e != nullptr, Error::InvalidProgram,
+                               "weight '%s' is in %s, which the archive does not hold", w.fqn.c_str(), name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(e->stored, Error::NotSupported,
+                               "weights file %s is compressed; store it (PyTorch does), so it is uploaded in place",
+                               name.c_str());
       ArchiveSpan span;
-      SLIMCUDA_RETURN_IF_ERROR(archive.view(*e, &span, function));
-      SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(*e, function));  // covers the inner zip's bytes too
+      SLIMCUDA_RETURN_IF_ERROR(archive.view(*e, &span));
+      SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(*e));  // covers the inner zip's bytes too
       std::unique_ptr<Pt2Archive> inner;
-      const Error opened = Pt2Archive::open_memory(span.data, span.size, &inner, function);
+      const Error opened = Pt2Archive::open_memory(span.data, span.size, &inner);
       if (opened != Error::Ok) {
-        return set_last_error(opened, function, "weights file %s: %s", name.c_str(), last_error_message());
+        return set_last_error(opened, "weights file %s: %s", name.c_str(), last_error_message());
       }
       const ArchiveEntry* storage = nullptr;
       for (const ArchiveEntry& ie : inner->entries()) {
         const size_t slash = ie.name.find('/');
         if (slash == std::string::npos || ie.name.compare(slash, std::string::npos, "/data/0") != 0) continue;
-        SLIMCUDA_CHECK_OR_RETURN_AT(function, storage == nullptr, Error::InvalidProgram,
-                                    "weights file %s holds two storages (%s, %s)", name.c_str(), storage->name.c_str(),
-                                    ie.name.c_str());
+        SLIMCUDA_CHECK_OR_RETURN(storage == nullptr, Error::InvalidProgram,
+                                 "weights file %s holds two storages (%s, %s)", name.c_str(), storage->name.c_str(),
+                                 ie.name.c_str());
         storage = &ie;
       }
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, storage != nullptr, Error::InvalidProgram,
-                                  "weights file %s holds no storage (<dir>/data/0): not a torch.save file",
-                                  name.c_str());
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, storage->stored, Error::NotSupported,
-                                  "weights file %s: its storage %s is compressed (torch.save stores it)", name.c_str(),
-                                  storage->name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(storage != nullptr, Error::InvalidProgram,
+                               "weights file %s holds no storage (<dir>/data/0): not a torch.save file", name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(storage->stored, Error::NotSupported,
+                               "weights file %s: its storage %s is compressed (torch.save stores it)", name.c_str(),
+                               storage->name.c_str());
       ArchiveSpan bytes;
-      SLIMCUDA_RETURN_IF_ERROR(inner->view(*storage, &bytes, function));
+      SLIMCUDA_RETURN_IF_ERROR(inner->view(*storage, &bytes));
       File f;
       f.source = std::make_shared<ArchiveEntrySource>(span, entry_identity(archive, *e, span));
       f.offset = static_cast<uint64_t>(bytes.data - span.data);
@@ -142,8 +140,7 @@ Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const Archi
 
 Error ArchiveEntrySource::read(uint64_t offset, size_t n, void* dst) const noexcept {
   if (offset > span_.size || n > span_.size - offset) {
-    return set_last_error(Error::InvalidProgram, "ArchiveEntrySource::read",
-                          "bytes [%llu, +%zu) of an archive entry of %zu bytes",
+    return set_last_error(Error::InvalidProgram, "bytes [%llu, +%zu) of an archive entry of %zu bytes",
                           static_cast<unsigned long long>(offset), n, span_.size);
   }
   if (n > 0) std::memcpy(dst, span_.data + offset, n);
@@ -190,10 +187,9 @@ std::optional<bool> wrapper_includes_weights(std::string_view source) noexcept {
 }
 
 Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const Model* model,
-                         std::vector<ConstantEntry>* out, Pt2WeightsFormat* format, const char* function) noexcept {
+                         std::vector<ConstantEntry>* out, Pt2WeightsFormat* format) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr && out != nullptr, Error::InvalidArgument,
-                                "null model or out");
+    SLIMCUDA_CHECK_OR_RETURN(model != nullptr && out != nullptr, Error::InvalidArgument, "null model or out");
     out->clear();
     Pt2WeightsFormat found = Pt2WeightsFormat::InLibrary;
     if (format != nullptr) *format = found;
@@ -202,34 +198,32 @@ Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const Mo
     const ArchiveEntry* config = nullptr;
     for (const ArchiveEntry* f : pm.files) {
       if (ends_with(f->name, ".blob")) {
-        SLIMCUDA_CHECK_OR_RETURN_AT(function, blob == nullptr, Error::InvalidProgram,
-                                    "model '%s' has two weights blobs (%s, %s)", name, blob ? blob->name.c_str() : "",
-                                    f->name.c_str());
+        SLIMCUDA_CHECK_OR_RETURN(blob == nullptr, Error::InvalidProgram, "model '%s' has two weights blobs (%s, %s)",
+                                 name, blob ? blob->name.c_str() : "", f->name.c_str());
         blob = f;
       } else if (f->name == pm.folder + "weights_config.json") {
         config = f;
       }
     }
     std::string source;
-    if (pm.wrapper_source != nullptr)
-      SLIMCUDA_RETURN_IF_ERROR(read_source(archive, *pm.wrapper_source, &source, function));
+    if (pm.wrapper_source != nullptr) SLIMCUDA_RETURN_IF_ERROR(read_source(archive, *pm.wrapper_source, &source));
 
     if (blob == nullptr) {
       if (config != nullptr) {
         if (format != nullptr) *format = Pt2WeightsFormat::PickleWeights;
-        return pickled_entries(archive, pm, *config, *model, out, function);
+        return pickled_entries(archive, pm, *config, *model, out);
       }
       // Without a source nothing says the library lacks its weights: they are its own.
       if (pm.wrapper_source == nullptr || wrapper_includes_weights(source) != std::optional<bool>(false)) {
         return Error::Ok;
       }
       std::vector<ContainerConstant> constants;
-      SLIMCUDA_RETURN_IF_ERROR(model->container_constants(&constants, function));
+      SLIMCUDA_RETURN_IF_ERROR(model->container_constants(&constants));
       for (const ContainerConstant& c : constants) {
         if (c.from_folded || c.data_size == 0) continue;
         if (format != nullptr) *format = Pt2WeightsFormat::None;
         return set_last_error(
-            Error::InvalidProgram, function,
+            Error::InvalidProgram,
             "model '%s' was exported with aot_inductor.package_constants_in_so=False and no "
             "package_constants_on_disk_format: the archive holds no weights for constant '%s'%s%s%s (%llu bytes) "
             "(PyTorch's own loader crashes on such a model); export with "
@@ -242,42 +236,40 @@ Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const Mo
 
     found = Pt2WeightsFormat::BinaryBlob;
     if (format != nullptr) *format = found;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, blob->stored, Error::NotSupported,
-                                "model '%s': its weights blob %s is compressed; store it (PyTorch does), so it is "
-                                "uploaded from the archive in place",
-                                name, blob->name.c_str());
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, pm.wrapper_source != nullptr, Error::NotSupported,
-                                "model '%s' keeps its weights in %s, but the archive has no wrapper source "
-                                "(<hash>.wrapper.cpp), the only place that states the constants' shapes",
-                                name, blob->name.c_str());
+    SLIMCUDA_CHECK_OR_RETURN(blob->stored, Error::NotSupported,
+                             "model '%s': its weights blob %s is compressed; store it (PyTorch does), so it is "
+                             "uploaded from the archive in place",
+                             name, blob->name.c_str());
+    SLIMCUDA_CHECK_OR_RETURN(pm.wrapper_source != nullptr, Error::NotSupported,
+                             "model '%s' keeps its weights in %s, but the archive has no wrapper source "
+                             "(<hash>.wrapper.cpp), the only place that states the constants' shapes",
+                             name, blob->name.c_str());
     ArchiveSpan span;
-    SLIMCUDA_RETURN_IF_ERROR(archive.view(*blob, &span, function));
-    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(*blob, function));
+    SLIMCUDA_RETURN_IF_ERROR(archive.view(*blob, &span));
+    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(*blob));
     std::vector<WrapperConstant> declared;
-    SLIMCUDA_RETURN_IF_ERROR(parse_wrapper_constants(source.data(), source.size(), &declared, function));
+    SLIMCUDA_RETURN_IF_ERROR(parse_wrapper_constants(source.data(), source.size(), &declared));
     std::vector<ContainerConstant> constants;
-    SLIMCUDA_RETURN_IF_ERROR(model->container_constants(&constants, function));
+    SLIMCUDA_RETURN_IF_ERROR(model->container_constants(&constants));
     std::vector<ConstantShape> shapes;
-    SLIMCUDA_RETURN_IF_ERROR(blob_shapes(constants, declared, model->device().type, &shapes, function));
+    SLIMCUDA_RETURN_IF_ERROR(blob_shapes(constants, declared, model->device().type, &shapes));
     auto source_of_blob = std::make_shared<ArchiveEntrySource>(span, entry_identity(archive, *blob, span));
-    return entries_from_blob(constants, shapes, source_of_blob, out, function);
+    return entries_from_blob(constants, shapes, source_of_blob, out);
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory reading the weights");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory reading the weights");
   }
 }
 
 Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const std::string& library_hash_hex,
-                         Model* model, const StreamContext& ctx, Pt2WeightsFormat* format,
-                         const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
+                         Model* model, const StreamContext& ctx, Pt2WeightsFormat* format) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(model != nullptr, Error::InvalidArgument, "null model");
   Pt2WeightsFormat found = Pt2WeightsFormat::InLibrary;
   std::vector<ConstantEntry> entries;
-  const Error e = pt2_weight_entries(archive, pm, model, &entries, &found, function);
+  const Error e = pt2_weight_entries(archive, pm, model, &entries, &found);
   if (format != nullptr) *format = found;
   SLIMCUDA_RETURN_IF_ERROR(e);
   if (found != Pt2WeightsFormat::BinaryBlob && found != Pt2WeightsFormat::PickleWeights) return Error::Ok;
-  return model->attach_constants(entries, library_hash_hex.empty() ? std::string() : "pt2:" + library_hash_hex, ctx,
-                                 function);
+  return model->attach_constants(entries, library_hash_hex.empty() ? std::string() : "pt2:" + library_hash_hex, ctx);
 }
 
 }  // namespace slimcuda

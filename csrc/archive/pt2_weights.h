@@ -84,11 +84,10 @@ enum class Pt2WeightsFormat {
 /// model); their sources view `archive`'s mapping, so it must outlive their use. The errors
 /// are attach_pt2_weights'.
 [[nodiscard]] Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const Model* model,
-                                       std::vector<ConstantEntry>* out, Pt2WeightsFormat* format,
-                                       const char* function) noexcept;
+                                       std::vector<ConstantEntry>* out, Pt2WeightsFormat* format) noexcept;
 
 [[nodiscard]] Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm,
                                        const std::string& library_hash_hex, Model* model, const StreamContext& ctx,
-                                       Pt2WeightsFormat* format, const char* function) noexcept;
+                                       Pt2WeightsFormat* format) noexcept;
 
 }  // namespace slimcuda

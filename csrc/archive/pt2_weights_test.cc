@@ -63,20 +63,20 @@ struct Loaded {
 
 Error load(std::unique_ptr<Pt2Archive> archive, Loaded* out) {
   Pt2Model pm;
-  SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(*archive, nullptr, &pm, "test"));
+  SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(*archive, nullptr, &pm));
   ArchiveSpan so;
-  SLIMCUDA_RETURN_IF_ERROR(archive->view(*pm.library, &so, "test"));
+  SLIMCUDA_RETURN_IF_ERROR(archive->view(*pm.library, &so));
   SLIMCUDA_RETURN_IF_ERROR(
-      Model::load_library(so.data, so.size, DeviceType::CPU, -1, 1, nullptr, nullptr, &out->model, "test"));
+      Model::load_library(so.data, so.size, DeviceType::CPU, -1, 1, nullptr, nullptr, &out->model));
   const Error e = attach_pt2_weights(*archive, pm, "hash-of-the-library", out->model.get(),
-                                     StreamContext::unselected(-1), &out->format, "test");
+                                     StreamContext::unselected(-1), &out->format);
   out->archive = std::move(archive);
   return e;
 }
 
 Error load_file(const std::string& name, Loaded* out) {
   std::unique_ptr<Pt2Archive> archive;
-  SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(pt2(name).c_str(), &archive, "test"));
+  SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(pt2(name).c_str(), &archive));
   return load(std::move(archive), out);
 }
 
@@ -104,8 +104,8 @@ TEST(Pt2Weights, PickleWeightsAreAttachedFromTheArchive) {
   const std::vector<uint8_t> bytes = read_bytes(pt2("weights_pickle_linear.pt2"));
   Loaded c, d;
   std::unique_ptr<Pt2Archive> first, second;
-  ASSERT_EQ(Pt2Archive::open_memory(bytes.data(), bytes.size(), &first, "test"), Error::Ok);
-  ASSERT_EQ(Pt2Archive::open_memory(bytes.data(), bytes.size(), &second, "test"), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open_memory(bytes.data(), bytes.size(), &first), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open_memory(bytes.data(), bytes.size(), &second), Error::Ok);
   ASSERT_EQ(load(std::move(first), &c), Error::Ok) << last_error_message();
   ASSERT_EQ(load(std::move(second), &d), Error::Ok) << last_error_message();
   EXPECT_FALSE(c.model->constants()->shared) << "a memory archive's identity is not the file's";
@@ -148,8 +148,8 @@ TEST(Pt2Weights, TwoLoadsShareOneCopy) {
   const std::vector<uint8_t> copy = bytes;  // other memory, the same bytes
   Loaded a, b;
   std::unique_ptr<Pt2Archive> first, second;
-  ASSERT_EQ(Pt2Archive::open_memory(bytes.data(), bytes.size(), &first, "test"), Error::Ok);
-  ASSERT_EQ(Pt2Archive::open_memory(copy.data(), copy.size(), &second, "test"), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open_memory(bytes.data(), bytes.size(), &first), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open_memory(copy.data(), copy.size(), &second), Error::Ok);
   EXPECT_TRUE(first->identity().empty()) << "bytes in memory have no file to name them";
   ASSERT_EQ(load(std::move(first), &a), Error::Ok) << last_error_message();
   ASSERT_EQ(load(std::move(second), &b), Error::Ok) << last_error_message();
@@ -162,16 +162,15 @@ TEST(Pt2Weights, AnotherLibraryHashIsNotShared) {
   Loaded a;
   ASSERT_EQ(load_file("weights_blob_linear.pt2", &a), Error::Ok) << last_error_message();
   std::unique_ptr<Pt2Archive> archive;
-  ASSERT_EQ(Pt2Archive::open(pt2("weights_blob_linear.pt2").c_str(), &archive, "test"), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open(pt2("weights_blob_linear.pt2").c_str(), &archive), Error::Ok);
   Pt2Model pm;
-  ASSERT_EQ(find_pt2_model(*archive, nullptr, &pm, "test"), Error::Ok);
+  ASSERT_EQ(find_pt2_model(*archive, nullptr, &pm), Error::Ok);
   ArchiveSpan so;
-  ASSERT_EQ(archive->view(*pm.library, &so, "test"), Error::Ok);
+  ASSERT_EQ(archive->view(*pm.library, &so), Error::Ok);
   std::unique_ptr<Model> other;
-  ASSERT_EQ(Model::load_library(so.data, so.size, DeviceType::CPU, -1, 1, nullptr, nullptr, &other, "test"), Error::Ok);
-  ASSERT_EQ(
-      attach_pt2_weights(*archive, pm, "another-hash", other.get(), StreamContext::unselected(-1), nullptr, "test"),
-      Error::Ok)
+  ASSERT_EQ(Model::load_library(so.data, so.size, DeviceType::CPU, -1, 1, nullptr, nullptr, &other), Error::Ok);
+  ASSERT_EQ(attach_pt2_weights(*archive, pm, "another-hash", other.get(), StreamContext::unselected(-1), nullptr),
+            Error::Ok)
       << last_error_message();
   EXPECT_FALSE(other->constants()->shared);
 }
@@ -180,9 +179,9 @@ TEST(Pt2Weights, AnotherLibraryHashIsNotShared) {
 // the same bytes are two names (two copies), one file opened twice is one.
 TEST(Pt2Weights, ArchiveIdentityNamesTheFile) {
   std::unique_ptr<Pt2Archive> a, b, other;
-  ASSERT_EQ(Pt2Archive::open(pt2("weights_blob_linear.pt2").c_str(), &a, "test"), Error::Ok);
-  ASSERT_EQ(Pt2Archive::open(pt2("weights_blob_linear.pt2").c_str(), &b, "test"), Error::Ok);
-  ASSERT_EQ(Pt2Archive::open(pt2("real_cpu_linear.pt2").c_str(), &other, "test"), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open(pt2("weights_blob_linear.pt2").c_str(), &a), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open(pt2("weights_blob_linear.pt2").c_str(), &b), Error::Ok);
+  ASSERT_EQ(Pt2Archive::open(pt2("real_cpu_linear.pt2").c_str(), &other), Error::Ok);
   EXPECT_EQ(a->identity().rfind("file:", 0), 0u) << a->identity();
   EXPECT_EQ(a->identity(), b->identity());
   EXPECT_NE(a->identity(), other->identity());

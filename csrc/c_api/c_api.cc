@@ -50,20 +50,19 @@ thread_local PushedSelections tls_pushed;
 
 // Checks that `ptr` is device memory of `device`, so a bad pointer is an
 // InvalidArgument instead of a fault that poisons the CUDA context.
-Error check_device_buffer(const void* ptr, const char* name, int device, const char* function) noexcept {
-  if (ptr == nullptr) return set_last_error(Error::InvalidArgument, function, "null %s", name);
+Error check_device_buffer(const void* ptr, const char* name, int device) noexcept {
+  if (ptr == nullptr) return set_last_error(Error::InvalidArgument, "null %s", name);
   cudaPointerAttributes attr{};
   const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    return set_last_error(Error::InvalidArgument, function, "%s is not CUDA memory: %s", name, cudaGetErrorString(err));
+    return set_last_error(Error::InvalidArgument, "%s is not CUDA memory: %s", name, cudaGetErrorString(err));
   }
   if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) {
-    return set_last_error(Error::InvalidArgument, function, "%s is not device memory", name);
+    return set_last_error(Error::InvalidArgument, "%s is not device memory", name);
   }
   if (attr.device != device) {
-    return set_last_error(Error::InvalidArgument, function, "%s is memory of device %d, not %d", name, attr.device,
-                          device);
+    return set_last_error(Error::InvalidArgument, "%s is memory of device %d, not %d", name, attr.device, device);
   }
   return Error::Ok;
 }
@@ -74,20 +73,19 @@ slimcuda_memory_stats to_c(const PoolStats& s) noexcept {
       s.cache_hits,      s.cache_misses,         s.segments,       s.oom_retries};
 }
 
-Error require_gpu(const char* function) noexcept {
+Error require_gpu() noexcept {
   if (cuda::device_count() == 0) {
-    return set_last_error(Error::NotSupported, function, "no CUDA device (no GPU or no driver)");
+    return set_last_error(Error::NotSupported, "no CUDA device (no GPU or no driver)");
   }
   return Error::Ok;
 }
 
 // The blocking copies' shared body: the checks in the contract's order, then the engine.
-Error copy(void* dst, const void* src, size_t nbytes, int32_t device_index, bool to_device,
-           const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
-                              dst == nullptr ? "dst" : "src");
+Error copy(void* dst, const void* src, size_t nbytes, int32_t device_index, bool to_device) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(dst != nullptr && src != nullptr, Error::InvalidArgument, "null %s",
+                           dst == nullptr ? "dst" : "src");
   StreamContext ctx = StreamContext::unselected(-1);
-  SLIMCUDA_RETURN_IF_ERROR(caller_context(device_index, &ctx, function));
+  SLIMCUDA_RETURN_IF_ERROR(caller_context(device_index, &ctx));
   return to_device ? transfer::host_to_device(dst, src, nbytes, ctx) : transfer::device_to_host(dst, src, nbytes, ctx);
 }
 
@@ -105,20 +103,20 @@ const char* slimcuda_version(void) { return SLIMCUDA_VERSION_STRING; }
 const char* slimcuda_error_name(int32_t code) { return error_name(static_cast<Error>(code)); }
 
 int32_t slimcuda_device_count(int32_t* count) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, count != nullptr, Error::InvalidArgument, "null count");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(count != nullptr, Error::InvalidArgument, "null count");
     *count = cuda::device_count();
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_cuda_versions(int32_t* runtime, int32_t* driver) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, runtime != nullptr && driver != nullptr, Error::InvalidArgument, "null %s",
-                                runtime == nullptr ? "runtime" : "driver");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(runtime != nullptr && driver != nullptr, Error::InvalidArgument, "null %s",
+                             runtime == nullptr ? "runtime" : "driver");
     int r = 0, d = 0;
-    SLIMCUDA_CUDA_TRY_AT(function, cudaRuntimeGetVersion(&r));
-    SLIMCUDA_CUDA_TRY_AT(function, cudaDriverGetVersion(&d));
+    SLIMCUDA_CUDA_TRY(cudaRuntimeGetVersion(&r));
+    SLIMCUDA_CUDA_TRY(cudaDriverGetVersion(&d));
     *runtime = r;
     *driver = d;
     return Error::Ok;
@@ -127,11 +125,11 @@ int32_t slimcuda_cuda_versions(int32_t* runtime, int32_t* driver) {
 
 int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name_capacity, uint64_t* total_memory,
                                    int32_t* cc_major, int32_t* cc_minor) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
     cudaDeviceProp prop{};
-    SLIMCUDA_CUDA_TRY_AT(function, cudaGetDeviceProperties(&prop, device));
+    SLIMCUDA_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
     if (name != nullptr && name_capacity > 0) {
       std::snprintf(name, name_capacity, "%s", prop.name);
     }
@@ -143,28 +141,28 @@ int32_t slimcuda_device_properties(int32_t device_index, char* name, size_t name
 }
 
 int32_t slimcuda_caller_stream_push(void* stream) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     PushedSelections& p = tls_pushed;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, p.depth < PushedSelections::kMaxDepth, Error::OutOfResources,
-                                "more than %d nested pushes on this thread", PushedSelections::kMaxDepth);
+    SLIMCUDA_CHECK_OR_RETURN(p.depth < PushedSelections::kMaxDepth, Error::OutOfResources,
+                             "more than %d nested pushes on this thread", PushedSelections::kMaxDepth);
     p.saved[p.depth++] = detail::exchange_caller_stream(static_cast<cudaStream_t>(stream));
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_caller_stream_pop(void) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     PushedSelections& p = tls_pushed;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, p.depth > 0, Error::InvalidState, "nothing pushed on this thread");
+    SLIMCUDA_CHECK_OR_RETURN(p.depth > 0, Error::InvalidState, "nothing pushed on this thread");
     detail::exchange_caller_stream(p.saved[--p.depth]);
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr && is_set != nullptr, Error::InvalidArgument, "null %s",
-                                stream == nullptr ? "stream" : "is_set");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(stream != nullptr && is_set != nullptr, Error::InvalidArgument, "null %s",
+                             stream == nullptr ? "stream" : "is_set");
     const std::optional<cudaStream_t> s = getCallerStream();
     *stream = s.value_or(nullptr);
     *is_set = s.has_value() ? 1 : 0;
@@ -173,54 +171,53 @@ int32_t slimcuda_caller_stream_get(void** stream, int32_t* is_set) {
 }
 
 int32_t slimcuda_stream_create(int32_t flags, int32_t device_index, void** stream) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument, "null stream");
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, flags == SLIMCUDA_STREAM_DEFAULT || flags == SLIMCUDA_STREAM_NON_BLOCKING,
-                                Error::InvalidArgument, "unknown stream flags %d", flags);
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(stream != nullptr, Error::InvalidArgument, "null stream");
+    SLIMCUDA_CHECK_OR_RETURN(flags == SLIMCUDA_STREAM_DEFAULT || flags == SLIMCUDA_STREAM_NON_BLOCKING,
+                             Error::InvalidArgument, "unknown stream flags %d", flags);
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
     cuda::DeviceGuard guard(device);
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
     cudaStream_t s = nullptr;
-    SLIMCUDA_CUDA_TRY_AT(function,
-                         cudaStreamCreateWithFlags(
-                             &s, flags == SLIMCUDA_STREAM_NON_BLOCKING ? cudaStreamNonBlocking : cudaStreamDefault));
+    SLIMCUDA_CUDA_TRY(cudaStreamCreateWithFlags(
+        &s, flags == SLIMCUDA_STREAM_NON_BLOCKING ? cudaStreamNonBlocking : cudaStreamDefault));
     *stream = s;
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_stream_destroy(void* stream) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument,
-                                "null is the legacy default stream, which cannot be destroyed");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(stream != nullptr, Error::InvalidArgument,
+                             "null is the legacy default stream, which cannot be destroyed");
     memory::retire_stream(stream);  // cached memory must not keep the stream's address
-    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
+    SLIMCUDA_CUDA_TRY(cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_stream_release(void* stream) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, stream != nullptr, Error::InvalidArgument,
-                                "null is the legacy default stream, which never goes away");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(stream != nullptr, Error::InvalidArgument,
+                             "null is the legacy default stream, which never goes away");
     memory::retire_stream(stream);
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_stream_synchronize(void* stream) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_RETURN_IF_ERROR(require_gpu(function));
-    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_RETURN_IF_ERROR(require_gpu());
+    SLIMCUDA_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_stream_device(void* stream, int32_t* device_index) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, device_index != nullptr, Error::InvalidArgument, "null device_index");
-    SLIMCUDA_RETURN_IF_ERROR(require_gpu(function));
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(device_index != nullptr, Error::InvalidArgument, "null device_index");
+    SLIMCUDA_RETURN_IF_ERROR(require_gpu());
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::stream_device(static_cast<cudaStream_t>(stream), &device));
     *device_index = device;
@@ -229,19 +226,19 @@ int32_t slimcuda_stream_device(void* stream, int32_t* device_index) {
 }
 
 int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignment, void** out) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
     *out = nullptr;
     // The contract's order: alignment, then the index, then the GPU.
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, alignment == 0 || (alignment & (alignment - 1)) == 0, Error::InvalidArgument,
-                                "alignment %zu is not a power of two", alignment);
-    SLIMCUDA_RETURN_IF_ERROR(check_device_index(device_index, function));
+    SLIMCUDA_CHECK_OR_RETURN(alignment == 0 || (alignment & (alignment - 1)) == 0, Error::InvalidArgument,
+                             "alignment %zu is not a power of two", alignment);
+    SLIMCUDA_RETURN_IF_ERROR(check_device_index(device_index));
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
     // Blocks are ordered on the caller stream when it is this device's (else its legacy
     // default stream); the selection is read here, once.
     StreamContext ctx = StreamContext::unselected(device);
-    if (caller_context(-1, &ctx, function) != Error::Ok) ctx = StreamContext::unselected(device);
+    if (caller_context(-1, &ctx) != Error::Ok) ctx = StreamContext::unselected(device);
     Result<void*> r = device_memory::allocate(nbytes, alignment, ctx.for_allocation(device));
     if (!r.ok()) return r.error();
     *out = r.value();
@@ -250,8 +247,8 @@ int32_t slimcuda_device_alloc(size_t nbytes, int32_t device_index, size_t alignm
 }
 
 int32_t slimcuda_memory_stats_get(int32_t device_index, slimcuda_memory_stats* out) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
     *out = to_c(device_memory::stats(device));
@@ -260,7 +257,7 @@ int32_t slimcuda_memory_stats_get(int32_t device_index, slimcuda_memory_stats* o
 }
 
 int32_t slimcuda_empty_cache(int32_t device_index) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
     device_memory::empty_cache(device);
@@ -269,25 +266,25 @@ int32_t slimcuda_empty_cache(int32_t device_index) {
 }
 
 int32_t slimcuda_pinned_memory_stats_get(slimcuda_memory_stats* out) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
-    SLIMCUDA_RETURN_IF_ERROR(require_gpu(function));
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
+    SLIMCUDA_RETURN_IF_ERROR(require_gpu());
     *out = to_c(pinned_memory_stats());
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_pinned_empty_cache(void) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_RETURN_IF_ERROR(require_gpu(function));
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_RETURN_IF_ERROR(require_gpu());
     pinned_empty_cache();
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_device_free(void* ptr, int32_t device_index) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_RETURN_IF_ERROR(check_device_index(device_index, function));
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_RETURN_IF_ERROR(check_device_index(device_index));
     if (ptr == nullptr) return Error::Ok;
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
@@ -296,11 +293,11 @@ int32_t slimcuda_device_free(void* ptr, int32_t device_index) {
 }
 
 int32_t slimcuda_copy_host_to_device(void* dst, const void* src, size_t nbytes, int32_t device_index) {
-  return c_entry(__func__, [&](const char* function) { return copy(dst, src, nbytes, device_index, true, function); });
+  return c_entry(__func__, [&]() { return copy(dst, src, nbytes, device_index, true); });
 }
 
 int32_t slimcuda_copy_device_to_host(void* dst, const void* src, size_t nbytes, int32_t device_index) {
-  return c_entry(__func__, [&](const char* function) { return copy(dst, src, nbytes, device_index, false, function); });
+  return c_entry(__func__, [&]() { return copy(dst, src, nbytes, device_index, false); });
 }
 
 int32_t slimcuda_copy_host_to_device_on(void* dst, const void* src, size_t nbytes, int32_t device_index, void* stream) {
@@ -312,12 +309,12 @@ int32_t slimcuda_copy_device_to_host_on(void* dst, const void* src, size_t nbyte
 }
 
 int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr, Error::InvalidArgument, "null dst");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(dst != nullptr, Error::InvalidArgument, "null dst");
     StreamContext ctx = StreamContext::unselected(-1);
-    SLIMCUDA_RETURN_IF_ERROR(caller_context(device_index, &ctx, function));
+    SLIMCUDA_RETURN_IF_ERROR(caller_context(device_index, &ctx));
     if (n == 0) return Error::Ok;
-    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(dst, "dst", ctx.device(), function));
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(dst, "dst", ctx.device()));
     cuda::DeviceGuard guard(ctx.device());
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
     return kernels::fill_f32(static_cast<float*>(dst), n, value, ctx.stream());
@@ -325,14 +322,13 @@ int32_t slimcuda_fill_f32(void* dst, size_t n, float value, int32_t device_index
 }
 
 int32_t slimcuda_axpy_f32(void* y, const void* x, size_t n, float a, int32_t device_index) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, y != nullptr && x != nullptr, Error::InvalidArgument, "null %s",
-                                y == nullptr ? "y" : "x");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(y != nullptr && x != nullptr, Error::InvalidArgument, "null %s", y == nullptr ? "y" : "x");
     StreamContext ctx = StreamContext::unselected(-1);
-    SLIMCUDA_RETURN_IF_ERROR(caller_context(device_index, &ctx, function));
+    SLIMCUDA_RETURN_IF_ERROR(caller_context(device_index, &ctx));
     if (n == 0) return Error::Ok;
-    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(y, "y", ctx.device(), function));
-    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(x, "x", ctx.device(), function));
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(y, "y", ctx.device()));
+    SLIMCUDA_RETURN_IF_ERROR(check_device_buffer(x, "x", ctx.device()));
     cuda::DeviceGuard guard(ctx.device());
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
     return kernels::axpy_f32(static_cast<float*>(y), static_cast<const float*>(x), n, a, ctx.stream());

@@ -403,8 +403,8 @@ TEST(ModelLibrary, WithoutProcFallsBackToAnUnlinkedFile) {
   const std::string saved = old ? old : "";
   ASSERT_EQ(setenv("TMPDIR", tmp.c_str(), 1), 0);
   std::shared_ptr<ModelLibrary> a, b;
-  const Error ea = ModelLibrary::load(so.data(), so.size(), "/nonexistent/fd", &a, "test");
-  const Error eb = ModelLibrary::load(so.data(), so.size(), "/nonexistent/fd", &b, "test");
+  const Error ea = ModelLibrary::load(so.data(), so.size(), "/nonexistent/fd", &a);
+  const Error eb = ModelLibrary::load(so.data(), so.size(), "/nonexistent/fd", &b);
   if (old)
     setenv("TMPDIR", saved.c_str(), 1);
   else
@@ -438,7 +438,7 @@ TEST(ModelLibrary, OutOfFileDescriptorsIsOutOfResources) {
       for (int fd; (fd = dup(0)) >= 0;) last = fd;
       for (int k = 0; k < spare; ++k) close(last - k);
       std::shared_ptr<ModelLibrary> lib;
-      const Error e = ModelLibrary::load(so.data(), so.size(), &lib, "test");
+      const Error e = ModelLibrary::load(so.data(), so.size(), &lib);
       const Error want = spare <= 1 ? Error::OutOfResources : Error::Ok;
       if (e != want) std::fprintf(stderr, "spare %d: %s\n", spare, last_error_message());
       _exit(e == want ? 0 : 10 + static_cast<int>(e));
@@ -454,7 +454,7 @@ TEST(ModelLibrary, OutOfFileDescriptorsIsOutOfResources) {
 
 TEST(ElfCheck, ARealLibraryPasses) {
   const std::vector<uint8_t> so = test_library();
-  EXPECT_EQ(check_elf(so.data(), so.size(), "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(check_elf(so.data(), so.size()), Error::Ok) << last_error_message();
 }
 
 // The end of the bytes the loader maps (the section headers after them are never read).
@@ -476,15 +476,15 @@ TEST(ElfCheck, TruncatedLibrariesAreRefused) {
   ASSERT_GT(end, 4096u);
   for (size_t n : {size_t{0}, size_t{4}, size_t{63}, size_t{64}, end / 2, end - 1}) {
     SCOPED_TRACE(n);
-    EXPECT_EQ(check_elf(so.data(), n, "test"), Error::InvalidProgram);
+    EXPECT_EQ(check_elf(so.data(), n), Error::InvalidProgram);
   }
   EXPECT_NE(std::string(last_error_message()).find("past the end"), std::string::npos) << last_error_message();
   // Every page-size prefix of the mapped bytes too: the loader maps whole pages.
   for (size_t n = 4096; n < end; n += 4096) {
-    EXPECT_EQ(check_elf(so.data(), n, "test"), Error::InvalidProgram) << n;
+    EXPECT_EQ(check_elf(so.data(), n), Error::InvalidProgram) << n;
   }
   // The section headers after the mapped bytes are not the loader's business.
-  EXPECT_EQ(check_elf(so.data(), end, "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(check_elf(so.data(), end), Error::Ok) << last_error_message();
 }
 
 TEST(ElfCheck, AnotherArchitectureIsNamed) {
@@ -492,11 +492,11 @@ TEST(ElfCheck, AnotherArchitectureIsNamed) {
   ASSERT_GE(so.size(), sizeof(Elf64_Ehdr));
   const uint16_t aarch64 = EM_AARCH64;
   std::memcpy(so.data() + offsetof(Elf64_Ehdr, e_machine), &aarch64, 2);
-  EXPECT_EQ(check_elf(so.data(), so.size(), "test"), Error::InvalidProgram);
+  EXPECT_EQ(check_elf(so.data(), so.size()), Error::InvalidProgram);
   EXPECT_NE(std::string(last_error_message()).find("aarch64"), std::string::npos) << last_error_message();
   // The same through the loader: what is wrong, not "No such file or directory".
   std::shared_ptr<ModelLibrary> lib;
-  EXPECT_EQ(ModelLibrary::load(so.data(), so.size(), &lib, "test"), Error::InvalidProgram);
+  EXPECT_EQ(ModelLibrary::load(so.data(), so.size(), &lib), Error::InvalidProgram);
   EXPECT_NE(std::string(last_error_message()).find("x86-64"), std::string::npos) << last_error_message();
 }
 
@@ -508,7 +508,7 @@ TEST(ElfCheck, MalformedHeadersAreRefused) {
   auto with = [&](auto edit) {
     std::vector<uint8_t> b = good;
     edit(b);
-    return check_elf(b.data(), b.size(), "test");
+    return check_elf(b.data(), b.size());
   };
   EXPECT_EQ(with([](std::vector<uint8_t>& b) { b[0] = 'X'; }), Error::InvalidProgram);
   EXPECT_EQ(with([](std::vector<uint8_t>& b) { b[EI_CLASS] = ELFCLASS32; }), Error::InvalidProgram);
@@ -699,7 +699,7 @@ void dlopen_unchecked(const std::vector<uint8_t>& so) {
 TEST(ElfCheck, MalformedDynamicTablesAreRefused) {
   const std::vector<uint8_t> good = test_library();
   const ElfLayout l(good);
-  ASSERT_EQ(check_elf(good.data(), good.size(), "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(check_elf(good.data(), good.size()), Error::Ok) << last_error_message();
   constexpr int64_t kIgnoredTag = 0x70000000;  // DT_LOPROC: no meaning on x86-64, glibc skips it
   const size_t rela = l.offset(l.value(DT_RELA)), jmprel = l.offset(l.value(DT_JMPREL));
   const size_t symtab = l.offset(l.value(DT_SYMTAB)), versym = l.offset(l.value(DT_VERSYM));
@@ -772,7 +772,7 @@ TEST(ElfCheck, MalformedDynamicTablesAreRefused) {
     std::vector<uint8_t> b = good;
     c.edit(b);
     ASSERT_NE(b, good);
-    EXPECT_EQ(check_elf(b.data(), b.size(), "test"), Error::InvalidProgram);
+    EXPECT_EQ(check_elf(b.data(), b.size()), Error::InvalidProgram);
     EXPECT_NE(std::string(last_error_message()).find(c.message), std::string::npos) << last_error_message();
     if (kForkIsSupported) {
       const std::string fate = fate_in_child([&] { dlopen_unchecked(b); });
@@ -813,13 +813,13 @@ TEST(ElfCheck, CorruptedTablesNeverKillTheLoader) {
       b[at] ^= static_cast<uint8_t>(1 + rng() % 255);
       ++f;
     }
-    if (check_elf(b.data(), b.size(), "test") != Error::Ok) {
+    if (check_elf(b.data(), b.size()) != Error::Ok) {
       ++refused_by_check;
       continue;
     }
     const std::string fate = fate_in_child([&] {
       std::shared_ptr<ModelLibrary> lib;
-      _exit(ModelLibrary::load(b.data(), b.size(), &lib, "test") == Error::Ok ? 0 : 1);
+      _exit(ModelLibrary::load(b.data(), b.size(), &lib) == Error::Ok ? 0 : 1);
     });
     if (fate == "exit 0") {
       ++loaded;
@@ -843,7 +843,7 @@ TEST(ElfCheck, CorruptedTablesNeverKillTheLoader) {
 TEST(LibraryHash, CorruptedLibrariesInAPackageAreRefusedBeforeLoading) {
   auto pkgs = test_packages();
   ModelPackage pkg;
-  ASSERT_EQ(ModelPackage::parse(pkgs["constant_1"].data(), pkgs["constant_1"].size(), &pkg, "test"), Error::Ok)
+  ASSERT_EQ(ModelPackage::parse(pkgs["constant_1"].data(), pkgs["constant_1"].size(), &pkg), Error::Ok)
       << last_error_message();
   const std::vector<uint8_t> original = pkg.libraries[0].so;
   const LibraryHash hash = library_hash(original.data(), original.size());

@@ -36,24 +36,24 @@ constexpr uint64_t kMaxCompressedLibraryBytes = uint64_t{4} << 30;
 constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
 
 // Loads one model of an opened .pt2.
-Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcuda_model** out, const char* function) {
-  SLIMCUDA_RETURN_IF_ERROR(Model::check_device_type(o.device_type, function));
+Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcuda_model** out) {
+  SLIMCUDA_RETURN_IF_ERROR(Model::check_device_type(o.device_type));
   Pt2Model pm;
-  SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(archive, o.model_name, &pm, function));
+  SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(archive, o.model_name, &pm));
   const char* device_name = pm.device_type == DeviceType::CUDA ? "cuda" : "cpu";
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, o.device_type == -1 || o.device_type == static_cast<int>(pm.device_type),
-                              Error::NotSupported,
-                              "model '%s' is compiled for %s (AOTI_DEVICE_KEY); a .pt2 model runs on that device "
-                              "only",
-                              pm.name.c_str(), device_name);
+  SLIMCUDA_CHECK_OR_RETURN(o.device_type == -1 || o.device_type == static_cast<int>(pm.device_type),
+                           Error::NotSupported,
+                           "model '%s' is compiled for %s (AOTI_DEVICE_KEY); a .pt2 model runs on that device "
+                           "only",
+                           pm.name.c_str(), device_name);
   // AOTInductor's GPU kernels are either inside the .so (aot_inductor.embed_kernel_binary)
   // or beside it, loaded at run time from a folder on disk: that needs extraction, which we
   // never do.
   for (const ArchiveEntry* f : pm.files) {
     for (const char* ext : {".cubin", ".fatbin", ".hsaco", ".spv"}) {
       const size_t n = std::strlen(ext);
-      SLIMCUDA_CHECK_OR_RETURN_AT(
-          function, f->name.size() < n || f->name.compare(f->name.size() - n, n, ext) != 0, Error::NotSupported,
+      SLIMCUDA_CHECK_OR_RETURN(
+          f->name.size() < n || f->name.compare(f->name.size() - n, n, ext) != 0, Error::NotSupported,
           "model '%s' keeps its GPU kernels beside its library (%s), loaded from a folder on disk at run time; "
           "export with inductor_configs={\"aot_inductor.embed_kernel_binary\": True} to embed them",
           pm.name.c_str(), f->name.c_str());
@@ -63,95 +63,93 @@ Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcu
   ArchiveSpan so;
   std::vector<uint8_t> inflated;
   if (lib.stored) {
-    SLIMCUDA_RETURN_IF_ERROR(archive.view(lib, &so, function));
-    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(lib, function));
+    SLIMCUDA_RETURN_IF_ERROR(archive.view(lib, &so));
+    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(lib));
   } else {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, lib.size <= kMaxCompressedLibraryBytes, Error::NotSupported,
-                                "model '%s': its library is compressed and %llu bytes inflated (at most %llu; store "
-                                "it, as PyTorch does)",
-                                pm.name.c_str(), static_cast<unsigned long long>(lib.size),
-                                static_cast<unsigned long long>(kMaxCompressedLibraryBytes));
+    SLIMCUDA_CHECK_OR_RETURN(lib.size <= kMaxCompressedLibraryBytes, Error::NotSupported,
+                             "model '%s': its library is compressed and %llu bytes inflated (at most %llu; store "
+                             "it, as PyTorch does)",
+                             pm.name.c_str(), static_cast<unsigned long long>(lib.size),
+                             static_cast<unsigned long long>(kMaxCompressedLibraryBytes));
     inflated.resize(static_cast<size_t>(lib.size));
-    SLIMCUDA_RETURN_IF_ERROR(archive.read(lib, 0, lib.size, inflated.data(), function));  // CRC-checked
+    SLIMCUDA_RETURN_IF_ERROR(archive.read(lib, 0, lib.size, inflated.data()));  // CRC-checked
     so = ArchiveSpan{inflated.data(), inflated.size()};
   }
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, so.size > 0, Error::InvalidProgram, "model '%s': empty library %s",
-                              pm.name.c_str(), lib.name.c_str());
-  SLIMCUDA_RETURN_IF_ERROR(check_elf(so.data, so.size, function));
+  SLIMCUDA_CHECK_OR_RETURN(so.size > 0, Error::InvalidProgram, "model '%s': empty library %s", pm.name.c_str(),
+                           lib.name.c_str());
+  SLIMCUDA_RETURN_IF_ERROR(check_elf(so.data, so.size));
   // The generated source beside the library: the input checks, and what proves a buffer
   // read-only (the model's state).
   std::string wrapper;
   if (pm.wrapper_source != nullptr) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, pm.wrapper_source->size <= kMaxWrapperSourceBytes, Error::InvalidProgram,
-                                "%s: %llu bytes (at most %llu)", pm.wrapper_source->name.c_str(),
-                                static_cast<unsigned long long>(pm.wrapper_source->size),
-                                static_cast<unsigned long long>(kMaxWrapperSourceBytes));
+    SLIMCUDA_CHECK_OR_RETURN(pm.wrapper_source->size <= kMaxWrapperSourceBytes, Error::InvalidProgram,
+                             "%s: %llu bytes (at most %llu)", pm.wrapper_source->name.c_str(),
+                             static_cast<unsigned long long>(pm.wrapper_source->size),
+                             static_cast<unsigned long long>(kMaxWrapperSourceBytes));
     wrapper.resize(static_cast<size_t>(pm.wrapper_source->size));
-    SLIMCUDA_RETURN_IF_ERROR(archive.read(*pm.wrapper_source, 0, wrapper.size(), wrapper.data(), function));
+    SLIMCUDA_RETURN_IF_ERROR(archive.read(*pm.wrapper_source, 0, wrapper.size(), wrapper.data()));
   }
   const Model::DescribeInputs describe = [&](size_t num_inputs, std::vector<TensorSpec>* specs) -> Error {
     if (pm.wrapper_source == nullptr) {
-      return set_last_error(Error::NotFound, function, "no wrapper source in the archive");
+      return set_last_error(Error::NotFound, "no wrapper source in the archive");
     }
-    return parse_input_checks(wrapper, num_inputs, specs, function);
+    return parse_input_checks(wrapper, num_inputs, specs);
   };
   std::unique_ptr<Model> model;
   SLIMCUDA_RETURN_IF_ERROR(Model::load_library(so.data, so.size, pm.device_type, o.device_index, o.instances, nullptr,
-                                               describe, &model, function,
-                                               static_cast<graph::GraphMode>(o.cuda_graphs)));
+                                               describe, &model, static_cast<graph::GraphMode>(o.cuda_graphs)));
   // Weights kept outside the library (docs/weights.md): uploaded before the model can run,
   // on the caller's stream when one is selected (this call's context), else on the
   // model's own; attach returns once they are on the device, so any stream may run it.
   StreamContext ctx = StreamContext::unselected(-1);
-  if (model->device().is_cuda()) SLIMCUDA_RETURN_IF_ERROR(caller_context(model->device().index, &ctx, function));
+  if (model->device().is_cuda()) SLIMCUDA_RETURN_IF_ERROR(caller_context(model->device().index, &ctx));
   const LibraryHash hash = library_hash(so.data, so.size);
   static const char kDigits[] = "0123456789abcdef";
   std::string hash_hex;
   for (uint8_t b : hash.bytes) hash_hex += {kDigits[b >> 4], kDigits[b & 15]};
-  SLIMCUDA_RETURN_IF_ERROR(attach_pt2_weights(archive, pm, hash_hex, model.get(), ctx, nullptr, function));
+  SLIMCUDA_RETURN_IF_ERROR(attach_pt2_weights(archive, pm, hash_hex, model.get(), ctx, nullptr));
   // What runs write gets a copy of this load's own (docs/state.md).
-  SLIMCUDA_RETURN_IF_ERROR(model->prepare_state(pm.wrapper_source != nullptr ? &wrapper : nullptr, ctx, function));
+  SLIMCUDA_RETURN_IF_ERROR(model->prepare_state(pm.wrapper_source != nullptr ? &wrapper : nullptr, ctx));
   *out = reinterpret_cast<slimcuda_model*>(model.release());
   return Error::Ok;
 }
 
-Error load(const uint8_t* data, size_t size, const slimcuda_load_options& o, slimcuda_model** out,
-           const char* function) {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
+Error load(const uint8_t* data, size_t size, const slimcuda_load_options& o, slimcuda_model** out) {
+  SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
   *out = nullptr;
   if (Pt2Archive::looks_like_zip(data, size)) {
     std::unique_ptr<Pt2Archive> archive;
-    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open_memory(data, size, &archive, function));
-    return load_pt2(*archive, o, out, function);
+    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open_memory(data, size, &archive));
+    return load_pt2(*archive, o, out);
   }
   ModelPackage package;
-  SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(data, size, &package, function));
+  SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(data, size, &package));
   std::unique_ptr<Model> model;
-  SLIMCUDA_RETURN_IF_ERROR(Model::load(package, o.device_type, o.device_index, o.instances, &model, function,
+  SLIMCUDA_RETURN_IF_ERROR(Model::load(package, o.device_type, o.device_index, o.instances, &model,
                                        static_cast<graph::GraphMode>(o.cuda_graphs)));
   *out = reinterpret_cast<slimcuda_model*>(model.release());
   return Error::Ok;
 }
 
-Error load_file(const char* path, const slimcuda_load_options& o, slimcuda_model** out, const char* function) {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
+Error load_file(const char* path, const slimcuda_load_options& o, slimcuda_model** out) {
+  SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
   *out = nullptr;
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr, Error::InvalidArgument, "null path");
+  SLIMCUDA_CHECK_OR_RETURN(path != nullptr, Error::InvalidArgument, "null path");
   // The first bytes say which kind of file it is.
   int fd = -1;
   uint64_t file_size = 0;
-  SLIMCUDA_RETURN_IF_ERROR(open_regular_file(path, &fd, &file_size, function));
+  SLIMCUDA_RETURN_IF_ERROR(open_regular_file(path, &fd, &file_size));
   uint8_t magic[4] = {};
   const ssize_t got = ::pread(fd, magic, sizeof magic, 0);
   (void)::close(fd);
   if (got == static_cast<ssize_t>(sizeof magic) && Pt2Archive::looks_like_zip(magic, sizeof magic)) {
     std::unique_ptr<Pt2Archive> archive;
-    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(path, &archive, function));
-    return load_pt2(*archive, o, out, function);
+    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(path, &archive));
+    return load_pt2(*archive, o, out);
   }
   std::vector<uint8_t> bytes;
-  SLIMCUDA_RETURN_IF_ERROR(read_regular_file(path, kMaxPackageFileBytes, &bytes, function));
-  return load(bytes.data(), bytes.size(), o, out, function);
+  SLIMCUDA_RETURN_IF_ERROR(read_regular_file(path, kMaxPackageFileBytes, &bytes));
+  return load(bytes.data(), bytes.size(), o, out);
 }
 
 slimcuda_load_options default_options() {
@@ -161,21 +159,20 @@ slimcuda_load_options default_options() {
 
 // Reads load options (NULL: every default); an older version's struct stops before
 // model_name.
-Error read_options(const slimcuda_load_options* opts, slimcuda_load_options* out, const char* function) {
+Error read_options(const slimcuda_load_options* opts, slimcuda_load_options* out) {
   *out = default_options();
   if (opts == nullptr) return Error::Ok;
   static_assert(offsetof(slimcuda_load_options, model_name) == SLIMCUDA_LOAD_OPTIONS_V1_SIZE,
                 "version 1 of the options ends where model_name starts");
   const int32_t size = opts->struct_size;
-  SLIMCUDA_CHECK_OR_RETURN_AT(
-      function, size == static_cast<int32_t>(sizeof(slimcuda_load_options)) || size == SLIMCUDA_LOAD_OPTIONS_V1_SIZE,
+  SLIMCUDA_CHECK_OR_RETURN(
+      size == static_cast<int32_t>(sizeof(slimcuda_load_options)) || size == SLIMCUDA_LOAD_OPTIONS_V1_SIZE,
       Error::InvalidArgument, "load options struct_size %d, want %zu (or %d, version 0.2)", size,
       sizeof(slimcuda_load_options), SLIMCUDA_LOAD_OPTIONS_V1_SIZE);
   std::memcpy(static_cast<void*>(out), opts, static_cast<size_t>(size));
   out->struct_size = static_cast<int32_t>(sizeof(slimcuda_load_options));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function,
-                              out->cuda_graphs >= SLIMCUDA_GRAPHS_OFF && out->cuda_graphs <= SLIMCUDA_GRAPHS_STRICT,
-                              Error::InvalidArgument, "cuda_graphs %d (want 0 off, 1 on, 2 strict)", out->cuda_graphs);
+  SLIMCUDA_CHECK_OR_RETURN(out->cuda_graphs >= SLIMCUDA_GRAPHS_OFF && out->cuda_graphs <= SLIMCUDA_GRAPHS_STRICT,
+                           Error::InvalidArgument, "cuda_graphs %d (want 0 off, 1 on, 2 strict)", out->cuda_graphs);
   return Error::Ok;
 }
 
@@ -199,9 +196,9 @@ void fill_spec(const TensorSpec& s, slimcuda_tensor_spec* out) {
 }
 
 // A state operation's stream: the caller's when selected (CUDA models).
-Error state_context(const Model& m, StreamContext* ctx, const char* function) {
+Error state_context(const Model& m, StreamContext* ctx) {
   *ctx = StreamContext::unselected(-1);
-  return m.device().is_cuda() ? caller_context(m.device().index, ctx, function) : Error::Ok;
+  return m.device().is_cuda() ? caller_context(m.device().index, ctx) : Error::Ok;
 }
 
 }  // namespace
@@ -209,59 +206,58 @@ Error state_context(const Model& m, StreamContext* ctx, const char* function) {
 extern "C" {
 
 int32_t slimcuda_package_check(const void* data, size_t size) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     ModelPackage package;
-    return ModelPackage::parse(static_cast<const uint8_t*>(data), size, &package, function);
+    return ModelPackage::parse(static_cast<const uint8_t*>(data), size, &package);
   });
 }
 
 int32_t slimcuda_package_pack(const char* manifest_path, const char* out_path) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, manifest_path != nullptr && out_path != nullptr, Error::InvalidArgument,
-                                "null path");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(manifest_path != nullptr && out_path != nullptr, Error::InvalidArgument, "null path");
     ModelPackage package;
-    SLIMCUDA_RETURN_IF_ERROR(package_from_manifest(manifest_path, &package, function));
+    SLIMCUDA_RETURN_IF_ERROR(package_from_manifest(manifest_path, &package));
     std::vector<uint8_t> bytes;
-    SLIMCUDA_RETURN_IF_ERROR(package.serialize(&bytes, function));
+    SLIMCUDA_RETURN_IF_ERROR(package.serialize(&bytes));
     ModelPackage check;  // what we write must read back
-    SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(bytes.data(), bytes.size(), &check, function));
-    return write_regular_file(out_path, bytes.data(), bytes.size(), function);
+    SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(bytes.data(), bytes.size(), &check));
+    return write_regular_file(out_path, bytes.data(), bytes.size());
   });
 }
 
 int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, int32_t device_index,
                             slimcuda_model** out) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     slimcuda_load_options o = default_options();
     o.device_type = device_type;
     o.device_index = device_index;
-    return load(static_cast<const uint8_t*>(data), size, o, out, function);
+    return load(static_cast<const uint8_t*>(data), size, o, out);
   });
 }
 
 int32_t slimcuda_model_load_with(const void* data, size_t size, const slimcuda_load_options* options,
                                  slimcuda_model** out) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     slimcuda_load_options o;
-    SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o, function));
-    return load(static_cast<const uint8_t*>(data), size, o, out, function);
+    SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o));
+    return load(static_cast<const uint8_t*>(data), size, o, out);
   });
 }
 
 int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t device_index, slimcuda_model** out) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     slimcuda_load_options o = default_options();
     o.device_type = device_type;
     o.device_index = device_index;
-    return load_file(path, o, out, function);
+    return load_file(path, o, out);
   });
 }
 
 int32_t slimcuda_model_load_file_with(const char* path, const slimcuda_load_options* options, slimcuda_model** out) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     slimcuda_load_options o;
-    SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o, function));
-    return load_file(path, o, out, function);
+    SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o));
+    return load_file(path, o, out);
   });
 }
 
@@ -271,9 +267,8 @@ int32_t slimcuda_model_free(slimcuda_model* model) {
 }
 
 int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type, int32_t* device_index) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && device_type && device_index, Error::InvalidArgument,
-                                "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model && device_type && device_index, Error::InvalidArgument, "null argument");
     *device_type = static_cast<int32_t>(cast(model)->device().type);
     *device_index = cast(model)->device().index;
     return Error::Ok;
@@ -281,8 +276,8 @@ int32_t slimcuda_model_device(const slimcuda_model* model, int32_t* device_type,
 }
 
 int32_t slimcuda_model_graph_stats(const slimcuda_model* model, slimcuda_graph_stats* out) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && out, Error::InvalidArgument, "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model && out, Error::InvalidArgument, "null argument");
     const graph::GraphStats s = cast(model)->graph_stats();
     *out = slimcuda_graph_stats{s.captures, s.replays, s.fallbacks, s.graphs};
     return Error::Ok;
@@ -290,16 +285,16 @@ int32_t slimcuda_model_graph_stats(const slimcuda_model* model, slimcuda_graph_s
 }
 
 int32_t slimcuda_model_instances(const slimcuda_model* model, int32_t* instances) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && instances, Error::InvalidArgument, "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model && instances, Error::InvalidArgument, "null argument");
     *instances = cast(model)->instances();
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_model_num_io(const slimcuda_model* model, size_t* num_inputs, size_t* num_outputs) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && num_inputs && num_outputs, Error::InvalidArgument, "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model && num_inputs && num_outputs, Error::InvalidArgument, "null argument");
     *num_inputs = cast(model)->method().inputs.size();
     *num_outputs = cast(model)->method().outputs.size();
     return Error::Ok;
@@ -307,22 +302,20 @@ int32_t slimcuda_model_num_io(const slimcuda_model* model, size_t* num_inputs, s
 }
 
 int32_t slimcuda_model_input_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && out, Error::InvalidArgument, "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model && out, Error::InvalidArgument, "null argument");
     const auto& specs = cast(model)->method().inputs;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, index < specs.size(), Error::InvalidArgument, "input %zu of %zu", index,
-                                specs.size());
+    SLIMCUDA_CHECK_OR_RETURN(index < specs.size(), Error::InvalidArgument, "input %zu of %zu", index, specs.size());
     fill_spec(specs[index], out);
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_model_output_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && out, Error::InvalidArgument, "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model && out, Error::InvalidArgument, "null argument");
     const auto& specs = cast(model)->method().outputs;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, index < specs.size(), Error::InvalidArgument, "output %zu of %zu", index,
-                                specs.size());
+    SLIMCUDA_CHECK_OR_RETURN(index < specs.size(), Error::InvalidArgument, "output %zu of %zu", index, specs.size());
     fill_spec(specs[index], out);
     return Error::Ok;
   });
@@ -330,13 +323,13 @@ int32_t slimcuda_model_output_spec(const slimcuda_model* model, size_t index, sl
 
 int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,
                            slimcuda_tensor** outputs, size_t num_outputs) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model != nullptr, Error::InvalidArgument, "null model");
     const Device device = cast(model)->device();
     StreamContext ctx = StreamContext::unselected(-1);
-    if (device.is_cuda()) SLIMCUDA_RETURN_IF_ERROR(caller_context(device.index, &ctx, function));
+    if (device.is_cuda()) SLIMCUDA_RETURN_IF_ERROR(caller_context(device.index, &ctx));
     return cast(model)->run(reinterpret_cast<SlimTensor* const*>(inputs), num_inputs,
-                            reinterpret_cast<SlimTensor**>(outputs), num_outputs, ctx, function);
+                            reinterpret_cast<SlimTensor**>(outputs), num_outputs, ctx);
   });
 }
 
@@ -346,19 +339,18 @@ int32_t slimcuda_model_run_on(slimcuda_model* model, slimcuda_tensor* const* inp
 }
 
 int32_t slimcuda_model_num_constants(const slimcuda_model* model, size_t* count) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && count, Error::InvalidArgument, "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model && count, Error::InvalidArgument, "null argument");
     *count = cast(model)->constants_table().size();
     return Error::Ok;
   });
 }
 
 int32_t slimcuda_model_constant(const slimcuda_model* model, size_t index, slimcuda_constant_info* out) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && out, Error::InvalidArgument, "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model && out, Error::InvalidArgument, "null argument");
     const auto& table = cast(model)->constants_table();
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, index < table.size(), Error::InvalidArgument, "constant %zu of %zu", index,
-                                table.size());
+    SLIMCUDA_CHECK_OR_RETURN(index < table.size(), Error::InvalidArgument, "constant %zu of %zu", index, table.size());
     const Model::Constant& c = table[index];
     out->name = c.info.name.c_str();
     out->fqn = c.info.original_fqn.c_str();
@@ -374,66 +366,65 @@ int32_t slimcuda_model_constant(const slimcuda_model* model, size_t index, slimc
 }
 
 int32_t slimcuda_model_reset_state(slimcuda_model* model) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model != nullptr, Error::InvalidArgument, "null model");
     StreamContext ctx = StreamContext::unselected(-1);
-    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx, function));
-    return cast(model)->reset_state(ctx, function);
+    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx));
+    return cast(model)->reset_state(ctx);
   });
 }
 
 int32_t slimcuda_model_read_constant(slimcuda_model* model, const char* name, slimcuda_tensor* dst) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && name && dst, Error::InvalidArgument, "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model && name && dst, Error::InvalidArgument, "null argument");
     StreamContext ctx = StreamContext::unselected(-1);
-    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx, function));
-    return cast(model)->read_constant(name, *reinterpret_cast<SlimTensor*>(dst), ctx, function);
+    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx));
+    return cast(model)->read_constant(name, *reinterpret_cast<SlimTensor*>(dst), ctx);
   });
 }
 
 int32_t slimcuda_model_write_constant(slimcuda_model* model, const char* name, const slimcuda_tensor* src) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model && name && src, Error::InvalidArgument, "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model && name && src, Error::InvalidArgument, "null argument");
     StreamContext ctx = StreamContext::unselected(-1);
-    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx, function));
-    return cast(model)->write_constant(name, *reinterpret_cast<const SlimTensor*>(src), ctx, function);
+    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx));
+    return cast(model)->write_constant(name, *reinterpret_cast<const SlimTensor*>(src), ctx);
   });
 }
 
 int32_t slimcuda_model_stage_weights(slimcuda_model* model, const char* const* names,
                                      const slimcuda_tensor* const* tensors, size_t count) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr && (count == 0 || (names != nullptr && tensors != nullptr)),
-                                Error::InvalidArgument, "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model != nullptr && (count == 0 || (names != nullptr && tensors != nullptr)),
+                             Error::InvalidArgument, "null argument");
     std::vector<std::string> n;
     std::vector<const SlimTensor*> t;
     for (size_t i = 0; i < count; ++i) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, names[i] != nullptr, Error::InvalidArgument, "name %zu is null", i);
+      SLIMCUDA_CHECK_OR_RETURN(names[i] != nullptr, Error::InvalidArgument, "name %zu is null", i);
       n.emplace_back(names[i]);
       t.push_back(reinterpret_cast<const SlimTensor*>(tensors[i]));
     }
     StreamContext ctx = StreamContext::unselected(-1);
-    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx, function));
-    return cast(model)->stage_weights(n, t, ctx, function);
+    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx));
+    return cast(model)->stage_weights(n, t, ctx);
   });
 }
 
 int32_t slimcuda_model_stage_weights_file(slimcuda_model* model, const char* path) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr && path != nullptr, Error::InvalidArgument, "null argument");
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model != nullptr && path != nullptr, Error::InvalidArgument, "null argument");
     std::unique_ptr<Pt2Archive> archive;
-    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(path, &archive, function));
+    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(path, &archive));
     Pt2Model pm;
-    SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(*archive, nullptr, &pm, function));
+    SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(*archive, nullptr, &pm));
     std::vector<ConstantEntry> entries;
     Pt2WeightsFormat format = Pt2WeightsFormat::InLibrary;
-    SLIMCUDA_RETURN_IF_ERROR(pt2_weight_entries(*archive, pm, cast(model), &entries, &format, function));
-    SLIMCUDA_CHECK_OR_RETURN_AT(function,
-                                format == Pt2WeightsFormat::BinaryBlob || format == Pt2WeightsFormat::PickleWeights,
-                                Error::NotSupported,
-                                "%s keeps its weights inside its library, where they cannot be read without loading "
-                                "it: export with package_constants_in_so=False and a package_constants_on_disk_format",
-                                path);
+    SLIMCUDA_RETURN_IF_ERROR(pt2_weight_entries(*archive, pm, cast(model), &entries, &format));
+    SLIMCUDA_CHECK_OR_RETURN(format == Pt2WeightsFormat::BinaryBlob || format == Pt2WeightsFormat::PickleWeights,
+                             Error::NotSupported,
+                             "%s keeps its weights inside its library, where they cannot be read without loading "
+                             "it: export with package_constants_in_so=False and a package_constants_on_disk_format",
+                             path);
     // The archive's read-only weights as host tensors over its mapping (the state's values
     // in the file are not used: a swap keeps the model's state); stage_weights checks them.
     std::vector<std::string> names;
@@ -445,11 +436,11 @@ int32_t slimcuda_model_stage_weights_file(slimcuda_model* model, const char* pat
         if (k.info.name == e.name || (!k.info.original_fqn.empty() && k.info.original_fqn == e.name)) c = &k;
       }
       if (c != nullptr && c->state) continue;
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, e.source != nullptr && e.source->view() != nullptr, Error::NotSupported,
-                                  "weight '%s' is not in memory as it is", e.name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(e.source != nullptr && e.source->view() != nullptr, Error::NotSupported,
+                               "weight '%s' is not in memory as it is", e.name.c_str());
       const int32_t dtype = e.dtype != -1 ? e.dtype : (c != nullptr ? c->info.dtype : -1);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, is_supported_scalar_type(dtype), Error::InvalidProgram,
-                                  "weight '%s': dtype %d", e.name.c_str(), dtype);
+      SLIMCUDA_CHECK_OR_RETURN(is_supported_scalar_type(dtype), Error::InvalidProgram, "weight '%s': dtype %d",
+                               e.name.c_str(), dtype);
       std::vector<int64_t> strides = e.strides;
       if (strides.empty()) {
         strides.assign(e.sizes.size(), 1);
@@ -462,22 +453,22 @@ int32_t slimcuda_model_stage_weights_file(slimcuda_model* model, const char* pat
       tensors.push_back(owned.back().get());
     }
     StreamContext ctx = StreamContext::unselected(-1);
-    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx, function));
-    return cast(model)->stage_weights(names, tensors, ctx, function);  // copied before the archive closes
+    SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx));
+    return cast(model)->stage_weights(names, tensors, ctx);  // copied before the archive closes
   });
 }
 
 int32_t slimcuda_model_swap_weights(slimcuda_model* model) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
-    return cast(model)->swap_weights(function);
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model != nullptr, Error::InvalidArgument, "null model");
+    return cast(model)->swap_weights();
   });
 }
 
 int32_t slimcuda_model_free_inactive_weights(slimcuda_model* model) {
-  return c_entry(__func__, [&](const char* function) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, model != nullptr, Error::InvalidArgument, "null model");
-    return cast(model)->free_inactive_weights(function);
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(model != nullptr, Error::InvalidArgument, "null model");
+    return cast(model)->free_inactive_weights();
   });
 }
 

@@ -6,15 +6,15 @@
 
 namespace slimcuda {
 
-Error check_device_index(int64_t index, const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, index >= -1 && index < kMaxDevices, Error::InvalidArgument,
-                              "device index %lld out of range (-1 for the current device, or 0..%d)",
-                              static_cast<long long>(index), kMaxDevices - 1);
+Error check_device_index(int64_t index) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(index >= -1 && index < kMaxDevices, Error::InvalidArgument,
+                           "device index %lld out of range (-1 for the current device, or 0..%d)",
+                           static_cast<long long>(index), kMaxDevices - 1);
   return Error::Ok;
 }
 
-Error to_device_index(int64_t index, DeviceIndex* out, const char* function) noexcept {
-  SLIMCUDA_RETURN_IF_ERROR(check_device_index(index, function));
+Error to_device_index(int64_t index, DeviceIndex* out) noexcept {
+  SLIMCUDA_RETURN_IF_ERROR(check_device_index(index));
   *out = static_cast<DeviceIndex>(index);
   return Error::Ok;
 }

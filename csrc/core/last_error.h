@@ -7,11 +7,30 @@
 
 namespace slimcuda {
 
-/// Records this thread's last-error text as "<function>: <message>" and returns `error`, so
-/// a failing path reads `return set_last_error(Error::InvalidArgument, __func__, "...")`.
+/// Records this thread's last-error text as "<function>: <message>", where <function> is the
+/// C function this thread is running (ErrorContext; "slimcuda" outside any), and returns
+/// `error`, so a failing path reads `return set_last_error(Error::InvalidArgument, "...")`.
 /// printf-style formatting; never throws (a failed allocation keeps a truncated message).
-Error set_last_error(Error error, const char* function, const char* format, ...) noexcept
-    __attribute__((format(printf, 3, 4)));
+Error set_last_error(Error error, const char* format, ...) noexcept __attribute__((format(printf, 2, 3)));
+
+/// Names the C function this thread is running for every message recorded while it lives:
+/// the entry layer opens one per C ABI call and shim (c_entry), so code below it never
+/// passes its caller's name along. Thread-local, as the caller stream is; restores the
+/// previous name on destruction, so a shim called from inside a model run names itself and
+/// the run names itself again once the shim returns.
+class ErrorContext {
+ public:
+  explicit ErrorContext(const char* function) noexcept;
+  ~ErrorContext();
+  ErrorContext(const ErrorContext&) = delete;  // a scope belongs to one call on one thread
+  ErrorContext& operator=(const ErrorContext&) = delete;
+
+  /// The innermost open context's name on this thread; nullptr when none is open.
+  [[nodiscard]] static const char* current() noexcept;
+
+ private:
+  const char* previous_;
+};
 
 /// This thread's text for its last failed call; "" when none. Valid until the thread's
 /// next set_last_error.
@@ -37,15 +56,12 @@ class LastErrorSnapshot {
 
 }  // namespace slimcuda
 
-/// Returns `error` with a message naming the calling function when `cond` is false.
-#define SLIMCUDA_CHECK_OR_RETURN(cond, error, ...) SLIMCUDA_CHECK_OR_RETURN_AT(__func__, cond, error, __VA_ARGS__)
-
-/// The same, naming `function` (for code inside lambdas, where __func__ is "operator()").
-#define SLIMCUDA_CHECK_OR_RETURN_AT(function, cond, error, ...)            \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      return ::slimcuda::set_last_error((error), (function), __VA_ARGS__); \
-    }                                                                      \
+/// Returns `error` with a message (ErrorContext names the function) when `cond` is false.
+#define SLIMCUDA_CHECK_OR_RETURN(cond, error, ...)             \
+  do {                                                         \
+    if (!(cond)) {                                             \
+      return ::slimcuda::set_last_error((error), __VA_ARGS__); \
+    }                                                          \
   } while (0)
 
 /// Propagates a non-Ok Error from `expr`.

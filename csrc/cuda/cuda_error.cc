@@ -46,28 +46,27 @@ bool note_if_sticky(cudaError_t err, int device) noexcept {
   return true;
 }
 
-Error call_error(cudaError_t err, const char* function, const char* call) noexcept {
+Error call_error(cudaError_t err, const char* call) noexcept {
   (void)cudaGetLastError();  // a non-sticky error is not blamed on the next call
   if (note_if_sticky(err, -1)) {
-    return set_last_error(Error::Internal, function,
+    return set_last_error(Error::Internal,
                           "%s failed: %s: %s; the CUDA context is lost (a kernel faulted): every later call on this "
                           "device fails, restart the process",
                           call, cudaGetErrorName(err), cudaGetErrorString(err));
   }
-  return set_last_error(Error::Internal, function, "%s failed: %s: %s", call, cudaGetErrorName(err),
-                        cudaGetErrorString(err));
+  return set_last_error(Error::Internal, "%s failed: %s: %s", call, cudaGetErrorName(err), cudaGetErrorString(err));
 }
 
 bool device_lost(int device) noexcept {
   return device >= 0 && device < kMaxDevices && lost[device].load(std::memory_order_relaxed) != 0;
 }
 
-Error check_not_lost(int device, const char* function) noexcept {
+Error check_not_lost(int device) noexcept {
   if (device < 0 || device >= kMaxDevices) return Error::Ok;
   const int err = lost[device].load(std::memory_order_relaxed);
   if (err == 0) return Error::Ok;
   const auto e = static_cast<cudaError_t>(err);
-  return set_last_error(Error::Internal, function,
+  return set_last_error(Error::Internal,
                         "CUDA device %d is lost: an earlier call saw %s (%s), after which CUDA fails every call on "
                         "this device in this process; restart the process",
                         device, cudaGetErrorName(e), cudaGetErrorString(e));

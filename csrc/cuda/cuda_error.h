@@ -10,9 +10,9 @@ namespace slimcuda::cuda {
 /// The Error for a failed CUDA allocation (cudaMalloc, cudaMallocAsync, cudaHostAlloc):
 /// out of memory -> MemoryAllocationFailed, anything else -> Internal. Clears the error so
 /// it is not blamed on the next call, and records "<function>: <what>: <CUDA text>".
-[[nodiscard]] inline Error allocation_error(cudaError_t err, const char* function, const char* what) noexcept {
+[[nodiscard]] inline Error allocation_error(cudaError_t err, const char* what) noexcept {
   (void)cudaGetLastError();
-  return set_last_error(err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal, function,
+  return set_last_error(err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal,
                         "%s: %s: %s", what, cudaGetErrorName(err), cudaGetErrorString(err));
 }
 
@@ -24,7 +24,7 @@ namespace slimcuda::cuda {
 /// The Error for a failed CUDA runtime call `call` (SLIMCUDA_CUDA_TRY): Internal, with
 /// "<function>: <call> failed: <name>: <text>". A sticky error also marks the current
 /// device lost (check_not_lost), and its message says so.
-[[nodiscard]] Error call_error(cudaError_t err, const char* function, const char* call) noexcept;
+[[nodiscard]] Error call_error(cudaError_t err, const char* call) noexcept;
 
 /// Marks `device` lost if `err` is sticky (for errors seen other than through call_error:
 /// a model's own kernel launch, a stream query); whether it was.
@@ -34,7 +34,7 @@ bool note_if_sticky(cudaError_t err, int device) noexcept;
 /// has seen a sticky error; else Ok. Every entry that resolves a device calls it, so every
 /// later call on a lost device fails the same way, at once, instead of on some CUDA call
 /// deep inside.
-[[nodiscard]] Error check_not_lost(int device, const char* function) noexcept;
+[[nodiscard]] Error check_not_lost(int device) noexcept;
 
 /// Whether `device` has seen a sticky error. Code that would hand a lost context to code
 /// that cannot take it (a model library's destructor that throws on a failed cudaFree)
@@ -46,13 +46,10 @@ bool note_if_sticky(cudaError_t err, int device) noexcept;
 /// Runs a CUDA runtime call; on failure clears the (non-sticky) error so it is not blamed
 /// on the next call, records "<function>: <call> failed: <name>: <text>", and returns
 /// Error::Internal (a sticky error marks the device lost: cuda::call_error).
-#define SLIMCUDA_CUDA_TRY(call) SLIMCUDA_CUDA_TRY_AT(__func__, call)
-
-/// The same, naming `function` (for code inside lambdas).
-#define SLIMCUDA_CUDA_TRY_AT(function, call)                                      \
-  do {                                                                            \
-    const cudaError_t slimcuda_cuda_err_ = (call);                                \
-    if (slimcuda_cuda_err_ != cudaSuccess) {                                      \
-      return ::slimcuda::cuda::call_error(slimcuda_cuda_err_, (function), #call); \
-    }                                                                             \
+#define SLIMCUDA_CUDA_TRY(call)                                       \
+  do {                                                                \
+    const cudaError_t slimcuda_cuda_err_ = (call);                    \
+    if (slimcuda_cuda_err_ != cudaSuccess) {                          \
+      return ::slimcuda::cuda::call_error(slimcuda_cuda_err_, #call); \
+    }                                                                 \
   } while (0)

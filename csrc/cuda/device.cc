@@ -112,7 +112,7 @@ int device_count() noexcept {
   }();
   if (count < 0) {
     const cudaError_t err = static_cast<cudaError_t>(-count);
-    set_last_error(Error::NotSupported, __func__, "no usable CUDA device: %s: %s", cudaGetErrorName(err),
+    set_last_error(Error::NotSupported, "no usable CUDA device: %s: %s", cudaGetErrorName(err),
                    cudaGetErrorString(err));
     return 0;
   }
@@ -120,18 +120,18 @@ int device_count() noexcept {
 }
 
 Error resolve_device(int index, int* resolved) noexcept {
-  SLIMCUDA_RETURN_IF_ERROR(check_device_index(index, __func__));
+  SLIMCUDA_RETURN_IF_ERROR(check_device_index(index));
   const int count = device_count();
   if (count == 0) {
     // device_count() left the CUDA reason in the message; keep it visible.
-    return set_last_error(Error::NotSupported, __func__, "no CUDA device (no GPU or no driver)");
+    return set_last_error(Error::NotSupported, "no CUDA device (no GPU or no driver)");
   }
   SLIMCUDA_CHECK_OR_RETURN(index < count, Error::InvalidArgument, "device index %d: only %d CUDA device(s)", index,
                            count);
   if (index == -1) {
     SLIMCUDA_CUDA_TRY(cudaGetDevice(&index));
   }
-  SLIMCUDA_RETURN_IF_ERROR(check_not_lost(index, __func__));
+  SLIMCUDA_RETURN_IF_ERROR(check_not_lost(index));
   *resolved = index;
   return Error::Ok;
 }
@@ -188,8 +188,7 @@ DeviceGuard::DeviceGuard(int device) noexcept {
     // Making a device current creates its context, which takes device memory: running out
     // is the caller's to act on (free memory, retry), as for any allocation (allocation_error).
     const Error e = err == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::Internal;
-    error_ = set_last_error(e, __func__, "selecting device %d: %s: %s", device, cudaGetErrorName(err),
-                            cudaGetErrorString(err));
+    error_ = set_last_error(e, "selecting device %d: %s: %s", device, cudaGetErrorName(err), cudaGetErrorString(err));
   }
 }
 

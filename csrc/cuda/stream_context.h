@@ -38,13 +38,13 @@ class StreamContext {
   /// the legacy default stream, which exists on every device, moves with the same
   /// selection; a selected stream of another GPU is refused (InvalidArgument: work is never
   /// enqueued on another GPU's stream).
-  [[nodiscard]] Error on_device(int device, StreamContext* out, const char* function) const noexcept {
+  [[nodiscard]] Error on_device(int device, StreamContext* out) const noexcept {
     if (device_ == device || stream_ == nullptr) {
       *out = StreamContext(stream_, device, selected_);
       return Error::Ok;
     }
-    return set_last_error(Error::InvalidArgument, function,
-                          "the caller stream belongs to device %d; the work is on device %d", device_, device);
+    return set_last_error(Error::InvalidArgument, "the caller stream belongs to device %d; the work is on device %d",
+                          device_, device);
   }
 
   /// For memory of `device`, whose blocks are ordered on a stream of that device: this

@@ -52,7 +52,7 @@ void load(State* s) {
 
 }  // namespace
 
-Result<const CublasLtApi*> cublaslt(const char* function) noexcept {
+Result<const CublasLtApi*> cublaslt() noexcept {
   static State* state = nullptr;
   static std::once_flag once;
   try {
@@ -62,10 +62,10 @@ Result<const CublasLtApi*> cublaslt(const char* function) noexcept {
       state = s;
     });
   } catch (...) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory loading cuBLASLt");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory loading cuBLASLt");
   }
   if (state == nullptr || !state->ok) {
-    return set_last_error(Error::NotSupported, function, "%s",
+    return set_last_error(Error::NotSupported, "%s",
                           state != nullptr ? state->failure.c_str() : "cuBLASLt loader failed");
   }
   return &state->api;

@@ -43,8 +43,8 @@ inline constexpr size_t kMinCublasLtVersion = 130000;
 
 /// The table, loading the library on the first call (once per process, thread-safe). A
 /// failure (missing library, missing symbol, too old) is NotSupported with the reason in
-/// the last-error message naming `function`; it is remembered: later calls fail at once
+/// the last-error message; it is remembered: later calls fail at once
 /// with the same message, never retrying the search.
-[[nodiscard]] Result<const CublasLtApi*> cublaslt(const char* function) noexcept;
+[[nodiscard]] Result<const CublasLtApi*> cublaslt() noexcept;
 
 }  // namespace slimcuda::cuda_libs

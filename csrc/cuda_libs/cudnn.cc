@@ -57,7 +57,7 @@ void load(State* s) {
 
 }  // namespace
 
-Result<const CudnnApi*> cudnn(const char* function) noexcept {
+Result<const CudnnApi*> cudnn() noexcept {
   static State* state = nullptr;
   static std::once_flag once;
   try {
@@ -67,11 +67,10 @@ Result<const CudnnApi*> cudnn(const char* function) noexcept {
       state = s;
     });
   } catch (...) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory loading cuDNN");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory loading cuDNN");
   }
   if (state == nullptr || !state->ok) {
-    return set_last_error(Error::NotSupported, function, "%s",
-                          state != nullptr ? state->failure.c_str() : "cuDNN loader failed");
+    return set_last_error(Error::NotSupported, "%s", state != nullptr ? state->failure.c_str() : "cuDNN loader failed");
   }
   return &state->api;
 }

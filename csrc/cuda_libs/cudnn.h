@@ -65,8 +65,8 @@ struct CudnnApi {
 inline constexpr size_t kMinCudnnVersion = 90000;
 
 /// The table, loading the library on the first call (once per process, thread-safe); a
-/// failure is NotSupported with the reason in the last-error message naming `function`,
+/// failure is NotSupported with the reason in the last-error message,
 /// remembered for later calls.
-[[nodiscard]] Result<const CudnnApi*> cudnn(const char* function) noexcept;
+[[nodiscard]] Result<const CudnnApi*> cudnn() noexcept;
 
 }  // namespace slimcuda::cuda_libs

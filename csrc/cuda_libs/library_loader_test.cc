@@ -70,7 +70,7 @@ TEST(LibraryLoader, LoaderPathAndSymbols) {
 // Whatever the machine has, the tables never abort, and a failure is remembered: the
 // second call gives the same message. The GPU machine has both libraries.
 TEST(VendorTables, CublasLtLoadsOrExplains) {
-  auto first = cuda_libs::cublaslt("test");
+  auto first = cuda_libs::cublaslt();
   if (gpu_required()) {
     ASSERT_TRUE(first.ok()) << "SLIMCUDA_REQUIRE_GPU=1: " << last_error_message();
   }
@@ -83,12 +83,12 @@ TEST(VendorTables, CublasLtLoadsOrExplains) {
   EXPECT_NE(msg.find("cuBLASLt"), std::string::npos) << msg;
   EXPECT_NE(msg.find("SLIMCUDA_CUBLASLT_LIBRARY"), std::string::npos) << msg;
   clear_last_error();
-  EXPECT_EQ(cuda_libs::cublaslt("test").error(), Error::NotSupported);
+  EXPECT_EQ(cuda_libs::cublaslt().error(), Error::NotSupported);
   EXPECT_EQ(msg, last_error_message());
 }
 
 TEST(VendorTables, CudnnLoadsOrExplains) {
-  auto first = cuda_libs::cudnn("test");
+  auto first = cuda_libs::cudnn();
   if (gpu_required()) {
     ASSERT_TRUE(first.ok()) << "SLIMCUDA_REQUIRE_GPU=1: " << last_error_message();
   }

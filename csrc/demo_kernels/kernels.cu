@@ -19,7 +19,7 @@ unsigned int blocks_for(size_t n) {
 Error check_launch(const char* kernel) noexcept {
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) {
-    return set_last_error(Error::Internal, kernel, "launch failed: %s: %s", cudaGetErrorName(err),
+    return set_last_error(Error::Internal, "%s launch failed: %s: %s", kernel, cudaGetErrorName(err),
                           cudaGetErrorString(err));
   }
   return Error::Ok;

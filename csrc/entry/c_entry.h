@@ -11,19 +11,21 @@
 
 namespace slimcuda {
 
-/// Runs the body of a C ABI entry point: `body(function)` returns an Error; exceptions
-/// (std::bad_alloc from the standard library) become error codes here, so none crosses
-/// the C ABI. `function` is the entry point's name, for messages from inside lambdas.
+/// Runs the body of a C ABI entry point: `body()` returns an Error; exceptions (std::bad_alloc
+/// from the standard library) become error codes here, so none crosses the C ABI. `function`
+/// is the entry point's name: every message recorded during the call starts with it
+/// (ErrorContext), whatever depth records it.
 template <typename Body>
 int32_t c_entry(const char* function, Body&& body) noexcept {
+  ErrorContext context(function);
   try {
-    return static_cast<int32_t>(body(function));
+    return static_cast<int32_t>(body());
   } catch (const std::bad_alloc&) {
-    return static_cast<int32_t>(set_last_error(Error::MemoryAllocationFailed, function, "out of host memory"));
+    return static_cast<int32_t>(set_last_error(Error::MemoryAllocationFailed, "out of host memory"));
   } catch (const std::exception& e) {
-    return static_cast<int32_t>(set_last_error(Error::Internal, function, "unexpected exception: %s", e.what()));
+    return static_cast<int32_t>(set_last_error(Error::Internal, "unexpected exception: %s", e.what()));
   } catch (...) {
-    return static_cast<int32_t>(set_last_error(Error::Internal, function, "unexpected exception"));
+    return static_cast<int32_t>(set_last_error(Error::Internal, "unexpected exception"));
   }
 }
 

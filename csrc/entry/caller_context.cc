@@ -11,7 +11,7 @@
 
 namespace slimcuda {
 
-Error caller_context(int device_index, StreamContext* out, const char* function) noexcept {
+Error caller_context(int device_index, StreamContext* out) noexcept {
   const std::optional<cudaStream_t> selection = getCallerStream();
   int device = -1;
   if (!selection.has_value()) {

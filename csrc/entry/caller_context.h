@@ -17,16 +17,16 @@ namespace slimcuda {
 /// work is never enqueued on another GPU's stream). Work on a tensor's device then takes
 /// StreamContext::on_device / for_allocation of the result: no second read, no second
 /// CUDA query.
-[[nodiscard]] Error caller_context(int device_index, StreamContext* out, const char* function) noexcept;
+[[nodiscard]] Error caller_context(int device_index, StreamContext* out) noexcept;
 
 /// caller_context(-1, ...) when `cuda` (the call's work touches a GPU or pinned memory),
 /// else a context that CPU work ignores: CPU-only calls never need a GPU or a driver.
-[[nodiscard]] inline Error caller_context_if(bool cuda, StreamContext* out, const char* function) noexcept {
+[[nodiscard]] inline Error caller_context_if(bool cuda, StreamContext* out) noexcept {
   if (!cuda) {
     *out = StreamContext::unselected(-1);
     return Error::Ok;
   }
-  return caller_context(-1, out, function);
+  return caller_context(-1, out);
 }
 
 }  // namespace slimcuda

@@ -50,28 +50,26 @@ struct GraphRunner::Captured {
 namespace {
 
 // A new tensor like `like` (dtype, sizes, strides) on `ctx`'s device and stream.
-Error new_like(const SlimTensor& like, const StreamContext& ctx, std::unique_ptr<SlimTensor>* out,
-               const char* function) {
+Error new_like(const SlimTensor& like, const StreamContext& ctx, std::unique_ptr<SlimTensor>* out) {
   EmptySpec spec;
   SLIMCUDA_RETURN_IF_ERROR(check_empty(like.dim(), like.sizes().data(), like.strides().data(),
                                        static_cast<int32_t>(like.dtype()), static_cast<int32_t>(DeviceType::CUDA),
-                                       ctx.device(), false, &spec, function));
+                                       ctx.device(), false, &spec));
   SlimTensor* t = nullptr;
-  SLIMCUDA_RETURN_IF_ERROR(empty_strided(spec, ctx, &t, function));
+  SLIMCUDA_RETURN_IF_ERROR(empty_strided(spec, ctx, &t));
   out->reset(t);
   return Error::Ok;
 }
 
 // Handles the container may steal (it deletes what it is given): new ones to the same tensors.
-Error borrow_handles(const std::vector<std::unique_ptr<SlimTensor>>& ts, std::vector<void*>* out,
-                     const char* function) {
+Error borrow_handles(const std::vector<std::unique_ptr<SlimTensor>>& ts, std::vector<void*>* out) {
   out->assign(ts.size(), nullptr);
   try {
     for (size_t i = 0; i < ts.size(); ++i) (*out)[i] = new SlimTensor(*ts[i]);
   } catch (const std::bad_alloc&) {
     for (void* h : *out) delete static_cast<SlimTensor*>(h);
     out->clear();
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
   return Error::Ok;
 }
@@ -84,10 +82,9 @@ void drop(std::vector<void*>* handles) {
 // The bytes from t's first element to its last that its sizes and strides reach: what one
 // 1-D copy between two tensors of the same layout moves (0 for an empty tensor). Every
 // tensor here passed check_shape, so no stride is negative.
-Error span_bytes(const SlimTensor& t, size_t* out, const char* function) {
+Error span_bytes(const SlimTensor& t, size_t* out) {
   int64_t bytes = 0;
-  SLIMCUDA_RETURN_IF_ERROR(
-      required_bytes(t.dim(), t.sizes().data(), t.strides().data(), 0, t.element_size(), &bytes, function));
+  SLIMCUDA_RETURN_IF_ERROR(required_bytes(t.dim(), t.sizes().data(), t.strides().data(), 0, t.element_size(), &bytes));
   *out = static_cast<size_t>(bytes);
   return Error::Ok;
 }
@@ -121,20 +118,19 @@ bool same_layout(const std::vector<int64_t>& key, SlimTensor* const* inputs, siz
 // to copy and the node cannot take these pointers (memory the graph cannot address the same
 // way), so it is now disabled and the caller copies on the stream. An error only when the
 // node could be neither updated nor disabled (it would copy stale pointers).
-Error point_copy(cudaGraphExec_t exec, GraphRunner::Captured::Copy& c, void* dst, const void* src, bool* on_stream,
-                 const char* function) {
+Error point_copy(cudaGraphExec_t exec, GraphRunner::Captured::Copy& c, void* dst, const void* src, bool* on_stream) {
   *on_stream = false;
   if (c.node == nullptr) {  // made only for c.bytes != 0
     *on_stream = c.bytes != 0;
     return Error::Ok;
   }
   if (cudaGraphExecMemcpyNodeSetParams1D(exec, c.node, dst, src, c.bytes, cudaMemcpyDeviceToDevice) == cudaSuccess) {
-    if (!c.enabled) SLIMCUDA_CUDA_TRY_AT(function, cudaGraphNodeSetEnabled(exec, c.node, 1));
+    if (!c.enabled) SLIMCUDA_CUDA_TRY(cudaGraphNodeSetEnabled(exec, c.node, 1));
     c.enabled = true;
     return Error::Ok;
   }
   (void)cudaGetLastError();
-  if (c.enabled) SLIMCUDA_CUDA_TRY_AT(function, cudaGraphNodeSetEnabled(exec, c.node, 0));
+  if (c.enabled) SLIMCUDA_CUDA_TRY(cudaGraphNodeSetEnabled(exec, c.node, 0));
   c.enabled = false;
   *on_stream = true;
   return Error::Ok;
@@ -193,29 +189,28 @@ void GraphRunner::note_failure(const std::vector<int64_t>& key, const std::strin
   }
 }
 
-Error GraphRunner::ensure_container(const char* function) noexcept {
+Error GraphRunner::ensure_container() noexcept {
   if (container_ != nullptr) return Error::Ok;
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, abi_.create != nullptr && abi_.destroy != nullptr, Error::NotSupported,
-                              "the model library cannot make a second container");
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, abi_.run_single_threaded != nullptr, Error::NotSupported,
-                              "the model library has no AOTInductorModelContainerRunSingleThreaded, which capturing "
-                              "needs");
+  SLIMCUDA_CHECK_OR_RETURN(abi_.create != nullptr && abi_.destroy != nullptr, Error::NotSupported,
+                           "the model library cannot make a second container");
+  SLIMCUDA_CHECK_OR_RETURN(abi_.run_single_threaded != nullptr, Error::NotSupported,
+                           "the model library has no AOTInductorModelContainerRunSingleThreaded, which capturing "
+                           "needs");
   clear_last_error();
   void* c = nullptr;
   const int32_t rc = abi_.create(&c, 1, abi_.device_str.c_str(), nullptr);
   if (rc != 0 || c == nullptr) {
     if (c != nullptr) abi_.destroy(c);
     const std::string why = last_error_message();
-    return set_last_error(Error::NotSupported, function, "the capture container could not be created (error %d%s%s)",
-                          rc, why.empty() ? "" : ": ", why.c_str());
+    return set_last_error(Error::NotSupported, "the capture container could not be created (error %d%s%s)", rc,
+                          why.empty() ? "" : ": ", why.c_str());
   }
   if (abi_.prepare) {
-    const Error e = abi_.prepare(c, function);
+    const Error e = abi_.prepare(c);
     if (e != Error::Ok) {
       const std::string why = last_error_message();
       abi_.destroy(c);
-      return set_last_error(Error::NotSupported, function, "the capture container could not be prepared: %s",
-                            why.c_str());
+      return set_last_error(Error::NotSupported, "the capture container could not be prepared: %s", why.c_str());
     }
   }
   container_ = c;
@@ -229,7 +224,7 @@ namespace {
 // tensor) after it. Takes `run` (destroyed here, as the child node holds a copy). The nodes
 // are made on the shadow buffer, which lives as long as the graph; every replay points them
 // at its own tensors before launching.
-Error wrap_in_copies(GraphRunner::Captured& g, cudaGraph_t run, const StreamContext& ctx, const char* function) {
+Error wrap_in_copies(GraphRunner::Captured& g, cudaGraph_t run, const StreamContext& ctx) {
   struct Owned {
     cudaGraph_t graph;
     ~Owned() {
@@ -240,32 +235,31 @@ Error wrap_in_copies(GraphRunner::Captured& g, cudaGraph_t run, const StreamCont
   g.copy_out.resize(g.outputs.size());
   size_t most = 0;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
-    SLIMCUDA_RETURN_IF_ERROR(span_bytes(*g.inputs[i], &g.copy_in[i].bytes, function));
+    SLIMCUDA_RETURN_IF_ERROR(span_bytes(*g.inputs[i], &g.copy_in[i].bytes));
     most = std::max(most, g.copy_in[i].bytes);
   }
   for (size_t i = 0; i < g.outputs.size(); ++i) {
-    SLIMCUDA_RETURN_IF_ERROR(span_bytes(*g.outputs[i], &g.copy_out[i].bytes, function));
+    SLIMCUDA_RETURN_IF_ERROR(span_bytes(*g.outputs[i], &g.copy_out[i].bytes));
     most = std::max(most, g.copy_out[i].bytes);
   }
-  SLIMCUDA_RETURN_IF_ERROR(Storage::allocate(most, Device{DeviceType::CUDA, static_cast<DeviceIndex>(ctx.device())},
-                                             ctx, &g.shadow, function));
-  SLIMCUDA_CUDA_TRY_AT(function, cudaGraphCreate(&g.graph, 0));
+  SLIMCUDA_RETURN_IF_ERROR(
+      Storage::allocate(most, Device{DeviceType::CUDA, static_cast<DeviceIndex>(ctx.device())}, ctx, &g.shadow));
+  SLIMCUDA_CUDA_TRY(cudaGraphCreate(&g.graph, 0));
   std::vector<cudaGraphNode_t> before;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     GraphRunner::Captured::Copy& c = g.copy_in[i];
     if (c.bytes == 0) continue;
-    SLIMCUDA_CUDA_TRY_AT(function, cudaGraphAddMemcpyNode1D(&c.node, g.graph, nullptr, 0, g.inputs[i]->data_ptr(),
-                                                            g.shadow->data(), c.bytes, cudaMemcpyDeviceToDevice));
+    SLIMCUDA_CUDA_TRY(cudaGraphAddMemcpyNode1D(&c.node, g.graph, nullptr, 0, g.inputs[i]->data_ptr(), g.shadow->data(),
+                                               c.bytes, cudaMemcpyDeviceToDevice));
     before.push_back(c.node);
   }
   cudaGraphNode_t model = nullptr;
-  SLIMCUDA_CUDA_TRY_AT(function, cudaGraphAddChildGraphNode(&model, g.graph, before.data(), before.size(), run));
+  SLIMCUDA_CUDA_TRY(cudaGraphAddChildGraphNode(&model, g.graph, before.data(), before.size(), run));
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     GraphRunner::Captured::Copy& c = g.copy_out[i];
     if (c.bytes == 0) continue;
-    SLIMCUDA_CUDA_TRY_AT(
-        function, cudaGraphAddMemcpyNode1D(&c.node, g.graph, &model, 1, g.shadow->data(), g.outputs[i]->data_ptr(),
-                                           c.bytes, cudaMemcpyDeviceToDevice));
+    SLIMCUDA_CUDA_TRY(cudaGraphAddMemcpyNode1D(&c.node, g.graph, &model, 1, g.shadow->data(), g.outputs[i]->data_ptr(),
+                                               c.bytes, cudaMemcpyDeviceToDevice));
   }
   return Error::Ok;
 }
@@ -273,7 +267,7 @@ Error wrap_in_copies(GraphRunner::Captured& g, cudaGraph_t run, const StreamCont
 }  // namespace
 
 Error GraphRunner::run(size_t slot, SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs,
-                       size_t num_outputs, cudaStream_t stream, bool* handled, const char* function) noexcept {
+                       size_t num_outputs, cudaStream_t stream, bool* handled) noexcept {
   *handled = false;
   if (mode_ == GraphMode::Off || slot >= slots_.size() || num_outputs > kMaxOutputs) return Error::Ok;
   try {
@@ -285,16 +279,15 @@ Error GraphRunner::run(size_t slot, SlimTensor* const* inputs, size_t num_inputs
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (std::find(failed_.begin(), failed_.end(), key) != failed_.end()) {
-          SLIMCUDA_CHECK_OR_RETURN_AT(function, mode_ != GraphMode::Strict, Error::NotSupported,
-                                      "this input layout cannot be captured into a CUDA graph: %s",
-                                      last_failure_.c_str());
+          SLIMCUDA_CHECK_OR_RETURN(mode_ != GraphMode::Strict, Error::NotSupported,
+                                   "this input layout cannot be captured into a CUDA graph: %s", last_failure_.c_str());
           fallbacks_.fetch_add(1, std::memory_order_relaxed);
           return Error::Ok;
         }
       }
       if (mine.size() >= kMaxGraphsPerSlot) {
-        SLIMCUDA_CHECK_OR_RETURN_AT(function, mode_ != GraphMode::Strict, Error::NotSupported,
-                                    "%zu graphs already captured for this instance (the limit)", kMaxGraphsPerSlot);
+        SLIMCUDA_CHECK_OR_RETURN(mode_ != GraphMode::Strict, Error::NotSupported,
+                                 "%zu graphs already captured for this instance (the limit)", kMaxGraphsPerSlot);
         fallbacks_.fetch_add(1, std::memory_order_relaxed);
         return Error::Ok;
       }
@@ -305,18 +298,18 @@ Error GraphRunner::run(size_t slot, SlimTensor* const* inputs, size_t num_inputs
                               (flags & cudaStreamNonBlocking) != 0;
       if (!capturable) {
         (void)cudaGetLastError();
-        SLIMCUDA_CHECK_OR_RETURN_AT(function, mode_ != GraphMode::Strict, Error::NotSupported,
-                                    "CUDA graphs need a non-blocking stream (cudaStreamNonBlocking)");
+        SLIMCUDA_CHECK_OR_RETURN(mode_ != GraphMode::Strict, Error::NotSupported,
+                                 "CUDA graphs need a non-blocking stream (cudaStreamNonBlocking)");
         fallbacks_.fetch_add(1, std::memory_order_relaxed);
         return Error::Ok;
       }
       std::unique_ptr<Captured> g;
-      const Error e = capture(key, inputs, num_inputs, num_outputs, stream, &g, function);
+      const Error e = capture(key, inputs, num_inputs, num_outputs, stream, &g);
       if (e != Error::Ok) {
         const std::string why = last_error_message();
         note_failure(key, why);
         if (mode_ == GraphMode::Strict) {
-          return set_last_error(Error::NotSupported, function, "the model run cannot be captured into a CUDA graph: %s",
+          return set_last_error(Error::NotSupported, "the model run cannot be captured into a CUDA graph: %s",
                                 why.c_str());
         }
         clear_last_error();
@@ -328,52 +321,52 @@ Error GraphRunner::run(size_t slot, SlimTensor* const* inputs, size_t num_inputs
       graphs_.fetch_add(1, std::memory_order_relaxed);
       it = mine.end() - 1;
     }
-    SLIMCUDA_RETURN_IF_ERROR(replay(**it, inputs, num_inputs, outputs, num_outputs, stream, function));
+    SLIMCUDA_RETURN_IF_ERROR(replay(**it, inputs, num_inputs, outputs, num_outputs, stream));
     replays_.fetch_add(1, std::memory_order_relaxed);
     *handled = true;
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
 }
 
 Error GraphRunner::capture(std::vector<int64_t> key, SlimTensor* const* inputs, size_t num_inputs, size_t num_outputs,
-                           cudaStream_t stream, std::unique_ptr<Captured>* out, const char* function) noexcept {
+                           cudaStream_t stream, std::unique_ptr<Captured>* out) noexcept {
   std::lock_guard<std::mutex> lock(capture_mu_);
-  SLIMCUDA_RETURN_IF_ERROR(ensure_container(function));
+  SLIMCUDA_RETURN_IF_ERROR(ensure_container());
   auto g = std::make_unique<Captured>();
   g->key = std::move(key);
   SLIMCUDA_RETURN_IF_ERROR(device_memory::PrivatePool::create(device_, &g->pool));
   const StreamContext ctx = StreamContext::selected(stream, device_);
   std::shared_ptr<Storage> saved;  // the state before the warm-up run (outside the graph's pool)
-  if (abi_.save_state && abi_.restore_state) SLIMCUDA_RETURN_IF_ERROR(abi_.save_state(stream, &saved, function));
+  if (abi_.save_state && abi_.restore_state) SLIMCUDA_RETURN_IF_ERROR(abi_.save_state(stream, &saved));
   {
     device_memory::StreamRoute route(stream, g->pool.get());
     SLIMCUDA_RETURN_IF_ERROR(route.error());
     // 2. Static inputs, from the pool.
     for (size_t i = 0; i < num_inputs; ++i) {
       std::unique_ptr<SlimTensor> t;
-      SLIMCUDA_RETURN_IF_ERROR(new_like(*inputs[i], ctx, &t, function));
-      SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*t, *inputs[i], ctx, function));
+      SLIMCUDA_RETURN_IF_ERROR(new_like(*inputs[i], ctx, &t));
+      SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*t, *inputs[i], ctx));
       g->inputs.push_back(std::move(t));
     }
     // 3. Warm-up, for real.
     std::vector<void*> in, outs(num_outputs, nullptr);
-    SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g->inputs, &in, function));
+    SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g->inputs, &in));
     clear_last_error();
     int32_t rc = abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream, nullptr);
     in.clear();  // stolen by the container
     drop(&outs);
     // The warm-up's writes undone, whether it ran or failed: the replay makes this call's.
-    if (saved != nullptr) SLIMCUDA_RETURN_IF_ERROR(abi_.restore_state(stream, *saved, function));
+    if (saved != nullptr) SLIMCUDA_RETURN_IF_ERROR(abi_.restore_state(stream, *saved));
     if (rc != 0) {
       const std::string why = last_error_message();
-      return set_last_error(Error::InvalidProgram, function, "the warm-up run failed with %d%s%s", rc,
-                            why.empty() ? "" : ": ", why.c_str());
+      return set_last_error(Error::InvalidProgram, "the warm-up run failed with %d%s%s", rc, why.empty() ? "" : ": ",
+                            why.c_str());
     }
-    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamSynchronize(stream));
+    SLIMCUDA_CUDA_TRY(cudaStreamSynchronize(stream));
     // 4. Capture.
-    SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g->inputs, &in, function));
+    SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g->inputs, &in));
     outs.assign(num_outputs, nullptr);
     g->pool->set_capturing(true);
     const cuda::CapturingStream capturing(stream, device_);
@@ -381,7 +374,7 @@ Error GraphRunner::capture(std::vector<int64_t> key, SlimTensor* const* inputs, 
       (void)cudaGetLastError();
       g->pool->set_capturing(false);
       drop(&in);
-      return set_last_error(Error::NotSupported, function, "cudaStreamBeginCapture failed: %s", cuda_text(err).c_str());
+      return set_last_error(Error::NotSupported, "cudaStreamBeginCapture failed: %s", cuda_text(err).c_str());
     }
     clear_last_error();
     rc = abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream, nullptr);
@@ -398,58 +391,57 @@ Error GraphRunner::capture(std::vector<int64_t> key, SlimTensor* const* inputs, 
       // What the capture broke (a synchronizing call, an allocation): the capture's own
       // error, or the run's report of it.
       if (rc != 0) {
-        return set_last_error(Error::NotSupported, function, "the run failed while capturing (%d%s%s%s%s)", rc,
+        return set_last_error(Error::NotSupported, "the run failed while capturing (%d%s%s%s%s)", rc,
                               run_why.empty() ? "" : ": ", run_why.c_str(), end != cudaSuccess ? "; capture: " : "",
                               end != cudaSuccess ? cuda_text(end).c_str() : "");
       }
-      return set_last_error(Error::NotSupported, function, "the capture failed: %s", cuda_text(end).c_str());
+      return set_last_error(Error::NotSupported, "the capture failed: %s", cuda_text(end).c_str());
     }
     for (size_t i = 0; i < g->outputs.size(); ++i) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, g->outputs[i] != nullptr, Error::InvalidProgram,
-                                  "the model returned no output %zu", i);
-      SLIMCUDA_RETURN_IF_ERROR(check_(*g->outputs[i], i, function));
+      SLIMCUDA_CHECK_OR_RETURN(g->outputs[i] != nullptr, Error::InvalidProgram, "the model returned no output %zu", i);
+      SLIMCUDA_RETURN_IF_ERROR(check_(*g->outputs[i], i));
     }
     // 5. The replay graph around the run, then instantiated.
-    SLIMCUDA_RETURN_IF_ERROR(wrap_in_copies(*g, graph, ctx, function));
+    SLIMCUDA_RETURN_IF_ERROR(wrap_in_copies(*g, graph, ctx));
     const cudaError_t inst = cudaGraphInstantiate(&g->exec, g->graph, 0);
     if (inst != cudaSuccess) {
       (void)cudaGetLastError();
       g->exec = nullptr;
-      return set_last_error(Error::NotSupported, function, "cudaGraphInstantiate failed: %s", cuda_text(inst).c_str());
+      return set_last_error(Error::NotSupported, "cudaGraphInstantiate failed: %s", cuda_text(inst).c_str());
     }
   }
-  SLIMCUDA_CUDA_TRY_AT(function, cudaEventCreateWithFlags(&g->done, cudaEventDisableTiming));
+  SLIMCUDA_CUDA_TRY(cudaEventCreateWithFlags(&g->done, cudaEventDisableTiming));
   *out = std::move(g);
   return Error::Ok;
 }
 
 Error GraphRunner::replay(Captured& g, SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs,
-                          size_t num_outputs, cudaStream_t stream, const char* function) noexcept {
+                          size_t num_outputs, cudaStream_t stream) noexcept {
   const StreamContext ctx = StreamContext::selected(stream, device_);
   // The static buffers are one set: the previous replay (another stream) must be done with them.
   if (g.last_stream != nullptr && g.last_stream != stream) {
-    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(stream, g.done, 0));
+    SLIMCUDA_CUDA_TRY(cudaStreamWaitEvent(stream, g.done, 0));
   }
   // Each copy is a node of the graph pointed at this call's tensors; one the graph cannot
   // take goes on the stream around the launch instead.
   for (size_t i = 0; i < num_inputs; ++i) {
     bool on_stream = false;
     SLIMCUDA_RETURN_IF_ERROR(
-        point_copy(g.exec, g.copy_in[i], g.inputs[i]->data_ptr(), inputs[i]->data_ptr(), &on_stream, function));
-    if (on_stream) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*g.inputs[i], *inputs[i], ctx, function));
+        point_copy(g.exec, g.copy_in[i], g.inputs[i]->data_ptr(), inputs[i]->data_ptr(), &on_stream));
+    if (on_stream) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*g.inputs[i], *inputs[i], ctx));
   }
   std::unique_ptr<SlimTensor> made[kMaxOutputs];
   bool outside[kMaxOutputs] = {};
   for (size_t i = 0; i < num_outputs; ++i) {
-    SLIMCUDA_RETURN_IF_ERROR(new_like(*g.outputs[i], ctx, &made[i], function));
+    SLIMCUDA_RETURN_IF_ERROR(new_like(*g.outputs[i], ctx, &made[i]));
     SLIMCUDA_RETURN_IF_ERROR(
-        point_copy(g.exec, g.copy_out[i], made[i]->data_ptr(), g.outputs[i]->data_ptr(), &outside[i], function));
+        point_copy(g.exec, g.copy_out[i], made[i]->data_ptr(), g.outputs[i]->data_ptr(), &outside[i]));
   }
-  SLIMCUDA_CUDA_TRY_AT(function, cudaGraphLaunch(g.exec, stream));
+  SLIMCUDA_CUDA_TRY(cudaGraphLaunch(g.exec, stream));
   for (size_t i = 0; i < num_outputs; ++i) {
-    if (outside[i]) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*made[i], *g.outputs[i], ctx, function));
+    if (outside[i]) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*made[i], *g.outputs[i], ctx));
   }
-  SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(g.done, stream));
+  SLIMCUDA_CUDA_TRY(cudaEventRecord(g.done, stream));
   g.last_stream = stream;
   for (size_t i = 0; i < num_outputs; ++i) outputs[i] = made[i].release();
   return Error::Ok;

@@ -63,13 +63,13 @@ struct ContainerAbi {
   /// Called once on the capture container right after it is made, before its first run
   /// (the model hands it the weights it attached to its own container); an error leaves no
   /// capture container (the capture fails with that reason). Empty: nothing to do.
-  std::function<Error(void* container, const char* function)> prepare;
+  std::function<Error(void* container)> prepare;
   /// Around a capture's warm-up run, which is a real run: `save_state` copies what runs
   /// write (the model's state, csrc/model/state.h) on the stream and `restore_state` puts
   /// it back before the capture, so the call that captures changes the state once, by its
   /// replay. Empty: the model keeps no state.
-  std::function<Error(cudaStream_t stream, std::shared_ptr<Storage>* saved, const char* function)> save_state;
-  std::function<Error(cudaStream_t stream, const Storage& saved, const char* function)> restore_state;
+  std::function<Error(cudaStream_t stream, std::shared_ptr<Storage>* saved)> save_state;
+  std::function<Error(cudaStream_t stream, const Storage& saved)> restore_state;
 };
 
 /// Counters, for stats and tests.
@@ -88,8 +88,8 @@ enum class GraphMode : int32_t {
 
 class GraphRunner {
  public:
-  /// Checks a static output as the model checks outputs (tensor, index, function).
-  using OutputCheck = std::function<Error(const SlimTensor&, size_t, const char*)>;
+  /// Checks a static output as the model checks outputs (tensor, index).
+  using OutputCheck = std::function<Error(const SlimTensor&, size_t)>;
   /// Graphs kept per instance slot; a new layout past it runs the normal way.
   static constexpr size_t kMaxGraphsPerSlot = 16;
   /// Runs with more outputs than this run the normal way (*handled false).
@@ -108,7 +108,7 @@ class GraphRunner {
   /// (NotSupported, with the reason), a failed replay (CUDA's error). The outputs are new
   /// tensors on `stream`, like a normal run's.
   [[nodiscard]] Error run(size_t slot, SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs,
-                          size_t num_outputs, cudaStream_t stream, bool* handled, const char* function) noexcept;
+                          size_t num_outputs, cudaStream_t stream, bool* handled) noexcept;
 
   [[nodiscard]] GraphStats stats() const noexcept;
   /// Why the last capture that failed did (empty if none has).
@@ -118,10 +118,10 @@ class GraphRunner {
 
  private:
   Error capture(std::vector<int64_t> key, SlimTensor* const* inputs, size_t num_inputs, size_t num_outputs,
-                cudaStream_t stream, std::unique_ptr<Captured>* out, const char* function) noexcept;
+                cudaStream_t stream, std::unique_ptr<Captured>* out) noexcept;
   Error replay(Captured& g, SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
-               cudaStream_t stream, const char* function) noexcept;
-  Error ensure_container(const char* function) noexcept;
+               cudaStream_t stream) noexcept;
+  Error ensure_container() noexcept;
   void note_failure(const std::vector<int64_t>& key, const std::string& why) noexcept;
 
   ContainerAbi abi_;

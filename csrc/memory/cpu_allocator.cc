@@ -23,7 +23,7 @@ class CpuAllocator final : public DeviceAllocator {
     if (alignment < sizeof(void*)) alignment = sizeof(void*);
     void* p = nullptr;
     if (posix_memalign(&p, alignment, nbytes) != 0) {
-      return set_last_error(Error::MemoryAllocationFailed, __func__, "%zu bytes aligned to %zu", nbytes, alignment);
+      return set_last_error(Error::MemoryAllocationFailed, "%zu bytes aligned to %zu", nbytes, alignment);
     }
     return p;
   }

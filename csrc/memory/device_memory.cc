@@ -40,7 +40,7 @@ class CudaPoolBackend : public PoolBackend {
     const cudaError_t err = cudaMalloc(out, bytes);
     if (err != cudaSuccess) {
       *out = nullptr;
-      return cuda::allocation_error(err, "cudaMalloc", "a cache segment");
+      return cuda::allocation_error(err, "cudaMalloc: a cache segment");
     }
     return Error::Ok;
   }
@@ -103,7 +103,7 @@ class PrivateBackend final : public CudaPoolBackend {
   Error allocate_segment(size_t bytes, void** out) noexcept override {
     if (capturing_.load(std::memory_order_acquire)) {
       *out = nullptr;
-      return set_last_error(Error::MemoryAllocationFailed, "graph capture",
+      return set_last_error(Error::MemoryAllocationFailed,
                             "the graph's pool needs %zu more bytes while capturing, and a cudaMalloc now would "
                             "break the capture",
                             bytes);
@@ -183,7 +183,7 @@ class Allocator {
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
     void* base = nullptr;
     if (const cudaError_t err = cudaMalloc(&base, nbytes + extra); err != cudaSuccess) {
-      return cuda::allocation_error(err, __func__, "cudaMalloc");
+      return cuda::allocation_error(err, "cudaMalloc");
     }
     const uintptr_t aligned = (reinterpret_cast<uintptr_t>(base) + alignment - 1) & ~(uintptr_t{alignment} - 1);
     void* user = reinterpret_cast<void*>(aligned);
@@ -192,7 +192,7 @@ class Allocator {
       direct_[user] = Direct{base, device};
     } catch (const std::bad_alloc&) {
       if (cudaFree(base) != cudaSuccess) (void)cudaGetLastError();
-      return set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
+      return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
     }
     return user;
   }
@@ -258,7 +258,7 @@ class Allocator {
       routes_.fetch_add(1, std::memory_order_release);
       return Error::Ok;
     } catch (const std::bad_alloc&) {
-      return set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
+      return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
     }
   }
   void remove_route(cudaStream_t stream) noexcept {
@@ -315,7 +315,7 @@ Error PrivatePool::create(int device, std::unique_ptr<PrivatePool>* out) noexcep
     out->reset(new PrivatePool(device, std::move(impl)));
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
 }
 

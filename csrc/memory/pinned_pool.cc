@@ -23,7 +23,7 @@ Error host_alloc(size_t bytes, void** out) noexcept {
   const cudaError_t err = cudaHostAlloc(out, bytes, cudaHostAllocPortable);
   if (err != cudaSuccess) {
     *out = nullptr;
-    return cuda::allocation_error(err, "cudaHostAlloc", "pinned host memory");
+    return cuda::allocation_error(err, "cudaHostAlloc: pinned host memory");
   }
   return Error::Ok;
 }
@@ -141,7 +141,7 @@ BlockPool* pool(bool create) {
 Error pinned_allocate(size_t nbytes, const StreamContext& ctx, void** out) noexcept {
   *out = nullptr;
   if (cuda::device_count() == 0) {
-    return set_last_error(Error::NotSupported, "pinned_allocate", "pinned memory needs a CUDA driver and device: %s",
+    return set_last_error(Error::NotSupported, "pinned memory needs a CUDA driver and device: %s",
                           last_error_message());
   }
   if (nbytes == 0) return Error::Ok;
@@ -151,7 +151,7 @@ Error pinned_allocate(size_t nbytes, const StreamContext& ctx, void** out) noexc
     try {
       the_backend->note_stream(ctx.stream(), ctx.device());
     } catch (const std::bad_alloc&) {
-      return set_last_error(Error::MemoryAllocationFailed, "pinned_allocate", "out of host memory");
+      return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
     }
     return p->allocate(nbytes, ctx.stream(), out);
   }

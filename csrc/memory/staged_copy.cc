@@ -258,7 +258,7 @@ Error thread_flags(ThreadFlags** out) {
     void* p = nullptr;
     const size_t bytes = 2 * kMaxStagingBuffers * sizeof(uint32_t);
     if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable | cudaHostAllocMapped) != cudaSuccess) {
-      return cuda::allocation_error(cudaGetLastError(), "staged_copy", "staging flags");
+      return cuda::allocation_error(cudaGetLastError(), "cudaHostAlloc: staging flags");
     }
     std::memset(p, 0, bytes);
     flags.words = static_cast<uint32_t*>(p);
@@ -317,7 +317,7 @@ Error staged_copy_with_flags(char* d, const char* s, size_t nbytes, bool to_devi
     auto fail = [&](const char* what) {
       const cudaError_t err = cudaGetLastError();
       if (cudaStreamSynchronize(ctx.stream()) != cudaSuccess) (void)cudaGetLastError();
-      return set_last_error(Error::Internal, "staged_copy", "%s failed: %s", what, cudaGetErrorString(err));
+      return set_last_error(Error::Internal, "%s failed: %s", what, cudaGetErrorString(err));
     };
     for (size_t k = 0; k < chunks; ++k) {
       const int b = slot(k);
@@ -367,9 +367,9 @@ Error staged_copy_with_flags(char* d, const char* s, size_t nbytes, bool to_devi
     }
     return Error::Ok;  // device to host: Pipeline's destructor waits for the last memcpys
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, "staged_copy", "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   } catch (const std::system_error& e) {  // a copy thread could not be started
-    return set_last_error(Error::Internal, "staged_copy", "%s", e.what());
+    return set_last_error(Error::Internal, "%s", e.what());
   }
 }
 
@@ -434,8 +434,7 @@ Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, con
     auto fail = [&](cudaError_t err, const char* what) {
       (void)cudaGetLastError();
       if (cudaStreamSynchronize(stream) != cudaSuccess) (void)cudaGetLastError();
-      return set_last_error(Error::Internal, "staged_copy", "%s: %s: %s", what, cudaGetErrorName(err),
-                            cudaGetErrorString(err));
+      return set_last_error(Error::Internal, "%s: %s: %s", what, cudaGetErrorName(err), cudaGetErrorString(err));
     };
     CopyThreads& threads = copy_threads();
 
@@ -498,9 +497,9 @@ Error staged_copy(void* dst, const void* src, size_t nbytes, bool to_device, con
     for (int i = 0; i < used; ++i) pipe.latch[i].wait();  // the last memcpys: dst complete
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, "staged_copy", "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   } catch (const std::system_error& e) {  // a copy thread could not be started
-    return set_last_error(Error::Internal, "staged_copy", "%s", e.what());
+    return set_last_error(Error::Internal, "%s", e.what());
   }
 }
 
@@ -548,8 +547,7 @@ Error staged_upload(void* dst, uint64_t total, const UploadPiece* pieces, size_t
     auto fail = [&](cudaError_t err, const char* what) {
       (void)cudaGetLastError();
       drain();
-      return set_last_error(Error::Internal, "staged_upload", "%s: %s: %s", what, cudaGetErrorName(err),
-                            cudaGetErrorString(err));
+      return set_last_error(Error::Internal, "%s: %s: %s", what, cudaGetErrorName(err), cudaGetErrorString(err));
     };
     CopyThreads& threads = copy_threads();
     size_t next_piece = 0;  // the first piece that does not end before the chunk being filled
@@ -603,9 +601,9 @@ Error staged_upload(void* dst, uint64_t total, const UploadPiece* pieces, size_t
     }
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, "staged_upload", "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   } catch (const std::system_error& e) {  // a copy thread could not be started
-    return set_last_error(Error::Internal, "staged_upload", "%s", e.what());
+    return set_last_error(Error::Internal, "%s", e.what());
   }
 }
 

@@ -198,7 +198,7 @@ struct Bytes {
 };
 Error read_bytes(const void* reader, uint64_t offset, size_t n, void* dst) noexcept {
   const Bytes* b = static_cast<const Bytes*>(reader);
-  if (b->reads++ == b->fail_at) return set_last_error(Error::AccessFailed, "read_bytes", "read failed on purpose");
+  if (b->reads++ == b->fail_at) return set_last_error(Error::AccessFailed, "read failed on purpose");
   std::memcpy(dst, b->v.data() + offset, n);
   return Error::Ok;
 }
@@ -270,8 +270,11 @@ TEST(StagedUpload, ReaderErrorStopsTheUploadAndIsReported) {
   u.nbytes = src.v.size(), u.reader = &src, u.read = read_bytes;
   void* dev = nullptr;
   ASSERT_EQ(cudaMalloc(&dev, src.v.size()), cudaSuccess);
-  EXPECT_EQ(staged_upload(dev, src.v.size(), &u, 1, kLegacy, StagingConfig{1 << 20, 2, 2}), Error::AccessFailed);
-  EXPECT_STREQ(last_error_message(), "read_bytes: read failed on purpose");
+  {
+    const ErrorContext context("staged_upload_caller");  // as the entry layer opens one
+    EXPECT_EQ(staged_upload(dev, src.v.size(), &u, 1, kLegacy, StagingConfig{1 << 20, 2, 2}), Error::AccessFailed);
+  }
+  EXPECT_STREQ(last_error_message(), "staged_upload_caller: read failed on purpose");
   EXPECT_EQ(src.reads.load(), 4) << "no read after the failed one";
   EXPECT_EQ(cudaFree(dev), cudaSuccess);
 }

@@ -25,8 +25,7 @@ bool is_pageable(const void* host) {
   return attr.type == cudaMemoryTypeUnregistered;
 }
 
-Error host_copy(void* dst, const void* src, size_t nbytes, bool to_device, const StreamContext& ctx,
-                const char* function) {
+Error host_copy(void* dst, const void* src, size_t nbytes, bool to_device, const StreamContext& ctx) {
   if (nbytes == 0) return Error::Ok;
   cuda::DeviceGuard guard(ctx.device());
   SLIMCUDA_RETURN_IF_ERROR(guard.error());
@@ -35,12 +34,12 @@ Error host_copy(void* dst, const void* src, size_t nbytes, bool to_device, const
   }
   const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   if (!ctx.is_selected()) {
-    SLIMCUDA_CUDA_TRY_AT(function, cudaMemcpy(dst, src, nbytes, kind));
+    SLIMCUDA_CUDA_TRY(cudaMemcpy(dst, src, nbytes, kind));
     return Error::Ok;
   }
   // Ordered after the work already on the caller's stream; the wait covers this copy only,
   // so the host buffer is free to reuse when we return.
-  SLIMCUDA_CUDA_TRY_AT(function, cudaMemcpyAsync(dst, src, nbytes, kind, ctx.stream()));
+  SLIMCUDA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, kind, ctx.stream()));
   return cuda::wait_for_stream(ctx.stream(), ctx.device());
 }
 
@@ -64,11 +63,11 @@ void enable_peer_access(int from, int to) {
 }  // namespace
 
 Error host_to_device(void* dst, const void* src, size_t nbytes, const StreamContext& ctx) noexcept {
-  return host_copy(dst, src, nbytes, true, ctx, "host_to_device");
+  return host_copy(dst, src, nbytes, true, ctx);
 }
 
 Error device_to_host(void* dst, const void* src, size_t nbytes, const StreamContext& ctx) noexcept {
-  return host_copy(dst, src, nbytes, false, ctx, "device_to_host");
+  return host_copy(dst, src, nbytes, false, ctx);
 }
 
 Error device_to_device(void* dst, const void* src, size_t nbytes, const StreamContext& ctx) noexcept {
@@ -107,11 +106,10 @@ Scratch::~Scratch() {
   if (ptr_ != nullptr) (void)device_memory::free(ptr_, ctx_.device());  // stream-ordered: no wait
 }
 
-Error Scratch::allocate(size_t nbytes, const char* function) noexcept {
+Error Scratch::allocate(size_t nbytes) noexcept {
   Result<void*> r = device_memory::allocate(nbytes, 0, ctx_);
   if (!r.ok())
-    return set_last_error(r.error(), function, "temporary device buffer of %zu bytes: %s", nbytes,
-                          last_error_message());
+    return set_last_error(r.error(), "temporary device buffer of %zu bytes: %s", nbytes, last_error_message());
   ptr_ = r.value();
   return Error::Ok;
 }

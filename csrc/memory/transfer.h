@@ -51,7 +51,7 @@ class Scratch {
   Scratch(Scratch&&) = delete;
   Scratch& operator=(Scratch&&) = delete;
 
-  [[nodiscard]] Error allocate(size_t nbytes, const char* function) noexcept;
+  [[nodiscard]] Error allocate(size_t nbytes) noexcept;
   [[nodiscard]] char* get() const noexcept { return static_cast<char*>(ptr_); }
 
  private:

@@ -94,10 +94,9 @@ struct Seen {
 
 }  // namespace
 
-Error parse_wrapper_constants(const char* text, size_t size, std::vector<WrapperConstant>* out,
-                              const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, (text != nullptr || size == 0) && out != nullptr, Error::InvalidArgument,
-                              "null text or out");
+Error parse_wrapper_constants(const char* text, size_t size, std::vector<WrapperConstant>* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN((text != nullptr || size == 0) && out != nullptr, Error::InvalidArgument,
+                           "null text or out");
   try {
     const std::string_view s(text, size);
     static constexpr std::string_view kKey = "constants_info_[";
@@ -109,11 +108,11 @@ Error parse_wrapper_constants(const char* text, size_t size, std::vector<Wrapper
       const size_t line = lines.at(at);
       int64_t index = 0;
       std::string_view field;
-      SLIMCUDA_CHECK_OR_RETURN_AT(
-          function, c.integer(&index) && c.eat(']') && c.eat('.') && c.ident(&field) && c.eat('='),
-          Error::InvalidProgram, "wrapper source line %zu: not a constants_info_[i].field = ...", line);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, static_cast<uint64_t>(index) < kMaxConstants, Error::InvalidProgram,
-                                  "wrapper source line %zu: constant index %lld", line, static_cast<long long>(index));
+      SLIMCUDA_CHECK_OR_RETURN(c.integer(&index) && c.eat(']') && c.eat('.') && c.ident(&field) && c.eat('='),
+                               Error::InvalidProgram, "wrapper source line %zu: not a constants_info_[i].field = ...",
+                               line);
+      SLIMCUDA_CHECK_OR_RETURN(static_cast<uint64_t>(index) < kMaxConstants, Error::InvalidProgram,
+                               "wrapper source line %zu: constant index %lld", line, static_cast<long long>(index));
       if (static_cast<size_t>(index) >= constants.size()) {
         constants.resize(static_cast<size_t>(index) + 1);
         seen.resize(constants.size());
@@ -155,64 +154,60 @@ Error parse_wrapper_constants(const char* text, size_t size, std::vector<Wrapper
         ok = end != std::string_view::npos && end < newline;
         c.i = ok ? end : c.i;
       }
-      SLIMCUDA_CHECK_OR_RETURN_AT(
-          function, ok && c.eat(';'), Error::InvalidProgram,
-          "wrapper source line %zu: constants_info_[%lld].%.*s has a value slimcuda cannot read", line,
-          static_cast<long long>(index), static_cast<int>(field.size()), field.data());
+      SLIMCUDA_CHECK_OR_RETURN(ok && c.eat(';'), Error::InvalidProgram,
+                               "wrapper source line %zu: constants_info_[%lld].%.*s has a value slimcuda cannot read",
+                               line, static_cast<long long>(index), static_cast<int>(field.size()), field.data());
     }
     for (size_t k = 0; k < constants.size(); ++k) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, seen[k].name && seen[k].shape && seen[k].stride, Error::InvalidProgram,
-                                  "wrapper source: constant %zu lacks its name, shape or stride", k);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, constants[k].shape.size() == constants[k].stride.size(),
-                                  Error::InvalidProgram, "wrapper source: constant '%s' has %zu sizes and %zu strides",
-                                  constants[k].name.c_str(), constants[k].shape.size(), constants[k].stride.size());
+      SLIMCUDA_CHECK_OR_RETURN(seen[k].name && seen[k].shape && seen[k].stride, Error::InvalidProgram,
+                               "wrapper source: constant %zu lacks its name, shape or stride", k);
+      SLIMCUDA_CHECK_OR_RETURN(constants[k].shape.size() == constants[k].stride.size(), Error::InvalidProgram,
+                               "wrapper source: constant '%s' has %zu sizes and %zu strides", constants[k].name.c_str(),
+                               constants[k].shape.size(), constants[k].stride.size());
     }
     *out = std::move(constants);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
 }
 
 Error blob_shapes(const std::vector<ContainerConstant>& container, const std::vector<WrapperConstant>& wrapper,
-                  DeviceType model_device, std::vector<ConstantShape>* out, const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, container.size() == wrapper.size(), Error::InvalidProgram,
-                              "the wrapper source and the library disagree: %zu constants declared, %zu in the library",
-                              wrapper.size(), container.size());
+                  DeviceType model_device, std::vector<ConstantShape>* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
+  SLIMCUDA_CHECK_OR_RETURN(container.size() == wrapper.size(), Error::InvalidProgram,
+                           "the wrapper source and the library disagree: %zu constants declared, %zu in the library",
+                           wrapper.size(), container.size());
   try {
     std::vector<ConstantShape> shapes;
     for (size_t i = 0; i < container.size(); ++i) {
       const ContainerConstant& c = container[i];
       const WrapperConstant& w = wrapper[i];
-      SLIMCUDA_CHECK_OR_RETURN_AT(
-          function, c.name == w.name && c.data_size == w.data_size && c.from_folded == w.from_folded,
-          Error::InvalidProgram,
+      SLIMCUDA_CHECK_OR_RETURN(
+          c.name == w.name && c.data_size == w.data_size && c.from_folded == w.from_folded, Error::InvalidProgram,
           "the wrapper source and the library disagree on constant %zu: '%s' (%llu bytes%s) "
           "declared, '%s' (%llu bytes%s) in the library",
           i, w.name.c_str(), static_cast<unsigned long long>(w.data_size), w.from_folded ? ", folded" : "",
           c.name.c_str(), static_cast<unsigned long long>(c.data_size), c.from_folded ? ", folded" : "");
       const char* want = model_device == DeviceType::CUDA ? "cuda" : "cpu";
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, w.device.empty() || w.device == want, Error::NotSupported,
-                                  "constant '%s' lives on %s in a %s model (mixed-device constants are not supported)",
-                                  w.name.c_str(), w.device.c_str(), want);
+      SLIMCUDA_CHECK_OR_RETURN(w.device.empty() || w.device == want, Error::NotSupported,
+                               "constant '%s' lives on %s in a %s model (mixed-device constants are not supported)",
+                               w.name.c_str(), w.device.c_str(), want);
       if (!c.from_folded) shapes.push_back(ConstantShape{w.shape, w.stride, w.offset});
     }
     *out = std::move(shapes);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
 }
 
-Error parse_weights_config(const char* text, size_t size, std::vector<PickledWeight>* out,
-                           const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, (text != nullptr || size == 0) && out != nullptr, Error::InvalidArgument,
-                              "null text or out");
+Error parse_weights_config(const char* text, size_t size, std::vector<PickledWeight>* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN((text != nullptr || size == 0) && out != nullptr, Error::InvalidArgument,
+                           "null text or out");
   try {
     const nlohmann::json j = nlohmann::json::parse(text, text + size, nullptr, /*allow_exceptions=*/false);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, j.is_object(), Error::InvalidProgram,
-                                "weights_config.json is not a JSON object");
+    SLIMCUDA_CHECK_OR_RETURN(j.is_object(), Error::InvalidProgram, "weights_config.json is not a JSON object");
     std::vector<PickledWeight> weights;
     auto ints = [](const nlohmann::json& v, std::vector<int64_t>* to) {
       if (!v.is_array() || static_cast<int64_t>(v.size()) > kMaxDims) return false;
@@ -228,23 +223,22 @@ Error parse_weights_config(const char* text, size_t size, std::vector<PickledWei
       const bool shaped = v.is_array() && v.size() == 4 && v[0].is_string() && ints(v[1], &w.shape) &&
                           ints(v[2], &w.stride) && w.shape.size() == w.stride.size() && v[3].is_number_integer() &&
                           v[3].get<int64_t>() >= 0;
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, shaped, Error::InvalidProgram,
-                                  "weights_config.json: '%s' is not [file, [sizes], [strides], offset]", fqn.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(shaped, Error::InvalidProgram,
+                               "weights_config.json: '%s' is not [file, [sizes], [strides], offset]", fqn.c_str());
       w.file = v[0].get<std::string>();
       w.offset = v[3].get<int64_t>();
-      SLIMCUDA_CHECK_OR_RETURN_AT(function,
-                                  !w.file.empty() && w.file.find('/') == std::string::npos &&
-                                      w.file.find('\\') == std::string::npos && w.file != "." && w.file != "..",
-                                  Error::InvalidProgram, "weights_config.json: '%s' names the file '%s'", fqn.c_str(),
-                                  w.file.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(!w.file.empty() && w.file.find('/') == std::string::npos &&
+                                   w.file.find('\\') == std::string::npos && w.file != "." && w.file != "..",
+                               Error::InvalidProgram, "weights_config.json: '%s' names the file '%s'", fqn.c_str(),
+                               w.file.c_str());
       weights.push_back(std::move(w));
     }
     *out = std::move(weights);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   } catch (const nlohmann::json::exception& e) {
-    return set_last_error(Error::InvalidProgram, function, "weights_config.json: %s", e.what());
+    return set_last_error(Error::InvalidProgram, "weights_config.json: %s", e.what());
   }
 }
 

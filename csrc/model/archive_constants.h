@@ -40,8 +40,7 @@ struct WrapperConstant {
 /// of them; device_type is kept as a token (WrapperConstant::device). Indices must run 0..n-1, each with a name, shape
 /// and stride of one rank (at most kMaxDims). Anything else about these statements -> InvalidProgram naming the line. A
 /// source with no constants gives an empty list.
-[[nodiscard]] Error parse_wrapper_constants(const char* text, size_t size, std::vector<WrapperConstant>* out,
-                                            const char* function) noexcept;
+[[nodiscard]] Error parse_wrapper_constants(const char* text, size_t size, std::vector<WrapperConstant>* out) noexcept;
 
 /// The shapes entries_from_blob needs, from the wrapper's declarations, after checking them
 /// against what the loaded container reports: the same constants in the same order (names,
@@ -51,7 +50,7 @@ struct WrapperConstant {
 /// a CUDA model, which its own user-managed path refuses too) -> NotSupported.
 [[nodiscard]] Error blob_shapes(const std::vector<ContainerConstant>& container,
                                 const std::vector<WrapperConstant>& wrapper, DeviceType model_device,
-                                std::vector<ConstantShape>* out, const char* function) noexcept;
+                                std::vector<ConstantShape>* out) noexcept;
 
 /// One weight of package_constants_on_disk_format="pickle_weights": the archive file that
 /// holds its storage (`data/weights/<file>`, a torch.save zip whose `<dir>/data/0` entry
@@ -66,7 +65,6 @@ struct PickledWeight {
 /// Parses `data/aotinductor/<model>/weights_config.json`: {"<fqn>": ["<file>", [shape],
 /// [stride], offset], ...}. Malformed JSON, a value of another shape, negative sizes or
 /// offsets, or a file name with a path separator or ".." -> InvalidProgram.
-[[nodiscard]] Error parse_weights_config(const char* text, size_t size, std::vector<PickledWeight>* out,
-                                         const char* function) noexcept;
+[[nodiscard]] Error parse_weights_config(const char* text, size_t size, std::vector<PickledWeight>* out) noexcept;
 
 }  // namespace slimcuda

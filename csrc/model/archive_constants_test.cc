@@ -58,7 +58,7 @@ std::vector<ContainerConstant> container_of_wrapper() {
 
 TEST(WrapperConstants, ReadsTheGeneratedDeclarations) {
   std::vector<WrapperConstant> w;
-  ASSERT_EQ(parse_wrapper_constants(kWrapper, sizeof kWrapper - 1, &w, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(parse_wrapper_constants(kWrapper, sizeof kWrapper - 1, &w), Error::Ok) << last_error_message();
   ASSERT_EQ(w.size(), 3u);
   EXPECT_EQ(w[0].name, "l1_weight");
   EXPECT_EQ(w[0].original_fqn, "l1.weight");
@@ -73,8 +73,7 @@ TEST(WrapperConstants, ReadsTheGeneratedDeclarations) {
   EXPECT_EQ(w[1].device, "");
 
   std::vector<ConstantShape> shapes;
-  ASSERT_EQ(blob_shapes(container_of_wrapper(), w, DeviceType::CPU, &shapes, "test"), Error::Ok)
-      << last_error_message();
+  ASSERT_EQ(blob_shapes(container_of_wrapper(), w, DeviceType::CPU, &shapes), Error::Ok) << last_error_message();
   ASSERT_EQ(shapes.size(), 2u) << "the folded constant has no bytes in the blob";
   EXPECT_EQ(shapes[1].sizes, (std::vector<int64_t>{32}));
   EXPECT_EQ(shapes[1].storage_offset, 3);
@@ -83,10 +82,10 @@ TEST(WrapperConstants, ReadsTheGeneratedDeclarations) {
 TEST(WrapperConstants, NoConstantsIsAnEmptyList) {
   const std::string text = "int main() { return 0; }";
   std::vector<WrapperConstant> w = {WrapperConstant{}};
-  ASSERT_EQ(parse_wrapper_constants(text.data(), text.size(), &w, "test"), Error::Ok);
+  ASSERT_EQ(parse_wrapper_constants(text.data(), text.size(), &w), Error::Ok);
   EXPECT_TRUE(w.empty());
-  EXPECT_EQ(parse_wrapper_constants(nullptr, 0, &w, "test"), Error::Ok);
-  EXPECT_EQ(parse_wrapper_constants(nullptr, 4, &w, "test"), Error::InvalidArgument);
+  EXPECT_EQ(parse_wrapper_constants(nullptr, 0, &w), Error::Ok);
+  EXPECT_EQ(parse_wrapper_constants(nullptr, 4, &w), Error::InvalidArgument);
 }
 
 struct Bad {
@@ -129,18 +128,18 @@ TEST(WrapperConstants, MalformedDeclarationsAreInvalidProgram) {
     SCOPED_TRACE(b.description);
     std::vector<WrapperConstant> w;
     const std::string text = b.text;
-    EXPECT_EQ(parse_wrapper_constants(text.data(), text.size(), &w, "test"), Error::InvalidProgram);
+    EXPECT_EQ(parse_wrapper_constants(text.data(), text.size(), &w), Error::InvalidProgram);
     EXPECT_NE(std::string(last_error_message()).find(b.message), std::string::npos) << last_error_message();
   }
 }
 
 TEST(WrapperConstants, WrapperAndLibraryMustAgree) {
   std::vector<WrapperConstant> w;
-  ASSERT_EQ(parse_wrapper_constants(kWrapper, sizeof kWrapper - 1, &w, "test"), Error::Ok);
+  ASSERT_EQ(parse_wrapper_constants(kWrapper, sizeof kWrapper - 1, &w), Error::Ok);
   std::vector<ConstantShape> shapes;
   std::vector<ContainerConstant> c = container_of_wrapper();
   c.pop_back();
-  EXPECT_EQ(blob_shapes(c, w, DeviceType::CPU, &shapes, "test"), Error::InvalidProgram);
+  EXPECT_EQ(blob_shapes(c, w, DeviceType::CPU, &shapes), Error::InvalidProgram);
   EXPECT_NE(std::string(last_error_message()).find("3 constants declared, 2 in the library"), std::string::npos)
       << last_error_message();
   for (int field = 0; field < 3; ++field) {
@@ -148,7 +147,7 @@ TEST(WrapperConstants, WrapperAndLibraryMustAgree) {
     if (field == 0) c[1].name = "l1_other";
     if (field == 1) c[1].data_size = 128;
     if (field == 2) c[1].from_folded = true;
-    EXPECT_EQ(blob_shapes(c, w, DeviceType::CPU, &shapes, "test"), Error::InvalidProgram) << field;
+    EXPECT_EQ(blob_shapes(c, w, DeviceType::CPU, &shapes), Error::InvalidProgram) << field;
     EXPECT_NE(std::string(last_error_message()).find("disagree on constant 1"), std::string::npos)
         << last_error_message();
   }
@@ -156,9 +155,9 @@ TEST(WrapperConstants, WrapperAndLibraryMustAgree) {
 
 TEST(WrapperConstants, CpuConstantInACudaModelIsNotSupported) {
   std::vector<WrapperConstant> w;
-  ASSERT_EQ(parse_wrapper_constants(kWrapper, sizeof kWrapper - 1, &w, "test"), Error::Ok);
+  ASSERT_EQ(parse_wrapper_constants(kWrapper, sizeof kWrapper - 1, &w), Error::Ok);
   std::vector<ConstantShape> shapes;
-  EXPECT_EQ(blob_shapes(container_of_wrapper(), w, DeviceType::CUDA, &shapes, "test"), Error::NotSupported);
+  EXPECT_EQ(blob_shapes(container_of_wrapper(), w, DeviceType::CUDA, &shapes), Error::NotSupported);
   EXPECT_NE(std::string(last_error_message()).find("constant 'l1_weight' lives on cpu in a cuda model"),
             std::string::npos)
       << last_error_message();
@@ -168,7 +167,7 @@ TEST(WeightsConfig, ReadsPickleWeightsConfig) {
   const std::string text =
       R"({"l1.weight": ["weight_0", [32, 16], [16, 1], 0], "l1.bias": ["weight_1", [32], [1], 5]})";
   std::vector<PickledWeight> w;
-  ASSERT_EQ(parse_weights_config(text.data(), text.size(), &w, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(parse_weights_config(text.data(), text.size(), &w), Error::Ok) << last_error_message();
   ASSERT_EQ(w.size(), 2u);
   // nlohmann's objects are ordered by key.
   EXPECT_EQ(w[0].fqn, "l1.bias");
@@ -197,7 +196,7 @@ TEST(WeightsConfig, MalformedConfigIsInvalidProgram) {
     SCOPED_TRACE(b.description);
     std::vector<PickledWeight> w;
     const std::string text = b.text;
-    EXPECT_EQ(parse_weights_config(text.data(), text.size(), &w, "test"), Error::InvalidProgram);
+    EXPECT_EQ(parse_weights_config(text.data(), text.size(), &w), Error::InvalidProgram);
     EXPECT_NE(std::string(last_error_message()).find(b.message), std::string::npos) << last_error_message();
   }
 }

@@ -45,20 +45,19 @@ std::string shape_text(const std::vector<int64_t>& v) {
 }
 
 // Checks one entry's view against its bytes; fills the resolved strides.
-Error check_entry(const ConstantEntry& e, const ContainerConstant& c, ScalarType dtype, std::vector<int64_t>* strides,
-                  const char* function) {
+Error check_entry(const ConstantEntry& e, const ContainerConstant& c, ScalarType dtype, std::vector<int64_t>* strides) {
   const char* name = c.name.c_str();
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, static_cast<int64_t>(e.sizes.size()) <= kMaxDims, Error::InvalidProgram,
-                              "constant '%s': %zu dimensions (at most %lld)", name, e.sizes.size(),
-                              static_cast<long long>(kMaxDims));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, e.strides.empty() || e.strides.size() == e.sizes.size(), Error::InvalidProgram,
-                              "constant '%s': %zu strides for %zu sizes", name, e.strides.size(), e.sizes.size());
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, e.storage_offset >= 0, Error::InvalidProgram,
-                              "constant '%s': storage offset %lld", name, static_cast<long long>(e.storage_offset));
+  SLIMCUDA_CHECK_OR_RETURN(static_cast<int64_t>(e.sizes.size()) <= kMaxDims, Error::InvalidProgram,
+                           "constant '%s': %zu dimensions (at most %lld)", name, e.sizes.size(),
+                           static_cast<long long>(kMaxDims));
+  SLIMCUDA_CHECK_OR_RETURN(e.strides.empty() || e.strides.size() == e.sizes.size(), Error::InvalidProgram,
+                           "constant '%s': %zu strides for %zu sizes", name, e.strides.size(), e.sizes.size());
+  SLIMCUDA_CHECK_OR_RETURN(e.storage_offset >= 0, Error::InvalidProgram, "constant '%s': storage offset %lld", name,
+                           static_cast<long long>(e.storage_offset));
   bool empty = false;
   for (int64_t s : e.sizes) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, s >= 0, Error::InvalidProgram, "constant '%s': sizes %s", name,
-                                shape_text(e.sizes).c_str());
+    SLIMCUDA_CHECK_OR_RETURN(s >= 0, Error::InvalidProgram, "constant '%s': sizes %s", name,
+                             shape_text(e.sizes).c_str());
     empty = empty || s == 0;
   }
   strides->assign(e.sizes.size(), 0);
@@ -68,15 +67,14 @@ Error check_entry(const ConstantEntry& e, const ContainerConstant& c, ScalarType
       (*strides)[d] = static_cast<int64_t>(stride);
       uint64_t next = 0;
       const uint64_t size = static_cast<uint64_t>(e.sizes[d] > 1 ? e.sizes[d] : 1);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, !__builtin_mul_overflow(stride, size, &next) && next <= INT64_MAX,
-                                  Error::InvalidProgram, "constant '%s': sizes %s overflow", name,
-                                  shape_text(e.sizes).c_str());
+      SLIMCUDA_CHECK_OR_RETURN(!__builtin_mul_overflow(stride, size, &next) && next <= INT64_MAX, Error::InvalidProgram,
+                               "constant '%s': sizes %s overflow", name, shape_text(e.sizes).c_str());
       stride = next;
     }
   } else {
     for (int64_t s : e.strides) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, s >= 0, Error::InvalidProgram, "constant '%s': strides %s", name,
-                                  shape_text(e.strides).c_str());
+      SLIMCUDA_CHECK_OR_RETURN(s >= 0, Error::InvalidProgram, "constant '%s': strides %s", name,
+                               shape_text(e.strides).c_str());
     }
     *strides = e.strides;
   }
@@ -89,34 +87,31 @@ Error check_entry(const ConstantEntry& e, const ContainerConstant& c, ScalarType
       const bool overflow =
           __builtin_mul_overflow(static_cast<uint64_t>(e.sizes[d] - 1), static_cast<uint64_t>((*strides)[d]), &step) ||
           __builtin_add_overflow(last, step, &last);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, !overflow, Error::InvalidProgram,
-                                  "constant '%s': sizes %s and strides %s overflow", name, shape_text(e.sizes).c_str(),
-                                  shape_text(*strides).c_str());
+      SLIMCUDA_CHECK_OR_RETURN(!overflow, Error::InvalidProgram, "constant '%s': sizes %s and strides %s overflow",
+                               name, shape_text(e.sizes).c_str(), shape_text(*strides).c_str());
     }
     const bool overflow = __builtin_add_overflow(last, uint64_t{1}, &span) ||
                           __builtin_mul_overflow(span, static_cast<uint64_t>(element_size(dtype)), &span);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, !overflow, Error::InvalidProgram,
-                                "constant '%s': sizes %s and strides %s overflow", name, shape_text(e.sizes).c_str(),
-                                shape_text(*strides).c_str());
+    SLIMCUDA_CHECK_OR_RETURN(!overflow, Error::InvalidProgram, "constant '%s': sizes %s and strides %s overflow", name,
+                             shape_text(e.sizes).c_str(), shape_text(*strides).c_str());
   }
-  SLIMCUDA_CHECK_OR_RETURN_AT(
-      function, span <= e.nbytes, Error::InvalidProgram,
-      "constant '%s': sizes %s, strides %s and offset %lld reach %llu bytes; its storage has %llu", name,
-      shape_text(e.sizes).c_str(), shape_text(*strides).c_str(), static_cast<long long>(e.storage_offset),
-      static_cast<unsigned long long>(span), static_cast<unsigned long long>(e.nbytes));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, e.nbytes <= c.data_size, Error::InvalidProgram,
-                              "constant '%s': %llu bytes given; the model's constant holds %llu", name,
-                              static_cast<unsigned long long>(e.nbytes), static_cast<unsigned long long>(c.data_size));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, e.source != nullptr || e.nbytes == 0, Error::InvalidProgram,
-                              "constant '%s': no source for its %llu bytes", name,
-                              static_cast<unsigned long long>(e.nbytes));
+  SLIMCUDA_CHECK_OR_RETURN(span <= e.nbytes, Error::InvalidProgram,
+                           "constant '%s': sizes %s, strides %s and offset %lld reach %llu bytes; its storage has %llu",
+                           name, shape_text(e.sizes).c_str(), shape_text(*strides).c_str(),
+                           static_cast<long long>(e.storage_offset), static_cast<unsigned long long>(span),
+                           static_cast<unsigned long long>(e.nbytes));
+  SLIMCUDA_CHECK_OR_RETURN(e.nbytes <= c.data_size, Error::InvalidProgram,
+                           "constant '%s': %llu bytes given; the model's constant holds %llu", name,
+                           static_cast<unsigned long long>(e.nbytes), static_cast<unsigned long long>(c.data_size));
+  SLIMCUDA_CHECK_OR_RETURN(e.source != nullptr || e.nbytes == 0, Error::InvalidProgram,
+                           "constant '%s': no source for its %llu bytes", name,
+                           static_cast<unsigned long long>(e.nbytes));
   if (e.source != nullptr) {
     const uint64_t have = e.source->size();
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, e.source_offset <= have && e.nbytes <= have - e.source_offset,
-                                Error::InvalidProgram,
-                                "constant '%s' needs bytes [%llu, +%llu) of a weights source of %llu bytes", name,
-                                static_cast<unsigned long long>(e.source_offset),
-                                static_cast<unsigned long long>(e.nbytes), static_cast<unsigned long long>(have));
+    SLIMCUDA_CHECK_OR_RETURN(e.source_offset <= have && e.nbytes <= have - e.source_offset, Error::InvalidProgram,
+                             "constant '%s' needs bytes [%llu, +%llu) of a weights source of %llu bytes", name,
+                             static_cast<unsigned long long>(e.source_offset),
+                             static_cast<unsigned long long>(e.nbytes), static_cast<unsigned long long>(have));
   }
   return Error::Ok;
 }
@@ -127,11 +122,10 @@ Error read_piece(const void* source, uint64_t offset, size_t n, void* dst) noexc
 
 // The upload itself: one allocation, the bytes, one tensor per constant.
 Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConstant>& constants, uint64_t total,
-             Device device, const StreamContext& upload_ctx, std::shared_ptr<DeviceWeights>* out,
-             const char* function) noexcept {
+             Device device, const StreamContext& upload_ctx, std::shared_ptr<DeviceWeights>* out) noexcept {
   try {
     std::shared_ptr<Storage> memory;
-    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device, upload_ctx, &memory, function));
+    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device, upload_ctx, &memory));
     char* base = static_cast<char*>(memory->data());
     if (device.is_cuda()) {
       std::vector<UploadPiece> pieces;
@@ -152,8 +146,8 @@ Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConsta
       }
       const Error e = staged_upload(base, total, pieces.data(), pieces.size(), upload_ctx, staging_config());
       if (e != Error::Ok) {
-        return set_last_error(e, function, "uploading %llu bytes of weights: %s",
-                              static_cast<unsigned long long>(total), last_error_message());
+        return set_last_error(e, "uploading %llu bytes of weights: %s", static_cast<unsigned long long>(total),
+                              last_error_message());
       }
     } else {
       for (const Planned& p : plan) {
@@ -185,7 +179,7 @@ Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConsta
     *out = std::make_shared<DeviceWeights>(std::move(memory), std::move(names), std::move(tensors));
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory preparing the weights");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory preparing the weights");
   }
 }
 
@@ -194,7 +188,7 @@ std::string device_name(Device d) { return d.is_cuda() ? "cuda:" + std::to_strin
 // The hand-over itself: the first path the library has (the copying one only when
 // `may_copy`).
 Error hand_over(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights, bool may_copy,
-                ConstantsPath* out, std::shared_ptr<const void>* adopted, const char* function, bool full = true) {
+                ConstantsPath* out, std::shared_ptr<const void>* adopted, bool full = true) {
   clear_last_error();  // what the container's shim calls report, if anything, goes into ours
   std::vector<const SlimTensor*> lent(weights.count());
   for (size_t i = 0; i < weights.count(); ++i) lent[i] = weights.tensor(i);
@@ -216,10 +210,10 @@ Error hand_over(const ContainerConstantsApi& api, void* container, const DeviceW
     rc = api.update_user_managed_pairs(container, pairs.data(), pairs.size(), false, full);
   } else {
     path = api.update_user_managed_map != nullptr ? ConstantsPath::UserManagedMap : ConstantsPath::ContainerCopy;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != ConstantsPath::ContainerCopy || (may_copy && api.update_copy_map),
-                                Error::NotSupported,
-                                "the model library cannot share constants (no AOTInductorModelContainerUpdate"
-                                "UserManagedConstantBuffer[Pairs])");
+    SLIMCUDA_CHECK_OR_RETURN(path != ConstantsPath::ContainerCopy || (may_copy && api.update_copy_map),
+                             Error::NotSupported,
+                             "the model library cannot share constants (no AOTInductorModelContainerUpdate"
+                             "UserManagedConstantBuffer[Pairs])");
     // Exactly the map type the container casts the handle to.
     std::unordered_map<std::string, AtenTensorOpaque*> map;
     for (size_t i = 0; i < weights.count(); ++i) {
@@ -230,7 +224,7 @@ Error hand_over(const ContainerConstantsApi& api, void* container, const DeviceW
   }
   if (rc != 0) {
     const std::string why = last_error_message();
-    return set_last_error(Error::InvalidProgram, function, "the container refused its constants (%s: error %d)%s%s",
+    return set_last_error(Error::InvalidProgram, "the container refused its constants (%s: error %d)%s%s",
                           constants_path_name(path), rc, why.empty() ? "" : ": ", why.c_str());
   }
   *out = path;
@@ -255,19 +249,19 @@ const char* constant_kind_name(ConstantKind kind) noexcept {
   return "?";
 }
 
-Error allocate_constants(uint64_t total, Device device, const StreamContext& ctx, std::shared_ptr<Storage>* out,
-                         const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, total <= SIZE_MAX, Error::InvalidProgram, "%llu bytes of constants",
-                              static_cast<unsigned long long>(total));
+Error allocate_constants(uint64_t total, Device device, const StreamContext& ctx,
+                         std::shared_ptr<Storage>* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(total <= SIZE_MAX, Error::InvalidProgram, "%llu bytes of constants",
+                           static_cast<unsigned long long>(total));
   if (!device.is_cuda()) {
-    return Storage::allocate(static_cast<size_t>(total), device, StreamContext::unselected(0), out, function);
+    return Storage::allocate(static_cast<size_t>(total), device, StreamContext::unselected(0), out);
   }
   // Allocated on slimcuda's internal stream, which lives as long as the process: the block
   // outlives the model (and the stream) that first wrote it.
   cudaStream_t internal = nullptr;
   SLIMCUDA_RETURN_IF_ERROR(transfer::internal_stream(device.index, &internal));
-  SLIMCUDA_RETURN_IF_ERROR(Storage::allocate(static_cast<size_t>(total), device,
-                                             StreamContext::selected(internal, device.index), out, function));
+  SLIMCUDA_RETURN_IF_ERROR(
+      Storage::allocate(static_cast<size_t>(total), device, StreamContext::selected(internal, device.index), out));
   if (total > 0 && ctx.stream() != internal) {
     // A cached block is reusable at once on the stream it is ordered on: the writer waits
     // for whatever that stream still does.
@@ -275,20 +269,19 @@ Error allocate_constants(uint64_t total, Device device, const StreamContext& ctx
     SLIMCUDA_RETURN_IF_ERROR(guard.error());
     cudaEvent_t ready = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(cuda::thread_event(device.index, 0, &ready));
-    SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(ready, internal));
-    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(ctx.stream(), ready, 0));
+    SLIMCUDA_CUDA_TRY(cudaEventRecord(ready, internal));
+    SLIMCUDA_CUDA_TRY(cudaStreamWaitEvent(ctx.stream(), ready, 0));
   }
   return Error::Ok;
 }
 
 Error extract_container_constants(const ContainerConstantsApi& api, void* container,
-                                  const std::vector<ContainerConstant>& constants, std::vector<const SlimTensor*>* out,
-                                  const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr && out != nullptr, Error::InvalidArgument,
-                              "null container or out");
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, api.extract_map != nullptr, Error::NotSupported,
-                              "the model library cannot show its constants (no AOTInductorModelContainer"
-                              "ExtractConstantsMap)");
+                                  const std::vector<ContainerConstant>& constants,
+                                  std::vector<const SlimTensor*>* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(container != nullptr && out != nullptr, Error::InvalidArgument, "null container or out");
+  SLIMCUDA_CHECK_OR_RETURN(api.extract_map != nullptr, Error::NotSupported,
+                           "the model library cannot show its constants (no AOTInductorModelContainer"
+                           "ExtractConstantsMap)");
   try {
     // Exactly the map type the container fills.
     std::unordered_map<std::string, AtenTensorOpaque*> map;
@@ -296,9 +289,8 @@ Error extract_container_constants(const ContainerConstantsApi& api, void* contai
     const int32_t rc = api.extract_map(container, &map, false);
     if (rc != 0) {
       const std::string why = last_error_message();
-      return set_last_error(Error::InvalidProgram, function,
-                            "AOTInductorModelContainerExtractConstantsMap failed (%d)%s%s", rc, why.empty() ? "" : ": ",
-                            why.c_str());
+      return set_last_error(Error::InvalidProgram, "AOTInductorModelContainerExtractConstantsMap failed (%d)%s%s", rc,
+                            why.empty() ? "" : ": ", why.c_str());
     }
     // Keyed by original FQN (the container's name where it has none).
     std::vector<const SlimTensor*> found(constants.size(), nullptr);
@@ -311,7 +303,7 @@ Error extract_container_constants(const ContainerConstantsApi& api, void* contai
     *out = std::move(found);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory reading the constants");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory reading the constants");
   }
 }
 
@@ -327,31 +319,29 @@ const char* constants_path_name(ConstantsPath path) noexcept {
   return "?";
 }
 
-Error read_container_constants(const ContainerConstantsApi& api, void* container, std::vector<ContainerConstant>* out,
-                               const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr && out != nullptr, Error::InvalidArgument,
-                              "null container or out");
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, api.num_constants && api.name && api.dtype && api.data_size,
-                              Error::NotSupported,
-                              "the model library lacks the container's constants API "
-                              "(AOTInductorModelContainerGetNumConstants, ...GetConstantName, ...Dtype, ...DataSize)");
+Error read_container_constants(const ContainerConstantsApi& api, void* container,
+                               std::vector<ContainerConstant>* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(container != nullptr && out != nullptr, Error::InvalidArgument, "null container or out");
+  SLIMCUDA_CHECK_OR_RETURN(api.num_constants && api.name && api.dtype && api.data_size, Error::NotSupported,
+                           "the model library lacks the container's constants API "
+                           "(AOTInductorModelContainerGetNumConstants, ...GetConstantName, ...Dtype, ...DataSize)");
   try {
     size_t n = 0;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, api.num_constants(container, &n) == 0, Error::InvalidProgram,
-                                "AOTInductorModelContainerGetNumConstants failed");
+    SLIMCUDA_CHECK_OR_RETURN(api.num_constants(container, &n) == 0, Error::InvalidProgram,
+                             "AOTInductorModelContainerGetNumConstants failed");
     std::vector<ContainerConstant> constants(n);
     for (size_t i = 0; i < n; ++i) {
       ContainerConstant& c = constants[i];
       const char* name = nullptr;
       const char* fqn = nullptr;
       size_t size = 0;
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, api.name(container, i, &name) == 0 && name != nullptr,
-                                  Error::InvalidProgram, "the container gives no name for constant %zu", i);
+      SLIMCUDA_CHECK_OR_RETURN(api.name(container, i, &name) == 0 && name != nullptr, Error::InvalidProgram,
+                               "the container gives no name for constant %zu", i);
       c.name = name;
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, api.dtype(container, i, &c.dtype) == 0, Error::InvalidProgram,
-                                  "the container gives no dtype for constant '%s'", name);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, api.data_size(container, i, &size) == 0, Error::InvalidProgram,
-                                  "the container gives no size for constant '%s'", name);
+      SLIMCUDA_CHECK_OR_RETURN(api.dtype(container, i, &c.dtype) == 0, Error::InvalidProgram,
+                               "the container gives no dtype for constant '%s'", name);
+      SLIMCUDA_CHECK_OR_RETURN(api.data_size(container, i, &size) == 0, Error::InvalidProgram,
+                               "the container gives no size for constant '%s'", name);
       c.data_size = size;
       if (api.original_fqn != nullptr && api.original_fqn(container, i, &fqn) == 0 && fqn != nullptr) {
         c.original_fqn = fqn;
@@ -366,14 +356,13 @@ Error read_container_constants(const ContainerConstantsApi& api, void* container
     *out = std::move(constants);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
 }
 
 Error entries_from_blob(const std::vector<ContainerConstant>& constants, const std::vector<ConstantShape>& shapes,
-                        const std::shared_ptr<const WeightSource>& blob, std::vector<ConstantEntry>* out,
-                        const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, blob != nullptr && out != nullptr, Error::InvalidArgument, "null blob or out");
+                        const std::shared_ptr<const WeightSource>& blob, std::vector<ConstantEntry>* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(blob != nullptr && out != nullptr, Error::InvalidArgument, "null blob or out");
   try {
     std::vector<ConstantEntry> entries;
     size_t k = 0;
@@ -381,13 +370,13 @@ Error entries_from_blob(const std::vector<ContainerConstant>& constants, const s
     const uint64_t have = blob->size();
     for (const ContainerConstant& c : constants) {
       if (c.from_folded) continue;
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, k < shapes.size(), Error::InvalidProgram,
-                                  "%zu shapes for more non-folded constants ('%s' has none)", shapes.size(),
-                                  c.name.c_str());
-      SLIMCUDA_CHECK_OR_RETURN_AT(
-          function, offset <= have && c.data_size <= have - offset, Error::InvalidProgram,
-          "the weights blob has %llu bytes; constant '%s' needs [%llu, +%llu)", static_cast<unsigned long long>(have),
-          c.name.c_str(), static_cast<unsigned long long>(offset), static_cast<unsigned long long>(c.data_size));
+      SLIMCUDA_CHECK_OR_RETURN(k < shapes.size(), Error::InvalidProgram,
+                               "%zu shapes for more non-folded constants ('%s' has none)", shapes.size(),
+                               c.name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(offset <= have && c.data_size <= have - offset, Error::InvalidProgram,
+                               "the weights blob has %llu bytes; constant '%s' needs [%llu, +%llu)",
+                               static_cast<unsigned long long>(have), c.name.c_str(),
+                               static_cast<unsigned long long>(offset), static_cast<unsigned long long>(c.data_size));
       ConstantEntry e;
       e.name = c.name;
       e.dtype = c.dtype;
@@ -401,44 +390,39 @@ Error entries_from_blob(const std::vector<ContainerConstant>& constants, const s
       offset += c.data_size;
       ++k;
     }
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, k == shapes.size(), Error::InvalidProgram,
-                                "%zu shapes for %zu non-folded constants", shapes.size(), k);
+    SLIMCUDA_CHECK_OR_RETURN(k == shapes.size(), Error::InvalidProgram, "%zu shapes for %zu non-folded constants",
+                             shapes.size(), k);
     *out = std::move(entries);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
 }
 
 Error hand_over_constants(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
-                          ConstantsPath* path, std::shared_ptr<const void>* adopted, const char* function,
-                          bool full) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr && path != nullptr, Error::InvalidArgument,
-                              "null container or path");
+                          ConstantsPath* path, std::shared_ptr<const void>* adopted, bool full) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(container != nullptr && path != nullptr, Error::InvalidArgument, "null container or path");
   try {
-    return hand_over(api, container, weights, false, path, adopted, function, full);
+    return hand_over(api, container, weights, false, path, adopted, full);
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory handing over constants");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory handing over constants");
   }
 }
 
 Error attach_constants(const ContainerConstantsApi& api, void* container, Device device,
                        const std::string& model_identity, const std::vector<ConstantEntry>& entries,
-                       const StreamContext& ctx, cudaStream_t model_stream, AttachedConstants* out,
-                       const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr && out != nullptr, Error::InvalidArgument,
-                              "null container or out");
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, device.type == DeviceType::CPU || (device.is_cuda() && device.index >= 0),
-                              Error::InvalidArgument, "device %s:%d", device.is_cuda() ? "cuda" : "cpu", device.index);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function,
-                              api.update_user_managed_pairs || api.update_user_managed_map || api.update_copy_map,
-                              Error::NotSupported,
-                              "the model library has no way to take constants (AOTInductorModelContainerUpdate"
-                              "UserManagedConstantBufferPairs, ...UpdateUserManagedConstantBuffer, "
-                              "...UpdateConstantBuffer)");
+                       const StreamContext& ctx, cudaStream_t model_stream, AttachedConstants* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(container != nullptr && out != nullptr, Error::InvalidArgument, "null container or out");
+  SLIMCUDA_CHECK_OR_RETURN(device.type == DeviceType::CPU || (device.is_cuda() && device.index >= 0),
+                           Error::InvalidArgument, "device %s:%d", device.is_cuda() ? "cuda" : "cpu", device.index);
+  SLIMCUDA_CHECK_OR_RETURN(api.update_user_managed_pairs || api.update_user_managed_map || api.update_copy_map,
+                           Error::NotSupported,
+                           "the model library has no way to take constants (AOTInductorModelContainerUpdate"
+                           "UserManagedConstantBufferPairs, ...UpdateUserManagedConstantBuffer, "
+                           "...UpdateConstantBuffer)");
   try {
     std::vector<ContainerConstant> constants;
-    SLIMCUDA_RETURN_IF_ERROR(read_container_constants(api, container, &constants, function));
+    SLIMCUDA_RETURN_IF_ERROR(read_container_constants(api, container, &constants));
     std::unordered_map<std::string, size_t> by_name, by_fqn;
     for (size_t i = 0; i < constants.size(); ++i) {
       by_name.emplace(constants[i].name, i);
@@ -456,43 +440,43 @@ Error attach_constants(const ContainerConstantsApi& api, void* container, Device
       } else if (auto fqn = by_fqn.find(e.name); fqn != by_fqn.end()) {
         found = fqn->second;
       }
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, found.has_value(), Error::InvalidProgram,
-                                  "weights name a constant '%s' the model does not have", e.name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(found.has_value(), Error::InvalidProgram,
+                               "weights name a constant '%s' the model does not have", e.name.c_str());
       const size_t i = *found;
       const ContainerConstant& c = constants[i];
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, given[i] == nullptr, Error::InvalidProgram,
-                                  "constant '%s' is given twice ('%s' and '%s')", c.name.c_str(),
-                                  given[i] ? given[i]->name.c_str() : "", e.name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(given[i] == nullptr, Error::InvalidProgram,
+                               "constant '%s' is given twice ('%s' and '%s')", c.name.c_str(),
+                               given[i] ? given[i]->name.c_str() : "", e.name.c_str());
       given[i] = &e;
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, e.dtype == -1 || e.dtype == c.dtype, Error::InvalidProgram,
-                                  "constant '%s': dtype %d given, the model's is %d", c.name.c_str(), e.dtype, c.dtype);
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, is_supported_scalar_type(c.dtype), Error::InvalidProgram,
-                                  "constant '%s' has dtype %d, which slimcuda does not know", c.name.c_str(), c.dtype);
+      SLIMCUDA_CHECK_OR_RETURN(e.dtype == -1 || e.dtype == c.dtype, Error::InvalidProgram,
+                               "constant '%s': dtype %d given, the model's is %d", c.name.c_str(), e.dtype, c.dtype);
+      SLIMCUDA_CHECK_OR_RETURN(is_supported_scalar_type(c.dtype), Error::InvalidProgram,
+                               "constant '%s' has dtype %d, which slimcuda does not know", c.name.c_str(), c.dtype);
       const ScalarType dtype = static_cast<ScalarType>(c.dtype);
       Planned p{&e, i, dtype, {}, 0};
-      SLIMCUDA_RETURN_IF_ERROR(check_entry(e, c, dtype, &p.strides, function));
+      SLIMCUDA_RETURN_IF_ERROR(check_entry(e, c, dtype, &p.strides));
       const uint64_t aligned = (total + kConstantAlignment - 1) / kConstantAlignment * kConstantAlignment;
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, aligned >= total && e.nbytes <= UINT64_MAX - aligned, Error::InvalidProgram,
-                                  "the constants' sizes overflow 64 bits at '%s'", c.name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(aligned >= total && e.nbytes <= UINT64_MAX - aligned, Error::InvalidProgram,
+                               "the constants' sizes overflow 64 bits at '%s'", c.name.c_str());
       p.offset = aligned;
       total = aligned + e.nbytes;
       plan.push_back(std::move(p));
     }
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, total <= SIZE_MAX, Error::InvalidProgram, "%llu bytes of constants",
-                                static_cast<unsigned long long>(total));
+    SLIMCUDA_CHECK_OR_RETURN(total <= SIZE_MAX, Error::InvalidProgram, "%llu bytes of constants",
+                             static_cast<unsigned long long>(total));
     for (size_t i = 0; i < constants.size(); ++i) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(
-          function, given[i] != nullptr || constants[i].from_folded || constants[i].data_size == 0,
-          Error::InvalidProgram, "the weights lack constant '%s'%s%s%s (%llu bytes)", constants[i].name.c_str(),
-          constants[i].original_fqn.empty() ? "" : " (", constants[i].original_fqn.c_str(),
-          constants[i].original_fqn.empty() ? "" : ")", static_cast<unsigned long long>(constants[i].data_size));
+      SLIMCUDA_CHECK_OR_RETURN(given[i] != nullptr || constants[i].from_folded || constants[i].data_size == 0,
+                               Error::InvalidProgram, "the weights lack constant '%s'%s%s%s (%llu bytes)",
+                               constants[i].name.c_str(), constants[i].original_fqn.empty() ? "" : " (",
+                               constants[i].original_fqn.c_str(), constants[i].original_fqn.empty() ? "" : ")",
+                               static_cast<unsigned long long>(constants[i].data_size));
     }
 
     StreamContext upload_ctx = StreamContext::unselected(0);
     if (device.is_cuda()) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, !ctx.is_selected() || ctx.device() == device.index, Error::InvalidArgument,
-                                  "the caller stream belongs to device %d, the model to device %d", ctx.device(),
-                                  device.index);
+      SLIMCUDA_CHECK_OR_RETURN(!ctx.is_selected() || ctx.device() == device.index, Error::InvalidArgument,
+                               "the caller stream belongs to device %d, the model to device %d", ctx.device(),
+                               device.index);
       upload_ctx = ctx.is_selected() ? ctx : StreamContext::selected(model_stream, device.index);
     }
 
@@ -514,12 +498,12 @@ Error attach_constants(const ContainerConstantsApi& api, void* container, Device
     SLIMCUDA_RETURN_IF_ERROR(WeightsCache::instance().get_or_upload(
         key,
         [&](std::shared_ptr<DeviceWeights>* fresh) {
-          return upload(plan, constants, total, device, upload_ctx, fresh, function);
+          return upload(plan, constants, total, device, upload_ctx, fresh);
         },
         &weights, &shared));
 
     ConstantsPath path = ConstantsPath::UserManagedPairs;
-    SLIMCUDA_RETURN_IF_ERROR(hand_over(api, container, *weights, true, &path, &out->adopted, function));
+    SLIMCUDA_RETURN_IF_ERROR(hand_over(api, container, *weights, true, &path, &out->adopted));
     out->path = path;
     out->bytes = weights->bytes();
     out->shared = shared;
@@ -527,7 +511,7 @@ Error attach_constants(const ContainerConstantsApi& api, void* container, Device
     out->keep_alive = path == ConstantsPath::ContainerCopy ? nullptr : std::shared_ptr<const void>(std::move(weights));
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory attaching constants");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory attaching constants");
   }
 }
 

@@ -102,7 +102,7 @@ struct ContainerConstant {
 /// GetConstantName, GetConstantDtype or GetConstantDataSize -> NotSupported; a failing
 /// call or a null name -> InvalidProgram.
 [[nodiscard]] Error read_container_constants(const ContainerConstantsApi& api, void* container,
-                                             std::vector<ContainerConstant>* out, const char* function) noexcept;
+                                             std::vector<ContainerConstant>* out) noexcept;
 
 /// What a loader knows of one constant: its tensor's shape and where its storage's bytes
 /// are. The `.pt2` loader fills these from the archive (docs/weights.md: pickle_weights'
@@ -131,8 +131,8 @@ struct ConstantShape {
 };
 [[nodiscard]] Error entries_from_blob(const std::vector<ContainerConstant>& constants,
                                       const std::vector<ConstantShape>& shapes,
-                                      const std::shared_ptr<const WeightSource>& blob, std::vector<ConstantEntry>* out,
-                                      const char* function) noexcept;
+                                      const std::shared_ptr<const WeightSource>& blob,
+                                      std::vector<ConstantEntry>* out) noexcept;
 
 class DeviceWeights;
 
@@ -147,7 +147,7 @@ class DeviceWeights;
 /// `full` false hands over only some of the container's constants (validate_full_update
 /// off): the others stay as they are (a model's state over its weights).
 [[nodiscard]] Error hand_over_constants(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
-                                        ConstantsPath* path, std::shared_ptr<const void>* adopted, const char* function,
+                                        ConstantsPath* path, std::shared_ptr<const void>* adopted,
                                         bool full = true) noexcept;
 
 /// The container's own tensors of its non-folded constants (ExtractConstantsMap), by the
@@ -156,13 +156,13 @@ class DeviceWeights;
 /// ExtractConstantsMap -> NotSupported.
 [[nodiscard]] Error extract_container_constants(const ContainerConstantsApi& api, void* container,
                                                 const std::vector<ContainerConstant>& constants,
-                                                std::vector<const SlimTensor*>* out, const char* function) noexcept;
+                                                std::vector<const SlimTensor*>* out) noexcept;
 
 /// One allocation of `total` bytes on `device` for constants that outlive the stream that
 /// made them (CUDA: ordered on slimcuda's internal stream of the device, and `ctx`'s stream
 /// waits for it, so writes on ctx's stream may start at once; CPU: the CPU allocator).
 [[nodiscard]] Error allocate_constants(uint64_t total, Device device, const StreamContext& ctx,
-                                       std::shared_ptr<Storage>* out, const char* function) noexcept;
+                                       std::shared_ptr<Storage>* out) noexcept;
 
 /// What attach_constants leaves behind: the memory the container now uses (keep it alive
 /// until the container is deleted), how it got there, and whether it was shared with an
@@ -207,7 +207,7 @@ struct AttachedConstants {
 /// containers are fine.
 [[nodiscard]] Error attach_constants(const ContainerConstantsApi& api, void* container, Device device,
                                      const std::string& model_identity, const std::vector<ConstantEntry>& entries,
-                                     const StreamContext& ctx, cudaStream_t model_stream, AttachedConstants* out,
-                                     const char* function) noexcept;
+                                     const StreamContext& ctx, cudaStream_t model_stream,
+                                     AttachedConstants* out) noexcept;
 
 }  // namespace slimcuda

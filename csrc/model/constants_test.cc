@@ -108,7 +108,7 @@ class CountingSource final : public WeightSource {
   uint64_t size() const noexcept override { return bytes_.size(); }
   Error read(uint64_t offset, size_t n, void* dst) const noexcept override {
     const int k = reads_++;
-    if (k == fail_at_) return set_last_error(Error::AccessFailed, "CountingSource::read", "the disk went away");
+    if (k == fail_at_) return set_last_error(Error::AccessFailed, "the disk went away");
     if (offset > bytes_.size() || n > bytes_.size() - offset) return Error::InvalidProgram;
     std::memcpy(dst, bytes_.data() + offset, n);
     return Error::Ok;
@@ -154,20 +154,20 @@ struct TempFile {
 std::unique_ptr<Model> load_model(const std::string& name) {
   const std::vector<uint8_t> bytes = test_package(name);
   ModelPackage package;
-  EXPECT_EQ(ModelPackage::parse(bytes.data(), bytes.size(), &package, "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(ModelPackage::parse(bytes.data(), bytes.size(), &package), Error::Ok) << last_error_message();
   std::unique_ptr<Model> m;
-  EXPECT_EQ(Model::load(package, 0, -1, 1, &m, "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(Model::load(package, 0, -1, 1, &m), Error::Ok) << last_error_message();
   return m;
 }
 
 // The entries of the blob above, mapped from `file`.
 std::vector<ConstantEntry> blob_entries(const Model& m, const std::string& file) {
   std::shared_ptr<MappedFileSource> source;
-  EXPECT_EQ(MappedFileSource::open(file, &source, "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(MappedFileSource::open(file, &source), Error::Ok) << last_error_message();
   std::vector<ContainerConstant> constants;
-  EXPECT_EQ(m.container_constants(&constants, "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(m.container_constants(&constants), Error::Ok) << last_error_message();
   std::vector<ConstantEntry> entries;
-  EXPECT_EQ(entries_from_blob(constants, {{{2, 3}, {}, 0}, {{1}, {}, 0}}, source, &entries, "test"), Error::Ok)
+  EXPECT_EQ(entries_from_blob(constants, {{{2, 3}, {}, 0}, {{1}, {}, 0}}, source, &entries), Error::Ok)
       << last_error_message();
   return entries;
 }
@@ -180,7 +180,7 @@ TEST(Constants, ContainerReportsItsConstants) {
   std::unique_ptr<Model> m = load_model("weights_pairs");
   ASSERT_NE(m, nullptr);
   std::vector<ContainerConstant> c;
-  ASSERT_EQ(m->container_constants(&c, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->container_constants(&c), Error::Ok) << last_error_message();
   ASSERT_EQ(c.size(), 3u);
   EXPECT_EQ(c[0].name, "layer_w");
   EXPECT_EQ(c[0].original_fqn, "layer.w");
@@ -194,9 +194,9 @@ TEST(Constants, ModelWithoutConstantsApiIsNotSupported) {
   std::unique_ptr<Model> m = load_model("constant_1");
   ASSERT_NE(m, nullptr);
   std::vector<ContainerConstant> c;
-  EXPECT_EQ(m->container_constants(&c, "test"), Error::NotSupported);
+  EXPECT_EQ(m->container_constants(&c), Error::NotSupported);
   EXPECT_NE(std::string(last_error_message()).find("constants API"), std::string::npos) << last_error_message();
-  EXPECT_EQ(m->attach_constants({}, "", StreamContext::unselected(0), "test"), Error::NotSupported);
+  EXPECT_EQ(m->attach_constants({}, "", StreamContext::unselected(0)), Error::NotSupported);
 }
 
 TEST(Constants, RunWithoutWeightsFailsCleanly) {
@@ -205,9 +205,9 @@ TEST(Constants, RunWithoutWeightsFailsCleanly) {
   float x = 1;
   SlimTensor* in = nullptr;
   const int64_t sizes[1] = {1};
-  ASSERT_EQ(from_blob(&x, 1, sizes, nullptr, 0, 6, 0, 0, &in, "test"), Error::Ok);
+  ASSERT_EQ(from_blob(&x, 1, sizes, nullptr, 0, 6, 0, 0, &in), Error::Ok);
   SlimTensor* out = nullptr;
-  EXPECT_EQ(m->run(&in, 1, &out, 1, StreamContext::unselected(0), "test"), Error::InvalidProgram);
+  EXPECT_EQ(m->run(&in, 1, &out, 1, StreamContext::unselected(0)), Error::InvalidProgram);
   delete in;
 }
 
@@ -218,7 +218,7 @@ TEST(Constants, BlobFromMappedFileRunsThroughUserManagedPairs) {
     std::unique_ptr<Model> m = load_model("weights_pairs");
     ASSERT_NE(m, nullptr);
     const size_t before = counting.live();
-    ASSERT_EQ(m->attach_constants(blob_entries(*m, file.path), "weights_pairs", StreamContext::unselected(0), "test"),
+    ASSERT_EQ(m->attach_constants(blob_entries(*m, file.path), "weights_pairs", StreamContext::unselected(0)),
               Error::Ok)
         << last_error_message();
     ASSERT_TRUE(m->constants().has_value());
@@ -228,7 +228,7 @@ TEST(Constants, BlobFromMappedFileRunsThroughUserManagedPairs) {
     EXPECT_EQ(counting.live() - before, m->constants()->bytes);
     EXPECT_FLOAT_EQ(run(*m, 1), 1 + kWeightsTerm);
     EXPECT_FLOAT_EQ(run(*m, -2), -2 + kWeightsTerm);
-    EXPECT_EQ(m->attach_constants({}, "", StreamContext::unselected(0), "test"), Error::InvalidState);
+    EXPECT_EQ(m->attach_constants({}, "", StreamContext::unselected(0)), Error::InvalidState);
   }
   EXPECT_EQ(counting.live(), 0u) << "the weights outlived their model";
   EXPECT_EQ(WeightsCache::instance().live(), 0u);
@@ -239,8 +239,7 @@ TEST(Constants, ContainerThatCopiesGetsThemAndOursAreReleased) {
   TempFile file(blob_bytes());
   std::unique_ptr<Model> m = load_model("weights_copy");
   ASSERT_NE(m, nullptr);
-  ASSERT_EQ(m->attach_constants(blob_entries(*m, file.path), "weights_copy", StreamContext::unselected(0), "test"),
-            Error::Ok)
+  ASSERT_EQ(m->attach_constants(blob_entries(*m, file.path), "weights_copy", StreamContext::unselected(0)), Error::Ok)
       << last_error_message();
   EXPECT_EQ(m->constants()->path, ConstantsPath::ContainerCopy);
   EXPECT_EQ(counting.live(), 0u) << "the container copied: our copy must be gone";
@@ -260,7 +259,7 @@ TEST(Constants, StridedViewWithStorageOffsetReachesTheModelAsGiven) {
   std::vector<ConstantEntry> entries(2);
   entries[0] = {"layer.w", -1, {2, 3}, {1, 2}, 2, source, 0, 64};  // by FQN
   entries[1] = {"layer_b", 6, {1}, {}, 0, source, 64, 4};
-  ASSERT_EQ(m->attach_constants(entries, "", StreamContext::unselected(0), "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->attach_constants(entries, "", StreamContext::unselected(0)), Error::Ok) << last_error_message();
   EXPECT_FLOAT_EQ(run(*m, 0), kWeightsTerm);
 }
 
@@ -272,8 +271,8 @@ TEST(Constants, TwoLoadsShareOneCopyUntilTheLastIsFreed) {
   ASSERT_TRUE(a && b);
   const size_t before = counting.live();
   const size_t allocations = counting.allocations();
-  ASSERT_EQ(a->attach_constants(blob_entries(*a, file.path), "id", StreamContext::unselected(0), "test"), Error::Ok);
-  ASSERT_EQ(b->attach_constants(blob_entries(*b, file.path), "id", StreamContext::unselected(0), "test"), Error::Ok);
+  ASSERT_EQ(a->attach_constants(blob_entries(*a, file.path), "id", StreamContext::unselected(0)), Error::Ok);
+  ASSERT_EQ(b->attach_constants(blob_entries(*b, file.path), "id", StreamContext::unselected(0)), Error::Ok);
   EXPECT_FALSE(a->constants()->shared);
   EXPECT_TRUE(b->constants()->shared);
   EXPECT_EQ(counting.allocations() - allocations, 1u) << "one allocation for both loads";
@@ -294,9 +293,9 @@ TEST(Constants, DifferentIdentitiesOrNoIdentityAreNotShared) {
   std::unique_ptr<Model> b = load_model("weights_pairs");
   std::unique_ptr<Model> c = load_model("weights_pairs");
   ASSERT_TRUE(a && b && c);
-  ASSERT_EQ(a->attach_constants(blob_entries(*a, file.path), "one", StreamContext::unselected(0), "test"), Error::Ok);
-  ASSERT_EQ(b->attach_constants(blob_entries(*b, file.path), "two", StreamContext::unselected(0), "test"), Error::Ok);
-  ASSERT_EQ(c->attach_constants(blob_entries(*c, file.path), "", StreamContext::unselected(0), "test"), Error::Ok);
+  ASSERT_EQ(a->attach_constants(blob_entries(*a, file.path), "one", StreamContext::unselected(0)), Error::Ok);
+  ASSERT_EQ(b->attach_constants(blob_entries(*b, file.path), "two", StreamContext::unselected(0)), Error::Ok);
+  ASSERT_EQ(c->attach_constants(blob_entries(*c, file.path), "", StreamContext::unselected(0)), Error::Ok);
   EXPECT_FALSE(b->constants()->shared);
   EXPECT_FALSE(c->constants()->shared);
   EXPECT_EQ(counting.live(), 3 * kAttachedBytes);
@@ -320,7 +319,7 @@ TEST(Constants, ConcurrentLoadsUploadOnce) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kLoads; ++i) {
     threads.emplace_back([&, i] {
-      if (models[i]->attach_constants(entries, "concurrent", StreamContext::unselected(0), "test") != Error::Ok) {
+      if (models[i]->attach_constants(entries, "concurrent", StreamContext::unselected(0)) != Error::Ok) {
         ++failures;
       }
     });
@@ -436,8 +435,7 @@ TEST(Constants, MalformedWeightsAreInvalidProgramAndAllocateNothing) {
     std::unique_ptr<Model> m = load_model("weights_pairs");
     ASSERT_NE(m, nullptr);
     const size_t allocations = counting.allocations();
-    EXPECT_EQ(m->attach_constants(c.entries(source), "bad", StreamContext::unselected(0), "test"),
-              Error::InvalidProgram);
+    EXPECT_EQ(m->attach_constants(c.entries(source), "bad", StreamContext::unselected(0)), Error::InvalidProgram);
     EXPECT_NE(std::string(last_error_message()).find(c.message), std::string::npos) << last_error_message();
     EXPECT_EQ(counting.allocations(), allocations) << "checks come before any allocation";
     EXPECT_FALSE(m->constants().has_value());
@@ -452,12 +450,11 @@ TEST(Constants, BlobShorterThanTheConstantsNeed) {
   bytes.resize(100);  // layer_b needs [64, 128)
   TempFile file(bytes);
   std::shared_ptr<MappedFileSource> source;
-  ASSERT_EQ(MappedFileSource::open(file.path, &source, "test"), Error::Ok);
+  ASSERT_EQ(MappedFileSource::open(file.path, &source), Error::Ok);
   std::vector<ContainerConstant> constants;
-  ASSERT_EQ(m->container_constants(&constants, "test"), Error::Ok);
+  ASSERT_EQ(m->container_constants(&constants), Error::Ok);
   std::vector<ConstantEntry> entries;
-  EXPECT_EQ(entries_from_blob(constants, {{{2, 3}, {}, 0}, {{1}, {}, 0}}, source, &entries, "test"),
-            Error::InvalidProgram);
+  EXPECT_EQ(entries_from_blob(constants, {{{2, 3}, {}, 0}, {{1}, {}, 0}}, source, &entries), Error::InvalidProgram);
   EXPECT_NE(
       std::string(last_error_message()).find("the weights blob has 100 bytes; constant 'layer_b' needs [64, +64)"),
       std::string::npos)
@@ -465,11 +462,11 @@ TEST(Constants, BlobShorterThanTheConstantsNeed) {
   // The shapes must match the non-folded constants one to one.
   const std::vector<uint8_t> full = blob_bytes();
   auto whole = std::make_shared<MemorySource>(full.data(), full.size());
-  EXPECT_EQ(entries_from_blob(constants, {{{2, 3}, {}, 0}}, whole, &entries, "test"), Error::InvalidProgram);
+  EXPECT_EQ(entries_from_blob(constants, {{{2, 3}, {}, 0}}, whole, &entries), Error::InvalidProgram);
   EXPECT_NE(std::string(last_error_message()).find("1 shapes for more non-folded constants ('layer_b' has none)"),
             std::string::npos)
       << last_error_message();
-  EXPECT_EQ(entries_from_blob(constants, {{{2, 3}, {}, 0}, {{1}, {}, 0}, {{1}, {}, 0}}, whole, &entries, "test"),
+  EXPECT_EQ(entries_from_blob(constants, {{{2, 3}, {}, 0}, {{1}, {}, 0}, {{1}, {}, 0}}, whole, &entries),
             Error::InvalidProgram);
   EXPECT_NE(std::string(last_error_message()).find("3 shapes for 2 non-folded constants"), std::string::npos)
       << last_error_message();
@@ -484,7 +481,7 @@ TEST(Constants, ContainerThatRefusesReleasesTheWeights) {
   // Our checks pass (6 floats fit the 64 bytes); the model wants [2, 3], not [6].
   std::vector<ConstantEntry> entries = {{"layer_w", -1, {6}, {}, 0, source, 0, 64},
                                         {"layer_b", -1, {1}, {}, 0, source, 64, 64}};
-  EXPECT_EQ(m->attach_constants(entries, "refused", StreamContext::unselected(0), "test"), Error::InvalidProgram);
+  EXPECT_EQ(m->attach_constants(entries, "refused", StreamContext::unselected(0)), Error::InvalidProgram);
   EXPECT_NE(std::string(last_error_message()).find("the container refused its constants"), std::string::npos)
       << last_error_message();
   EXPECT_EQ(counting.live(), 0u);
@@ -499,7 +496,7 @@ TEST(Constants, FailedReadReleasesTheWeights) {
   ASSERT_NE(m, nullptr);
   std::vector<ConstantEntry> entries = {{"layer_w", -1, {2, 3}, {}, 0, source, 0, 64},
                                         {"layer_b", -1, {1}, {}, 0, source, 64, 64}};
-  EXPECT_EQ(m->attach_constants(entries, "failing", StreamContext::unselected(0), "test"), Error::AccessFailed);
+  EXPECT_EQ(m->attach_constants(entries, "failing", StreamContext::unselected(0)), Error::AccessFailed);
   EXPECT_NE(std::string(last_error_message()).find("the disk went away"), std::string::npos) << last_error_message();
   EXPECT_EQ(counting.live(), 0u);
   EXPECT_EQ(WeightsCache::instance().live(), 0u);
@@ -507,10 +504,10 @@ TEST(Constants, FailedReadReleasesTheWeights) {
 
 TEST(Constants, MappedFileErrors) {
   std::shared_ptr<MappedFileSource> s;
-  EXPECT_EQ(MappedFileSource::open("/nonexistent/weights.blob", &s, "test"), Error::NotFound);
-  EXPECT_EQ(MappedFileSource::open("/", &s, "test"), Error::InvalidArgument);
+  EXPECT_EQ(MappedFileSource::open("/nonexistent/weights.blob", &s), Error::NotFound);
+  EXPECT_EQ(MappedFileSource::open("/", &s), Error::InvalidArgument);
   TempFile file(blob_bytes());
-  ASSERT_EQ(MappedFileSource::open(file.path, &s, "test"), Error::Ok);
+  ASSERT_EQ(MappedFileSource::open(file.path, &s), Error::Ok);
   EXPECT_EQ(s->size(), 128u);
   EXPECT_NE(s->view(), nullptr);
   EXPECT_EQ(s->identity().rfind("file:", 0), 0u);
@@ -561,28 +558,26 @@ TEST(Constants, RealExportWithBinaryBlobMatchesEager) {
                                    {TensorSpec{"y", ScalarType::Float, {4, 8}, {}, {}, Dynamism::Static, any}}});
   package.libraries.push_back(std::move(lib));
   std::unique_ptr<Model> m;
-  ASSERT_EQ(Model::load(package, cuda ? 1 : 0, -1, 2, &m, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(Model::load(package, cuda ? 1 : 0, -1, 2, &m), Error::Ok) << last_error_message();
 
   const std::string wrapper = read_text(dir + "/wrapper.cpp");
   std::vector<WrapperConstant> declared;
-  ASSERT_EQ(parse_wrapper_constants(wrapper.data(), wrapper.size(), &declared, "test"), Error::Ok)
-      << last_error_message();
+  ASSERT_EQ(parse_wrapper_constants(wrapper.data(), wrapper.size(), &declared), Error::Ok) << last_error_message();
   std::vector<ContainerConstant> constants;
-  ASSERT_EQ(m->container_constants(&constants, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->container_constants(&constants), Error::Ok) << last_error_message();
   std::vector<ConstantShape> shapes;
-  ASSERT_EQ(blob_shapes(constants, declared, m->device().type, &shapes, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(blob_shapes(constants, declared, m->device().type, &shapes), Error::Ok) << last_error_message();
   std::shared_ptr<MappedFileSource> blob;
-  ASSERT_EQ(MappedFileSource::open(dir + "/weights.blob", &blob, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(MappedFileSource::open(dir + "/weights.blob", &blob), Error::Ok) << last_error_message();
   std::vector<ConstantEntry> entries;
-  ASSERT_EQ(entries_from_blob(constants, shapes, blob, &entries, "test"), Error::Ok) << last_error_message();
-  ASSERT_EQ(m->attach_constants(entries, "real-export", StreamContext::unselected(0), "test"), Error::Ok)
+  ASSERT_EQ(entries_from_blob(constants, shapes, blob, &entries), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->attach_constants(entries, "real-export", StreamContext::unselected(0)), Error::Ok)
       << last_error_message();
   EXPECT_EQ(m->constants()->path, ConstantsPath::UserManagedPairs);
 
   std::shared_ptr<Storage> x_storage;
   const Device device = m->device();
-  ASSERT_EQ(Storage::allocate(x_bytes.size(), device, StreamContext::unselected(device.index), &x_storage, "test"),
-            Error::Ok);
+  ASSERT_EQ(Storage::allocate(x_bytes.size(), device, StreamContext::unselected(device.index), &x_storage), Error::Ok);
   if (cuda) {
     ASSERT_EQ(cudaMemcpy(x_storage->data(), x_bytes.data(), x_bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
   } else {
@@ -592,8 +587,7 @@ TEST(Constants, RealExportWithBinaryBlobMatchesEager) {
   SlimTensor* in = &x;
   for (int round = 0; round < 2; ++round) {  // the second run after the container's constant folding
     SlimTensor* out = nullptr;
-    ASSERT_EQ(m->run(&in, 1, &out, 1, StreamContext::unselected(device.index), "test"), Error::Ok)
-        << last_error_message();
+    ASSERT_EQ(m->run(&in, 1, &out, 1, StreamContext::unselected(device.index)), Error::Ok) << last_error_message();
     std::vector<float> y(32), want(32);
     if (cuda) {
       ASSERT_EQ(cudaMemcpy(y.data(), out->data_ptr(), 128, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -717,7 +711,7 @@ TEST_F(CudaConstants, UploadOnTheCallerStreamLandsAndStatsShowOneCopy) {
   const ContainerConstantsApi api = fake_api();
   AttachedConstants first, second;
   ASSERT_EQ(attach_constants(api, &dummy_, Device{DeviceType::CUDA, 0}, "fake", entries,
-                             StreamContext::selected(stream, 0), nullptr, &first, "test"),
+                             StreamContext::selected(stream, 0), nullptr, &first),
             Error::Ok)
       << last_error_message();
   expect_on_device(bytes, entries);
@@ -725,7 +719,7 @@ TEST_F(CudaConstants, UploadOnTheCallerStreamLandsAndStatsShowOneCopy) {
   EXPECT_GE(one, first.bytes);
   EXPECT_GE(first.bytes, bytes.size());
   ASSERT_EQ(attach_constants(api, &dummy_, Device{DeviceType::CUDA, 0}, "fake", entries,
-                             StreamContext::selected(stream, 0), nullptr, &second, "test"),
+                             StreamContext::selected(stream, 0), nullptr, &second),
             Error::Ok)
       << last_error_message();
   EXPECT_TRUE(second.shared);
@@ -745,7 +739,7 @@ TEST_F(CudaConstants, UploadWithoutViewReadsThroughTheSourceOnTheModelStream) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&model_stream, cudaStreamNonBlocking), cudaSuccess);
   AttachedConstants out;
   ASSERT_EQ(attach_constants(fake_api(), &dummy_, Device{DeviceType::CUDA, 0}, "fake", entries,
-                             StreamContext::unselected(0), model_stream, &out, "test"),
+                             StreamContext::unselected(0), model_stream, &out),
             Error::Ok)
       << last_error_message();
   EXPECT_FALSE(out.shared);
@@ -764,7 +758,7 @@ TEST_F(CudaConstants, FailedUploadLeavesNoDeviceMemory) {
       {"b", -1, {int64_t{3} << 20}, {}, 0, failing, uint64_t{8} << 20, uint64_t{12} << 20}};
   AttachedConstants out;
   EXPECT_EQ(attach_constants(fake_api(), &dummy_, Device{DeviceType::CUDA, 0}, "fake", entries,
-                             StreamContext::unselected(0), nullptr, &out, "test"),
+                             StreamContext::unselected(0), nullptr, &out),
             Error::AccessFailed);
   EXPECT_NE(std::string(last_error_message()).find("the disk went away"), std::string::npos) << last_error_message();
   EXPECT_EQ(device_memory::stats(0).allocated_bytes, base);
@@ -779,8 +773,8 @@ TEST_F(CudaConstants, FreeingWeightsWaitsForAnotherThreadsCapture) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   const StreamContext ctx = StreamContext::selected(stream, 0);
   std::shared_ptr<Storage> weights_memory, scratch;
-  ASSERT_EQ(Storage::allocate(1 << 20, Device{DeviceType::CUDA, 0}, ctx, &weights_memory, "test"), Error::Ok);
-  ASSERT_EQ(Storage::allocate(1 << 20, Device{DeviceType::CUDA, 0}, ctx, &scratch, "test"), Error::Ok);
+  ASSERT_EQ(Storage::allocate(1 << 20, Device{DeviceType::CUDA, 0}, ctx, &weights_memory), Error::Ok);
+  ASSERT_EQ(Storage::allocate(1 << 20, Device{DeviceType::CUDA, 0}, ctx, &scratch), Error::Ok);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   auto weights = std::make_shared<DeviceWeights>(std::move(weights_memory), std::vector<std::string>{},
                                                  std::vector<std::unique_ptr<SlimTensor>>{});
@@ -826,7 +820,7 @@ TEST_F(CudaConstants, CallerStreamOfAnotherDeviceIsRefused) {
   make({64}, &bytes, &entries, true, "");
   AttachedConstants out;
   EXPECT_EQ(attach_constants(fake_api(), &dummy_, Device{DeviceType::CUDA, 0}, "", entries,
-                             StreamContext::selected(reinterpret_cast<cudaStream_t>(0x10), 1), nullptr, &out, "test"),
+                             StreamContext::selected(reinterpret_cast<cudaStream_t>(0x10), 1), nullptr, &out),
             Error::InvalidArgument);
 }
 
@@ -841,7 +835,7 @@ TEST_F(CudaConstants, MoreThanFourGiB) {
   make({64, big}, &bytes, &entries, true, "");
   AttachedConstants out;
   ASSERT_EQ(attach_constants(fake_api(), &dummy_, Device{DeviceType::CUDA, 0}, "", entries,
-                             StreamContext::unselected(0), nullptr, &out, "test"),
+                             StreamContext::unselected(0), nullptr, &out),
             Error::Ok)
       << last_error_message();
   expect_on_device(bytes, entries, /*stride=*/4099);

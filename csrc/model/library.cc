@@ -41,10 +41,9 @@ bool write_all(int fd, const uint8_t* data, size_t size) {
   return true;
 }
 
-Error fd_error(int err, const char* what, const char* function) {
+Error fd_error(int err, const char* what) {
   const bool exhausted = err == EMFILE || err == ENFILE;
-  return set_last_error(exhausted ? Error::OutOfResources : Error::AccessFailed, function, "%s failed: %s", what,
-                        strerror(err));
+  return set_last_error(exhausted ? Error::OutOfResources : Error::AccessFailed, "%s failed: %s", what, strerror(err));
 }
 
 // The names and load addresses of every object loaded now.
@@ -71,20 +70,20 @@ LoadedObjects loaded_objects() {
 // before instead: `path` is another object's alias (glibc adds a second path of a loaded
 // file to that object's names, which dl_iterate_phdr does not list), and another path will
 // do; without `stale` that is an error.
-Error open_fresh(const std::string& path, const LoadedObjects& before, void** out, bool* stale, const char* function) {
+Error open_fresh(const std::string& path, const LoadedObjects& before, void** out, bool* stale) {
   // dlopen opens `path` itself: with no descriptor left that fails as a load error ("cannot
   // open shared object file: Too many open files", errno not kept), which is the process's
   // limit, not the package's fault. Loads are serialized, so one free now is dlopen's
   // unless another thread takes it meanwhile.
   const int probe = open("/", O_PATH | O_CLOEXEC);
   if (probe < 0 && (errno == EMFILE || errno == ENFILE)) {
-    return fd_error(errno, "reserving a file descriptor for the dynamic loader", function);
+    return fd_error(errno, "reserving a file descriptor for the dynamic loader");
   }
   if (probe >= 0) close(probe);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return set_last_error(Error::InvalidProgram, function, "model library does not load: %s", why ? why : "?");
+    return set_last_error(Error::InvalidProgram, "model library does not load: %s", why ? why : "?");
   }
   struct link_map* map = nullptr;
   const bool fresh = dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
@@ -95,7 +94,7 @@ Error open_fresh(const std::string& path, const LoadedObjects& before, void** ou
       *stale = true;
       return Error::Ok;
     }
-    return set_last_error(Error::Internal, function,
+    return set_last_error(Error::Internal,
                           "the dynamic loader returned an object loaded before for %s (another component of this "
                           "process loads the same path)",
                           path.c_str());
@@ -106,24 +105,23 @@ Error open_fresh(const std::string& path, const LoadedObjects& before, void** ou
 
 }  // namespace
 
-Error ModelLibrary::load(const uint8_t* data, size_t size, std::shared_ptr<ModelLibrary>* out,
-                         const char* function) noexcept {
-  return load(data, size, "/proc/self/fd", out, function);
+Error ModelLibrary::load(const uint8_t* data, size_t size, std::shared_ptr<ModelLibrary>* out) noexcept {
+  return load(data, size, "/proc/self/fd", out);
 }
 
 Error ModelLibrary::load(const uint8_t* data, size_t size, const std::string& fd_dir,
-                         std::shared_ptr<ModelLibrary>* out, const char* function) noexcept {
+                         std::shared_ptr<ModelLibrary>* out) noexcept {
   try {
-    SLIMCUDA_RETURN_IF_ERROR(check_elf(data, size, function));
+    SLIMCUDA_RETURN_IF_ERROR(check_elf(data, size));
     std::shared_ptr<ModelLibrary> lib(new ModelLibrary());
     std::lock_guard<std::mutex> lock(load_mutex());
 
     int fd = memfd_create("slimcuda-model", MFD_CLOEXEC);
-    if (fd < 0 && errno != ENOSYS && errno != EINVAL) return fd_error(errno, "memfd_create", function);
+    if (fd < 0 && errno != ENOSYS && errno != EINVAL) return fd_error(errno, "memfd_create");
     if (fd >= 0) {
       lib->fd_ = fd;  // closed by the destructor on every path from here
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, write_all(fd, data, size), Error::AccessFailed,
-                                  "writing the library to its memfd failed: %s", strerror(errno));
+      SLIMCUDA_CHECK_OR_RETURN(write_all(fd, data, size), Error::AccessFailed,
+                               "writing the library to its memfd failed: %s", strerror(errno));
       // No /proc (a minimal container): the fd has no path to dlopen; use a file instead.
       if (access((fd_dir + "/" + std::to_string(fd)).c_str(), R_OK) != 0) {
         close(fd);
@@ -136,7 +134,7 @@ Error ModelLibrary::load(const uint8_t* data, size_t size, const std::string& fd
         const std::string path = fd_dir + "/" + std::to_string(lib->fd_);
         bool stale = false;
         if (before.names.count(path) == 0) {
-          SLIMCUDA_RETURN_IF_ERROR(open_fresh(path, before, &lib->handle_, &stale, function));
+          SLIMCUDA_RETURN_IF_ERROR(open_fresh(path, before, &lib->handle_, &stale));
           if (!stale) {
             lib->path_ = path;
             *out = std::move(lib);
@@ -146,11 +144,11 @@ Error ModelLibrary::load(const uint8_t* data, size_t size, const std::string& fd
         // A library that outlived its dlclose, or another object under an alias, still
         // answers to this path: use another number.
         const int moved = fcntl(lib->fd_, F_DUPFD_CLOEXEC, lib->fd_ + 1);
-        if (moved < 0) return fd_error(errno, "moving the library's memfd to a free fd number", function);
+        if (moved < 0) return fd_error(errno, "moving the library's memfd to a free fd number");
         close(lib->fd_);
         lib->fd_ = moved;
       }
-      return set_last_error(Error::OutOfResources, function, "%d fd numbers in a row name objects already loaded",
+      return set_last_error(Error::OutOfResources, "%d fd numbers in a row name objects already loaded",
                             kMaxPathAttempts);
     }
 
@@ -158,15 +156,15 @@ Error ModelLibrary::load(const uint8_t* data, size_t size, const std::string& fd
     const char* dir = getenv("TMPDIR");
     std::string temp = std::string(dir && *dir ? dir : "/tmp") + "/slimcuda-model-XXXXXX";
     fd = mkstemp(temp.data());
-    if (fd < 0) return fd_error(errno, ("creating " + temp).c_str(), function);
+    if (fd < 0) return fd_error(errno, ("creating " + temp).c_str());
     const bool written = write_all(fd, data, size);
     const int write_errno = errno;
     close(fd);
     Error e = Error::Ok;
     if (!written) {
-      e = set_last_error(Error::AccessFailed, function, "writing %s failed: %s", temp.c_str(), strerror(write_errno));
+      e = set_last_error(Error::AccessFailed, "writing %s failed: %s", temp.c_str(), strerror(write_errno));
     } else {
-      e = open_fresh(temp, loaded_objects(), &lib->handle_, nullptr, function);
+      e = open_fresh(temp, loaded_objects(), &lib->handle_, nullptr);
     }
     unlink(temp.c_str());
     SLIMCUDA_RETURN_IF_ERROR(e);
@@ -174,7 +172,7 @@ Error ModelLibrary::load(const uint8_t* data, size_t size, const std::string& fd
     *out = std::move(lib);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory loading a model library");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory loading a model library");
   }
 }
 

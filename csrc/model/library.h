@@ -36,13 +36,12 @@ class ModelLibrary {
   /// Loads `size` bytes (RTLD_NOW | RTLD_LOCAL). Malformed ELF or a library the loader
   /// refuses -> InvalidProgram with the loader's reason; the process is out of file
   /// descriptors -> OutOfResources; no memfd and no writable temp directory -> AccessFailed.
-  [[nodiscard]] static Error load(const uint8_t* data, size_t size, std::shared_ptr<ModelLibrary>* out,
-                                  const char* function) noexcept;
+  [[nodiscard]] static Error load(const uint8_t* data, size_t size, std::shared_ptr<ModelLibrary>* out) noexcept;
 
   /// The same with the folder that names this process's fds (normally "/proc/self/fd"):
   /// tests pass one that does not exist to take the unlinked-file path.
   [[nodiscard]] static Error load(const uint8_t* data, size_t size, const std::string& fd_dir,
-                                  std::shared_ptr<ModelLibrary>* out, const char* function) noexcept;
+                                  std::shared_ptr<ModelLibrary>* out) noexcept;
 
   ~ModelLibrary();
   ModelLibrary(const ModelLibrary&) = delete;

@@ -42,14 +42,14 @@ std::string shape(const std::vector<int64_t>& v) {
 }
 
 // The dtype, rank and sizes of `t` against a known spec.
-Error check_shape(const SlimTensor& t, const TensorSpec& spec, const char* what, size_t index, Error on_mismatch,
-                  const char* function) noexcept {
+Error check_shape(const SlimTensor& t, const TensorSpec& spec, const char* what, size_t index,
+                  Error on_mismatch) noexcept {
   const char* name = spec.name.c_str();
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, t.dtype() == spec.dtype, on_mismatch, "%s %zu '%s': dtype %s, want %s", what,
-                              index, name, scalar_type_name(t.dtype()), scalar_type_name(spec.dtype));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, t.dim() == static_cast<int64_t>(spec.sizes.size()), on_mismatch,
-                              "%s %zu '%s': rank %lld, want %zu", what, index, name, static_cast<long long>(t.dim()),
-                              spec.sizes.size());
+  SLIMCUDA_CHECK_OR_RETURN(t.dtype() == spec.dtype, on_mismatch, "%s %zu '%s': dtype %s, want %s", what, index, name,
+                           scalar_type_name(t.dtype()), scalar_type_name(spec.dtype));
+  SLIMCUDA_CHECK_OR_RETURN(t.dim() == static_cast<int64_t>(spec.sizes.size()), on_mismatch,
+                           "%s %zu '%s': rank %lld, want %zu", what, index, name, static_cast<long long>(t.dim()),
+                           spec.sizes.size());
   for (size_t d = 0; d < spec.sizes.size(); ++d) {
     const int64_t got = t.sizes()[d], want = spec.sizes[d];
     const int64_t low = spec.min_sizes.empty() ? 0 : spec.min_sizes[d];
@@ -59,7 +59,7 @@ Error check_shape(const SlimTensor& t, const TensorSpec& spec, const char* what,
     if (!fits) {
       const bool bounded = spec.dynamism == Dynamism::DynamicBounded;
       return set_last_error(
-          on_mismatch, function, "%s %zu '%s': shape %s, want %s%s%s", what, index, name, shape(t.sizes()).c_str(),
+          on_mismatch, "%s %zu '%s': shape %s, want %s%s%s", what, index, name, shape(t.sizes()).c_str(),
           bounded ? "at most " : "", shape(spec.sizes).c_str(),
           bounded && !spec.min_sizes.empty() ? (" and at least " + shape(spec.min_sizes)).c_str() : "");
     }
@@ -70,14 +70,14 @@ Error check_shape(const SlimTensor& t, const TensorSpec& spec, const char* what,
 }  // namespace
 
 Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device model_device, const char* what,
-                           size_t index, Error on_mismatch, const char* function) noexcept {
+                           size_t index, Error on_mismatch) noexcept {
   const char* name = spec.name.c_str();
-  if (spec.known) SLIMCUDA_RETURN_IF_ERROR(check_shape(t, spec, what, index, on_mismatch, function));
+  if (spec.known) SLIMCUDA_RETURN_IF_ERROR(check_shape(t, spec, what, index, on_mismatch));
   const Device want_device{spec.device.type, spec.device.index == -1 ? model_device.index : spec.device.index};
   const Device got = t.device();
-  SLIMCUDA_CHECK_OR_RETURN_AT(
-      function, got.type == want_device.type && (got.type == DeviceType::CPU || got.index == want_device.index),
-      on_mismatch, "%s %zu '%s': on %s:%d, want %s:%d", what, index, name, got.is_cuda() ? "cuda" : "cpu", got.index,
+  SLIMCUDA_CHECK_OR_RETURN(
+      got.type == want_device.type && (got.type == DeviceType::CPU || got.index == want_device.index), on_mismatch,
+      "%s %zu '%s': on %s:%d, want %s:%d", what, index, name, got.is_cuda() ? "cuda" : "cpu", got.index,
       want_device.is_cuda() ? "cuda" : "cpu", want_device.index);
   // Memory slimcuda's CUDA allocator handed out for this device is device memory by
   // construction; anything else (a blob the caller tagged cuda) is asked of CUDA — one
@@ -88,67 +88,66 @@ Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device m
     cudaPointerAttributes attr{};
     const cudaError_t err = cudaPointerGetAttributes(&attr, t.data_ptr());
     if (err != cudaSuccess) (void)cudaGetLastError();
-    SLIMCUDA_CHECK_OR_RETURN_AT(function,
-                                err == cudaSuccess &&
-                                    (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) &&
-                                    attr.device == got.index,
-                                on_mismatch, "%s %zu '%s' is tagged cuda:%d but its data is not that device's memory",
-                                what, index, name, got.index);
+    SLIMCUDA_CHECK_OR_RETURN(err == cudaSuccess &&
+                                 (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) &&
+                                 attr.device == got.index,
+                             on_mismatch, "%s %zu '%s' is tagged cuda:%d but its data is not that device's memory",
+                             what, index, name, got.index);
   }
   if (spec.known && !spec.dim_order.empty()) {
     const std::vector<int64_t> want = strides_for_dim_order(t.sizes(), spec.dim_order);
     for (size_t d = 0; d < want.size(); ++d) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, t.sizes()[d] <= 1 || t.strides()[d] == want[d], on_mismatch,
-                                  "%s %zu '%s': strides %s do not follow the declared dim order", what, index, name,
-                                  shape(t.strides()).c_str());
+      SLIMCUDA_CHECK_OR_RETURN(t.sizes()[d] <= 1 || t.strides()[d] == want[d], on_mismatch,
+                               "%s %zu '%s': strides %s do not follow the declared dim order", what, index, name,
+                               shape(t.strides()).c_str());
     }
   }
   return Error::Ok;
 }
 
-Error Model::check_device_type(int device_type, const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, device_type >= -1 && device_type <= 1, Error::InvalidArgument,
-                              "device type %d (want -1 auto, 0 CPU, 1 CUDA)", device_type);
+Error Model::check_device_type(int device_type) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(device_type >= -1 && device_type <= 1, Error::InvalidArgument,
+                           "device type %d (want -1 auto, 0 CPU, 1 CUDA)", device_type);
   return Error::Ok;
 }
 
 Error Model::load(const ModelPackage& package, int device_type, int device_index, int instances,
-                  std::unique_ptr<Model>* out, const char* function, graph::GraphMode graphs) noexcept {
+                  std::unique_ptr<Model>* out, graph::GraphMode graphs) noexcept {
   try {
-    SLIMCUDA_RETURN_IF_ERROR(check_device_type(device_type, function));
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, instances >= 0 && instances <= kMaxInstances, Error::InvalidArgument,
-                                "%d instances (want 0 for the default, or 1 to %d)", instances, kMaxInstances);
+    SLIMCUDA_RETURN_IF_ERROR(check_device_type(device_type));
+    SLIMCUDA_CHECK_OR_RETURN(instances >= 0 && instances <= kMaxInstances, Error::InvalidArgument,
+                             "%d instances (want 0 for the default, or 1 to %d)", instances, kMaxInstances);
     if (device_type == -1) {
       device_type = (package.library(DeviceType::CUDA) != nullptr && cuda::device_count() > 0) ? 1 : 0;
     }
     if (instances == 0) instances = device_type == 1 ? kDefaultCudaInstances : kDefaultCpuInstances;
     const LibrarySpec* lib = package.library(static_cast<DeviceType>(device_type));
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, lib != nullptr, Error::NotSupported, "the package has no %s library",
-                                device_type == 1 ? "CUDA" : "CPU");
+    SLIMCUDA_CHECK_OR_RETURN(lib != nullptr, Error::NotSupported, "the package has no %s library",
+                             device_type == 1 ? "CUDA" : "CPU");
     const MethodSpec* forward = nullptr;
     for (const MethodSpec& m : lib->methods) {
       if (m.name == "forward") forward = &m;
     }
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, forward != nullptr, Error::InvalidProgram, "no method \"forward\"");
+    SLIMCUDA_CHECK_OR_RETURN(forward != nullptr, Error::InvalidProgram, "no method \"forward\"");
 
     std::unique_ptr<Model> m;
     SLIMCUDA_RETURN_IF_ERROR(load_library(lib->so.data(), lib->so.size(), static_cast<DeviceType>(device_type),
-                                          device_index, instances, forward, nullptr, &m, function, graphs));
+                                          device_index, instances, forward, nullptr, &m, graphs));
     // No wrapper source beside a package's library: only its kinds say what it writes.
-    SLIMCUDA_RETURN_IF_ERROR(m->prepare_state(nullptr, StreamContext::unselected(-1), function));
+    SLIMCUDA_RETURN_IF_ERROR(m->prepare_state(nullptr, StreamContext::unselected(-1)));
     *out = std::move(m);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory loading the model");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory loading the model");
   }
 }
 
 Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int device_index, int instances,
                           const MethodSpec* declared, const DescribeInputs& describe, std::unique_ptr<Model>* out,
-                          const char* function, graph::GraphMode graphs) noexcept {
+                          graph::GraphMode graphs) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, instances >= 0 && instances <= kMaxInstances, Error::InvalidArgument,
-                                "%d instances (want 0 for the default, or 1 to %d)", instances, kMaxInstances);
+    SLIMCUDA_CHECK_OR_RETURN(instances >= 0 && instances <= kMaxInstances, Error::InvalidArgument,
+                             "%d instances (want 0 for the default, or 1 to %d)", instances, kMaxInstances);
     const bool on_cuda = type == DeviceType::CUDA;
     const int requested = instances;
     if (instances == 0) instances = on_cuda ? kDefaultCudaInstances : kDefaultCpuInstances;
@@ -165,25 +164,24 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
       device_str = "cuda:" + std::to_string(device);
       cuda::DeviceGuard guard(device);
       SLIMCUDA_RETURN_IF_ERROR(guard.error());
-      SLIMCUDA_CUDA_TRY_AT(function, cudaStreamCreateWithFlags(&m->stream_, cudaStreamNonBlocking));
+      SLIMCUDA_CUDA_TRY(cudaStreamCreateWithFlags(&m->stream_, cudaStreamNonBlocking));
       m->own_stream_ = true;
     } else {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, device_index == -1 || device_index == 0, Error::InvalidArgument,
-                                  "CPU device index %d", device_index);
+      SLIMCUDA_CHECK_OR_RETURN(device_index == -1 || device_index == 0, Error::InvalidArgument, "CPU device index %d",
+                               device_index);
       m->device_ = Device{DeviceType::CPU, -1};
     }
     m->loaded_ = std::make_shared<Loaded>();
     if (on_cuda) m->loaded_->device = m->device_.index;
-    SLIMCUDA_RETURN_IF_ERROR(ModelLibrary::load(so, size, &m->loaded_->library, function));
+    SLIMCUDA_RETURN_IF_ERROR(ModelLibrary::load(so, size, &m->loaded_->library));
     const ModelLibrary& library = *m->loaded_->library;
     auto create = reinterpret_cast<CreateFn>(library.symbol("AOTInductorModelContainerCreateWithDevice"));
     auto destroy = reinterpret_cast<DeleteFn>(library.symbol("AOTInductorModelContainerDelete"));
     m->run_ = reinterpret_cast<RunFn>(library.symbol("AOTInductorModelContainerRun"));
     auto num_inputs = reinterpret_cast<CountFn>(library.symbol("AOTInductorModelContainerGetNumInputs"));
     auto num_outputs = reinterpret_cast<CountFn>(library.symbol("AOTInductorModelContainerGetNumOutputs"));
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, create && destroy && m->run_ && num_inputs && num_outputs,
-                                Error::InvalidProgram,
-                                "the library lacks the AOTInductor container ABI (AOTInductorModelContainer*)");
+    SLIMCUDA_CHECK_OR_RETURN(create && destroy && m->run_ && num_inputs && num_outputs, Error::InvalidProgram,
+                             "the library lacks the AOTInductor container ABI (AOTInductorModelContainer*)");
     clear_last_error();  // what the model's shim calls report, if anything, goes into ours
     void* container = nullptr;
     const int32_t rc = create(&container, static_cast<size_t>(instances), device_str.c_str(), nullptr);
@@ -193,24 +191,24 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
     }
     if (rc != 0) {
       const std::string why = last_error_message();
-      return set_last_error(Error::InvalidProgram, function,
+      return set_last_error(Error::InvalidProgram,
                             "AOTInductorModelContainerCreateWithDevice(%s) failed with error %d%s%s",
                             device_str.c_str(), rc, why.empty() ? "" : ": ", why.c_str());
     }
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, container != nullptr, Error::InvalidProgram,
-                                "AOTInductorModelContainerCreateWithDevice(%s) reported success but returned no "
-                                "container",
-                                device_str.c_str());
+    SLIMCUDA_CHECK_OR_RETURN(container != nullptr, Error::InvalidProgram,
+                             "AOTInductorModelContainerCreateWithDevice(%s) reported success but returned no "
+                             "container",
+                             device_str.c_str());
     size_t n_in = 0, n_out = 0;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, num_inputs(container, &n_in) == 0 && num_outputs(container, &n_out) == 0,
-                                Error::InvalidProgram, "the container does not report its inputs and outputs");
+    SLIMCUDA_CHECK_OR_RETURN(num_inputs(container, &n_in) == 0 && num_outputs(container, &n_out) == 0,
+                             Error::InvalidProgram, "the container does not report its inputs and outputs");
     if (declared != nullptr) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, n_in == declared->inputs.size() && n_out == declared->outputs.size(),
-                                  Error::InvalidProgram,
-                                  "the library has %zu inputs and %zu outputs; the manifest declares %zu and %zu", n_in,
-                                  n_out, declared->inputs.size(), declared->outputs.size());
+      SLIMCUDA_CHECK_OR_RETURN(n_in == declared->inputs.size() && n_out == declared->outputs.size(),
+                               Error::InvalidProgram,
+                               "the library has %zu inputs and %zu outputs; the manifest declares %zu and %zu", n_in,
+                               n_out, declared->inputs.size(), declared->outputs.size());
     } else {
-      SLIMCUDA_RETURN_IF_ERROR(m->describe_from_container(n_in, n_out, describe, function));
+      SLIMCUDA_RETURN_IF_ERROR(m->describe_from_container(n_in, n_out, describe));
     }
     if (on_cuda && graphs != graph::GraphMode::Off) {
       graph::ContainerAbi abi;
@@ -221,12 +219,12 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
       abi.device_str = device_str;
       Model* self = m.get();
       // The capture container starts without the weights attach_constants gave the model's.
-      abi.prepare = [self](void* container, const char* fn) { return self->share_constants_with(container, fn); };
-      abi.save_state = [self](cudaStream_t stream, std::shared_ptr<Storage>* saved, const char* fn) {
-        return self->loaded_->state != nullptr ? self->loaded_->state->save(stream, saved, fn) : Error::Ok;
+      abi.prepare = [self](void* container) { return self->share_constants_with(container); };
+      abi.save_state = [self](cudaStream_t stream, std::shared_ptr<Storage>* saved) {
+        return self->loaded_->state != nullptr ? self->loaded_->state->save(stream, saved) : Error::Ok;
       };
-      abi.restore_state = [self](cudaStream_t stream, const Storage& saved, const char* fn) {
-        return self->loaded_->state != nullptr ? self->loaded_->state->restore(stream, saved, fn) : Error::Ok;
+      abi.restore_state = [self](cudaStream_t stream, const Storage& saved) {
+        return self->loaded_->state != nullptr ? self->loaded_->state->restore(stream, saved) : Error::Ok;
       };
       m->graph_abi_ = std::move(abi);
       m->graph_mode_ = graphs;
@@ -235,14 +233,13 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
     *out = std::move(m);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory loading the model");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory loading the model");
   }
 }
 
-Error Model::describe_from_container(size_t n_in, size_t n_out, const DescribeInputs& describe, const char* function) {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, n_in <= kMaxIo && n_out <= kMaxIo, Error::InvalidProgram,
-                              "the container reports %zu inputs and %zu outputs (at most %zu each)", n_in, n_out,
-                              kMaxIo);
+Error Model::describe_from_container(size_t n_in, size_t n_out, const DescribeInputs& describe) {
+  SLIMCUDA_CHECK_OR_RETURN(n_in <= kMaxIo && n_out <= kMaxIo, Error::InvalidProgram,
+                           "the container reports %zu inputs and %zu outputs (at most %zu each)", n_in, n_out, kMaxIo);
   using NameFn = int32_t (*)(void*, size_t, const char**);
   const ModelLibrary& library = *loaded_->library;
   auto input_name = reinterpret_cast<NameFn>(library.symbol("AOTInductorModelContainerGetInputName"));
@@ -273,8 +270,8 @@ Error Model::describe_from_container(size_t n_in, size_t n_out, const DescribeIn
       s.device = Device{device_.type, -1};
     }
   }
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, inputs.size() == n_in, Error::InvalidProgram, "%zu input specs for %zu inputs",
-                              inputs.size(), n_in);
+  SLIMCUDA_CHECK_OR_RETURN(inputs.size() == n_in, Error::InvalidProgram, "%zu input specs for %zu inputs",
+                           inputs.size(), n_in);
   for (size_t i = 0; i < n_in; ++i) {
     if (input_name != nullptr || inputs[i].name.empty()) inputs[i].name = name_of(input_name, i, "input");
   }
@@ -292,8 +289,8 @@ void Model::make_graphs() {
   Model* self = this;
   graphs_ = std::make_unique<graph::GraphRunner>(
       graph_abi_, std::shared_ptr<void>(loaded_->library), device_.index, slots_->count(), graph_mode_,
-      [self](const SlimTensor& t, size_t i, const char* fn) {
-        return check_tensor_against(t, self->method_.outputs[i], self->device_, "output", i, Error::InvalidProgram, fn);
+      [self](const SlimTensor& t, size_t i) {
+        return check_tensor_against(t, self->method_.outputs[i], self->device_, "output", i, Error::InvalidProgram);
       });
 }
 
@@ -307,92 +304,90 @@ Model::~Model() {
   }
 }
 
-Error Model::container_constants(std::vector<ContainerConstant>* out, const char* function) const noexcept {
+Error Model::container_constants(std::vector<ContainerConstant>* out) const noexcept {
   const ContainerConstantsApi api =
       ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
-  return read_container_constants(api, loaded_->container, out, function);
+  return read_container_constants(api, loaded_->container, out);
 }
 
 Error Model::attach_constants(const std::vector<ConstantEntry>& entries, const std::string& identity,
-                              const StreamContext& ctx, const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, !constants_.has_value(), Error::InvalidState,
-                              "the model's constants were attached already");
+                              const StreamContext& ctx) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(!constants_.has_value(), Error::InvalidState, "the model's constants were attached already");
   const ContainerConstantsApi api =
       ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
   AttachedConstants attached;
-  SLIMCUDA_RETURN_IF_ERROR(slimcuda::attach_constants(api, loaded_->container, device_, identity, entries, ctx, stream_,
-                                                      &attached, function));
+  SLIMCUDA_RETURN_IF_ERROR(
+      slimcuda::attach_constants(api, loaded_->container, device_, identity, entries, ctx, stream_, &attached));
   loaded_->weights = attached.keep_alive;
   attached.keep_alive.reset();  // one owner: the container's Loaded
   if (attached.adopted != nullptr) {
     try {
       loaded_->adopted.push_back(std::move(attached.adopted));
     } catch (const std::bad_alloc&) {
-      return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+      return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
     }
   }
   constants_ = std::move(attached);
   return Error::Ok;
 }
 
-Error Model::share_constants_with(void* container, const char* function) const noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, !stateful_ || loaded_->state != nullptr, Error::NotSupported,
-                              "the model's state stays inside its container (its library cannot show or take its "
-                              "constants): a second container would keep a state of its own");
+Error Model::share_constants_with(void* container) const noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(!stateful_ || loaded_->state != nullptr, Error::NotSupported,
+                           "the model's state stays inside its container (its library cannot show or take its "
+                           "constants): a second container would keep a state of its own");
   const ContainerConstantsApi api =
       ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
   if (loaded_->weights != nullptr) {  // else the library's own weights: each container has them
     // Every constant when attached from the archive; a swapped set leaves the state out.
     SLIMCUDA_RETURN_IF_ERROR(
-        hand_to(api, container, *static_cast<const DeviceWeights*>(loaded_->weights.get()), !swapped_, function));
+        hand_to(api, container, *static_cast<const DeviceWeights*>(loaded_->weights.get()), !swapped_));
   } else {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, !constants_.has_value(), Error::NotSupported,
-                                "the model's constants were copied into its container (%s): a second container would "
-                                "need a copy of its own",
-                                constants_path_name(constants_->path));
+    SLIMCUDA_CHECK_OR_RETURN(!constants_.has_value(), Error::NotSupported,
+                             "the model's constants were copied into its container (%s): a second container would "
+                             "need a copy of its own",
+                             constants_path_name(constants_->path));
   }
   // The state over them: every container of this load writes one.
-  return loaded_->state != nullptr ? hand_to(api, container, loaded_->state->current(), false, function) : Error::Ok;
+  return loaded_->state != nullptr ? hand_to(api, container, loaded_->state->current(), false) : Error::Ok;
 }
 
-Error Model::hand_to(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights, bool full,
-                     const char* function) const noexcept {
+Error Model::hand_to(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
+                     bool full) const noexcept {
   ConstantsPath path = ConstantsPath::UserManagedPairs;
   std::shared_ptr<const void> adopted;
-  const Error e = hand_over_constants(api, container, weights, &path, &adopted, function, full);
+  const Error e = hand_over_constants(api, container, weights, &path, &adopted, full);
   if (adopted != nullptr) {
     try {
       std::lock_guard<std::mutex> lock(loaded_->adopted_mu);
       loaded_->adopted.push_back(std::move(adopted));
     } catch (const std::bad_alloc&) {
       // Not kept: the handles are deleted now; the container is refused by the caller.
-      return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+      return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
     }
   }
   return e;
 }
 
 Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
-                 const StreamContext& ctx, const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, num_inputs == method_.inputs.size(), Error::InvalidArgument,
-                              "%zu inputs, the model takes %zu", num_inputs, method_.inputs.size());
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, num_outputs == method_.outputs.size(), Error::InvalidArgument,
-                              "room for %zu outputs, the model returns %zu", num_outputs, method_.outputs.size());
-  SLIMCUDA_CHECK_OR_RETURN_AT(function,
-                              (inputs != nullptr || num_inputs == 0) && (outputs != nullptr || num_outputs == 0),
-                              Error::InvalidArgument, "null inputs or outputs array");
+                 const StreamContext& ctx) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(num_inputs == method_.inputs.size(), Error::InvalidArgument,
+                           "%zu inputs, the model takes %zu", num_inputs, method_.inputs.size());
+  SLIMCUDA_CHECK_OR_RETURN(num_outputs == method_.outputs.size(), Error::InvalidArgument,
+                           "room for %zu outputs, the model returns %zu", num_outputs, method_.outputs.size());
+  SLIMCUDA_CHECK_OR_RETURN((inputs != nullptr || num_inputs == 0) && (outputs != nullptr || num_outputs == 0),
+                           Error::InvalidArgument, "null inputs or outputs array");
   for (size_t i = 0; i < num_inputs; ++i) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, inputs[i] != nullptr, Error::InvalidArgument, "input %zu is null", i);
+    SLIMCUDA_CHECK_OR_RETURN(inputs[i] != nullptr, Error::InvalidArgument, "input %zu is null", i);
     SLIMCUDA_RETURN_IF_ERROR(
-        check_tensor_against(*inputs[i], method_.inputs[i], device_, "input", i, Error::InvalidArgument, function));
+        check_tensor_against(*inputs[i], method_.inputs[i], device_, "input", i, Error::InvalidArgument));
   }
   void* stream = nullptr;
   const bool on_caller_stream = device_.is_cuda() && ctx.is_selected();
   std::optional<cuda::DeviceGuard> guard;
   if (device_.is_cuda()) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, !ctx.is_selected() || ctx.device() == device_.index, Error::InvalidArgument,
-                                "the caller stream belongs to device %d, the model to device %d", ctx.device(),
-                                device_.index);
+    SLIMCUDA_CHECK_OR_RETURN(!ctx.is_selected() || ctx.device() == device_.index, Error::InvalidArgument,
+                             "the caller stream belongs to device %d, the model to device %d", ctx.device(),
+                             device_.index);
     stream = on_caller_stream ? ctx.stream() : stream_;
     guard.emplace(device_.index);
     SLIMCUDA_RETURN_IF_ERROR(guard->error());
@@ -407,13 +402,13 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     InstanceSlot slot(*slots_);
     // A model with state: after the previous run or state operation, whatever its stream.
     if (state_fence_ != nullptr) {
-      SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), state_fence_, 0));
+      SLIMCUDA_CUDA_TRY(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), state_fence_, 0));
     }
     bool replayed = false;
     if (graphs_ != nullptr) {
       SlimTensor* made[graph::GraphRunner::kMaxOutputs] = {};
       SLIMCUDA_RETURN_IF_ERROR(graphs_->run(slot.index(), inputs, num_inputs, made, num_outputs,
-                                            static_cast<cudaStream_t>(stream), &replayed, function));
+                                            static_cast<cudaStream_t>(stream), &replayed));
       for (size_t i = 0; replayed && i < num_outputs; ++i) out[i] = made[i];
     }
     if (!replayed) {
@@ -423,12 +418,12 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
         for (size_t i = 0; i < num_inputs; ++i) in[i] = new SlimTensor(*inputs[i]);
       } catch (const std::bad_alloc&) {
         for (void* h : in) delete static_cast<SlimTensor*>(h);
-        return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+        return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
       }
       rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
     }
     if (state_fence_ != nullptr) {
-      SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(state_fence_, static_cast<cudaStream_t>(stream)));
+      SLIMCUDA_CUDA_TRY(cudaEventRecord(state_fence_, static_cast<cudaStream_t>(stream)));
     }
   }
   auto drop_outputs = [&] {
@@ -441,23 +436,23 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     // say so, and every later call on the device says it too (cuda::check_not_lost).
     if (device_.is_cuda() && cuda::note_if_sticky(cudaStreamQuery(static_cast<cudaStream_t>(stream)), device_.index)) {
       (void)cudaGetLastError();
-      const Error lost = cuda::check_not_lost(device_.index, function);
+      const Error lost = cuda::check_not_lost(device_.index);
       const std::string said = last_error_message();
-      return set_last_error(lost, function, "the model's Run failed with %d%s%s; %s", rc, why.empty() ? "" : ": ",
-                            why.c_str(), said.c_str());
+      return set_last_error(lost, "the model's Run failed with %d%s%s; %s", rc, why.empty() ? "" : ": ", why.c_str(),
+                            said.c_str());
     }
-    return set_last_error(Error::InvalidProgram, function, "the model's Run failed with %d%s%s", rc,
-                          why.empty() ? "" : ": ", why.c_str());
+    return set_last_error(Error::InvalidProgram, "the model's Run failed with %d%s%s", rc, why.empty() ? "" : ": ",
+                          why.c_str());
   }
   for (size_t i = 0; i < num_outputs; ++i) {
     if (out[i] == nullptr) {
       drop_outputs();
-      return set_last_error(Error::InvalidProgram, function, "the model returned no output %zu", i);
+      return set_last_error(Error::InvalidProgram, "the model returned no output %zu", i);
     }
     // An output nothing describes (a .pt2) is the model's to shape.
     const Error e = method_.outputs[i].known
                         ? check_tensor_against(*static_cast<SlimTensor*>(out[i]), method_.outputs[i], device_, "output",
-                                               i, Error::InvalidProgram, function)
+                                               i, Error::InvalidProgram)
                         : Error::Ok;
     if (e != Error::Ok) {
       drop_outputs();
@@ -494,7 +489,7 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
             delete outputs[k];
             outputs[k] = nullptr;
           }
-          return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+          return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
         }
         delete t;
         t = fresh;
@@ -507,15 +502,15 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
   return Error::Ok;
 }
 
-Error Model::prepare_state(const std::string* wrapper_source, const StreamContext& ctx, const char* function) noexcept {
+Error Model::prepare_state(const std::string* wrapper_source, const StreamContext& ctx) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, table_.empty() && loaded_->state == nullptr, Error::InvalidState,
-                                "the model's state was prepared already");
+    SLIMCUDA_CHECK_OR_RETURN(table_.empty() && loaded_->state == nullptr, Error::InvalidState,
+                             "the model's state was prepared already");
     const ContainerConstantsApi api =
         ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
     if (!api.num_constants || !api.name || !api.dtype || !api.data_size) return Error::Ok;  // shows no constants
     std::vector<ContainerConstant> constants;
-    SLIMCUDA_RETURN_IF_ERROR(read_container_constants(api, loaded_->container, &constants, function));
+    SLIMCUDA_RETURN_IF_ERROR(read_container_constants(api, loaded_->container, &constants));
     std::optional<std::set<std::string>> proven;
     if (wrapper_source != nullptr) proven = wrapper_read_only_constants(*wrapper_source);
     // What runs use now: the attached weights, else the container's own (our views of them:
@@ -529,7 +524,7 @@ Error Model::prepare_state(const std::string* wrapper_source, const StreamContex
       }
     } else if (api.extract_map != nullptr) {
       std::vector<const SlimTensor*> theirs;
-      SLIMCUDA_RETURN_IF_ERROR(extract_container_constants(api, loaded_->container, constants, &theirs, function));
+      SLIMCUDA_RETURN_IF_ERROR(extract_container_constants(api, loaded_->container, constants, &theirs));
       for (size_t i = 0; i < constants.size(); ++i) {
         const SlimTensor* t = theirs[i];
         if (t == nullptr || t->storage() == nullptr) continue;
@@ -555,12 +550,11 @@ Error Model::prepare_state(const std::string* wrapper_source, const StreamContex
     table_ = std::move(table);
     if (names.empty()) return Error::Ok;
     stateful_ = true;
-    SLIMCUDA_CHECK_OR_RETURN_AT(
-        function, requested_instances_ <= 1, Error::InvalidArgument,
-        "the model writes %zu of its constants when it runs ('%s'%s): its state is one per load "
-        "and it runs one call at a time, so it cannot have %d instances; load it once per "
-        "caller instead (the loads share its weights, each has its own state)",
-        names.size(), names[0].c_str(), names.size() > 1 ? ", ..." : "", requested_instances_);
+    SLIMCUDA_CHECK_OR_RETURN(requested_instances_ <= 1, Error::InvalidArgument,
+                             "the model writes %zu of its constants when it runs ('%s'%s): its state is one per load "
+                             "and it runs one call at a time, so it cannot have %d instances; load it once per "
+                             "caller instead (the loads share its weights, each has its own state)",
+                             names.size(), names[0].c_str(), names.size() > 1 ? ", ..." : "", requested_instances_);
     slots_ = std::make_unique<InstanceSlots>(1);
     if (!reachable || (!api.update_user_managed_pairs && !api.update_user_managed_map)) {
       // The state stays in the container's own memory: one per load all the same (each load
@@ -569,15 +563,15 @@ Error Model::prepare_state(const std::string* wrapper_source, const StreamContex
     }
     StreamContext copy_ctx = StreamContext::unselected(0);
     if (device_.is_cuda()) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, !ctx.is_selected() || ctx.device() == device_.index, Error::InvalidArgument,
-                                  "the caller stream belongs to device %d, the model to device %d", ctx.device(),
-                                  device_.index);
+      SLIMCUDA_CHECK_OR_RETURN(!ctx.is_selected() || ctx.device() == device_.index, Error::InvalidArgument,
+                               "the caller stream belongs to device %d, the model to device %d", ctx.device(),
+                               device_.index);
       copy_ctx = ctx.is_selected() ? ctx : StreamContext::selected(stream_, device_.index);
     }
     std::unique_ptr<ModelState> state;
-    SLIMCUDA_RETURN_IF_ERROR(ModelState::create(names, initial, device_, copy_ctx, loaded_->weights, &state, function));
+    SLIMCUDA_RETURN_IF_ERROR(ModelState::create(names, initial, device_, copy_ctx, loaded_->weights, &state));
     loaded_->state = std::move(state);
-    SLIMCUDA_RETURN_IF_ERROR(hand_to(api, loaded_->container, loaded_->state->current(), false, function));
+    SLIMCUDA_RETURN_IF_ERROR(hand_to(api, loaded_->container, loaded_->state->current(), false));
     for (Constant& c : table_) {
       if (!c.state) continue;
       c.tensor = loaded_->state->current().tensor(*loaded_->state->find(c.info.name));
@@ -585,11 +579,11 @@ Error Model::prepare_state(const std::string* wrapper_source, const StreamContex
     if (device_.is_cuda()) {
       cuda::DeviceGuard guard(device_.index);
       SLIMCUDA_RETURN_IF_ERROR(guard.error());
-      SLIMCUDA_CUDA_TRY_AT(function, cudaEventCreateWithFlags(&state_fence_, cudaEventDisableTiming));
+      SLIMCUDA_CUDA_TRY(cudaEventCreateWithFlags(&state_fence_, cudaEventDisableTiming));
     }
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory preparing the model's state");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory preparing the model's state");
   }
 }
 
@@ -604,104 +598,99 @@ const Model::Constant* Model::find_constant(const char* name) const noexcept {
   return nullptr;
 }
 
-Error Model::state_stream(const StreamContext& ctx, cudaStream_t* stream, bool* own,
-                          const char* function) const noexcept {
+Error Model::state_stream(const StreamContext& ctx, cudaStream_t* stream, bool* own) const noexcept {
   *stream = nullptr;
   *own = false;
   if (!device_.is_cuda()) return Error::Ok;
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, !ctx.is_selected() || ctx.device() == device_.index, Error::InvalidArgument,
-                              "the caller stream belongs to device %d, the model to device %d", ctx.device(),
-                              device_.index);
+  SLIMCUDA_CHECK_OR_RETURN(!ctx.is_selected() || ctx.device() == device_.index, Error::InvalidArgument,
+                           "the caller stream belongs to device %d, the model to device %d", ctx.device(),
+                           device_.index);
   *own = !ctx.is_selected();
   *stream = *own ? stream_ : ctx.stream();
   return Error::Ok;
 }
 
-Error Model::reset_state(const StreamContext& ctx, const char* function) noexcept {
+Error Model::reset_state(const StreamContext& ctx) noexcept {
   if (!stateful_) return Error::Ok;
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, loaded_->state != nullptr, Error::NotSupported,
-                              "the model's state stays inside its container (its library cannot show or take its "
-                              "constants): slimcuda cannot reset it; load the model again");
+  SLIMCUDA_CHECK_OR_RETURN(loaded_->state != nullptr, Error::NotSupported,
+                           "the model's state stays inside its container (its library cannot show or take its "
+                           "constants): slimcuda cannot reset it; load the model again");
   cudaStream_t stream = nullptr;
   bool own = false;
-  SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own, function));
+  SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own));
   InstanceSlot slot(*slots_);
   std::optional<cuda::DeviceGuard> guard;
   if (device_.is_cuda()) {
     guard.emplace(device_.index);
     SLIMCUDA_RETURN_IF_ERROR(guard->error());
-    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(stream, state_fence_, 0));
+    SLIMCUDA_CUDA_TRY(cudaStreamWaitEvent(stream, state_fence_, 0));
   }
-  SLIMCUDA_RETURN_IF_ERROR(loaded_->state->reset(stream, function));
+  SLIMCUDA_RETURN_IF_ERROR(loaded_->state->reset(stream));
   if (!device_.is_cuda()) return Error::Ok;
-  SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(state_fence_, stream));
+  SLIMCUDA_CUDA_TRY(cudaEventRecord(state_fence_, stream));
   return own ? cuda::wait_for_stream(stream, device_.index) : Error::Ok;
 }
 
-Error Model::copy_constant(const SlimTensor& dst, const SlimTensor& src, const StreamContext& ctx,
-                           const char* function) noexcept {
+Error Model::copy_constant(const SlimTensor& dst, const SlimTensor& src, const StreamContext& ctx) noexcept {
   cudaStream_t stream = nullptr;
   bool own = false;
-  SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own, function));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, dst.sizes() == src.sizes(), Error::InvalidArgument,
-                              "sizes differ: the constant and the tensor must have the same shape");
+  SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own));
+  SLIMCUDA_CHECK_OR_RETURN(dst.sizes() == src.sizes(), Error::InvalidArgument,
+                           "sizes differ: the constant and the tensor must have the same shape");
   InstanceSlot slot(*slots_);
   const StreamContext on = device_.is_cuda() ? StreamContext::selected(stream, device_.index) : ctx;
   std::optional<cuda::DeviceGuard> guard;
   if (state_fence_ != nullptr) {
     guard.emplace(device_.index);
     SLIMCUDA_RETURN_IF_ERROR(guard->error());
-    SLIMCUDA_CUDA_TRY_AT(function, cudaStreamWaitEvent(stream, state_fence_, 0));
+    SLIMCUDA_CUDA_TRY(cudaStreamWaitEvent(stream, state_fence_, 0));
   }
-  SLIMCUDA_RETURN_IF_ERROR(copy_tensor(dst, src, on, function));
-  if (state_fence_ != nullptr) SLIMCUDA_CUDA_TRY_AT(function, cudaEventRecord(state_fence_, stream));
+  SLIMCUDA_RETURN_IF_ERROR(copy_tensor(dst, src, on));
+  if (state_fence_ != nullptr) SLIMCUDA_CUDA_TRY(cudaEventRecord(state_fence_, stream));
   return own ? cuda::wait_for_stream(stream, device_.index) : Error::Ok;
 }
 
-Error Model::read_constant(const char* name, const SlimTensor& dst, const StreamContext& ctx,
-                           const char* function) noexcept {
+Error Model::read_constant(const char* name, const SlimTensor& dst, const StreamContext& ctx) noexcept {
   std::lock_guard<std::mutex> lock(swap_mu_);  // a swap repoints the weights' entries
   const Constant* c = find_constant(name);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, c != nullptr, Error::NotFound, "the model has no constant '%s'",
-                              name != nullptr ? name : "(null)");
-  SLIMCUDA_CHECK_OR_RETURN_AT(
-      function, c->tensor != nullptr, Error::NotSupported, "constant '%s' is not visible to slimcuda (%s)", name,
+  SLIMCUDA_CHECK_OR_RETURN(c != nullptr, Error::NotFound, "the model has no constant '%s'",
+                           name != nullptr ? name : "(null)");
+  SLIMCUDA_CHECK_OR_RETURN(
+      c->tensor != nullptr, Error::NotSupported, "constant '%s' is not visible to slimcuda (%s)", name,
       c->info.from_folded ? "made by constant folding inside the container" : "the library cannot show its constants");
-  return copy_constant(dst, *c->tensor, ctx, function);
+  return copy_constant(dst, *c->tensor, ctx);
 }
 
-Error Model::write_constant(const char* name, const SlimTensor& src, const StreamContext& ctx,
-                            const char* function) noexcept {
+Error Model::write_constant(const char* name, const SlimTensor& src, const StreamContext& ctx) noexcept {
   std::lock_guard<std::mutex> lock(swap_mu_);
   const Constant* c = find_constant(name);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, c != nullptr, Error::NotFound, "the model has no constant '%s'",
-                              name != nullptr ? name : "(null)");
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, c->state, Error::InvalidArgument,
-                              "constant '%s' is a read-only %s (the model never writes it, and loads of one model "
-                              "share it): only its state can be written",
-                              name, constant_kind_name(c->info.kind));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, c->tensor != nullptr && loaded_->state != nullptr, Error::NotSupported,
-                              "the model's state stays inside its container (its library cannot show or take its "
-                              "constants): slimcuda cannot write '%s'",
-                              name);
-  return copy_constant(*c->tensor, src, ctx, function);
+  SLIMCUDA_CHECK_OR_RETURN(c != nullptr, Error::NotFound, "the model has no constant '%s'",
+                           name != nullptr ? name : "(null)");
+  SLIMCUDA_CHECK_OR_RETURN(c->state, Error::InvalidArgument,
+                           "constant '%s' is a read-only %s (the model never writes it, and loads of one model "
+                           "share it): only its state can be written",
+                           name, constant_kind_name(c->info.kind));
+  SLIMCUDA_CHECK_OR_RETURN(c->tensor != nullptr && loaded_->state != nullptr, Error::NotSupported,
+                           "the model's state stays inside its container (its library cannot show or take its "
+                           "constants): slimcuda cannot write '%s'",
+                           name);
+  return copy_constant(*c->tensor, src, ctx);
 }
 
 Error Model::stage_weights(const std::vector<std::string>& names, const std::vector<const SlimTensor*>& tensors,
-                           const StreamContext& ctx, const char* function) noexcept {
+                           const StreamContext& ctx) noexcept {
   try {
     std::lock_guard<std::mutex> lock(swap_mu_);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, names.size() == tensors.size(), Error::InvalidArgument,
-                                "%zu names for %zu tensors", names.size(), tensors.size());
+    SLIMCUDA_CHECK_OR_RETURN(names.size() == tensors.size(), Error::InvalidArgument, "%zu names for %zu tensors",
+                             names.size(), tensors.size());
     const ContainerConstantsApi api =
         ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
-    SLIMCUDA_CHECK_OR_RETURN_AT(
-        function, api.update_user_managed_pairs && api.swap && api.free_inactive && !table_.empty(),
-        Error::NotSupported,
+    SLIMCUDA_CHECK_OR_RETURN(
+        api.update_user_managed_pairs && api.swap && api.free_inactive && !table_.empty(), Error::NotSupported,
         "the model library cannot swap weights (no AOTInductorModelContainerUpdateUserManagedConstantBufferPairs, "
         "...SwapConstantBuffer or ...FreeInactiveConstantBuffer, or no constants)");
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, staged_ == nullptr, Error::InvalidState,
-                                "a set of weights is staged already: swap it in, or free it, first");
+    SLIMCUDA_CHECK_OR_RETURN(staged_ == nullptr, Error::InvalidState,
+                             "a set of weights is staged already: swap it in, or free it, first");
     // Every read-only weight once, each of the constant's dtype and sizes: checked before
     // anything is allocated (the active weights are never touched by a refusal).
     std::vector<const Constant*> wanted;
@@ -711,33 +700,31 @@ Error Model::stage_weights(const std::vector<std::string>& names, const std::vec
     std::vector<const SlimTensor*> given(wanted.size(), nullptr);
     for (size_t i = 0; i < names.size(); ++i) {
       const Constant* c = find_constant(names[i].c_str());
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, c != nullptr, Error::InvalidArgument, "the model has no constant '%s'",
-                                  names[i].c_str());
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, !c->state, Error::InvalidArgument,
-                                  "'%s' is the model's state, not a weight: write it with write_constant",
-                                  names[i].c_str());
+      SLIMCUDA_CHECK_OR_RETURN(c != nullptr, Error::InvalidArgument, "the model has no constant '%s'",
+                               names[i].c_str());
+      SLIMCUDA_CHECK_OR_RETURN(!c->state, Error::InvalidArgument,
+                               "'%s' is the model's state, not a weight: write it with write_constant",
+                               names[i].c_str());
       const size_t k = static_cast<size_t>(std::find(wanted.begin(), wanted.end(), c) - wanted.begin());
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, k < wanted.size(), Error::InvalidArgument,
-                                  "constant '%s' is not a weight that can be swapped", names[i].c_str());
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, given[k] == nullptr, Error::InvalidArgument, "weight '%s' is given twice",
-                                  c->info.name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(k < wanted.size(), Error::InvalidArgument,
+                               "constant '%s' is not a weight that can be swapped", names[i].c_str());
+      SLIMCUDA_CHECK_OR_RETURN(given[k] == nullptr, Error::InvalidArgument, "weight '%s' is given twice",
+                               c->info.name.c_str());
       const SlimTensor* t = tensors[i];
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, t != nullptr, Error::InvalidArgument, "null tensor for '%s'",
-                                  names[i].c_str());
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, static_cast<int32_t>(t->dtype()) == c->info.dtype, Error::InvalidArgument,
-                                  "weight '%s': dtype %s, the model's is %s", c->info.name.c_str(),
-                                  scalar_type_name(t->dtype()),
-                                  scalar_type_name(static_cast<ScalarType>(c->info.dtype)));
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, c->tensor != nullptr && t->sizes() == c->tensor->sizes(),
-                                  Error::InvalidArgument, "weight '%s': sizes %s, the model's are %s",
-                                  c->info.name.c_str(), shape(t->sizes()).c_str(),
-                                  c->tensor != nullptr ? shape(c->tensor->sizes()).c_str() : "unknown");
+      SLIMCUDA_CHECK_OR_RETURN(t != nullptr, Error::InvalidArgument, "null tensor for '%s'", names[i].c_str());
+      SLIMCUDA_CHECK_OR_RETURN(static_cast<int32_t>(t->dtype()) == c->info.dtype, Error::InvalidArgument,
+                               "weight '%s': dtype %s, the model's is %s", c->info.name.c_str(),
+                               scalar_type_name(t->dtype()), scalar_type_name(static_cast<ScalarType>(c->info.dtype)));
+      SLIMCUDA_CHECK_OR_RETURN(c->tensor != nullptr && t->sizes() == c->tensor->sizes(), Error::InvalidArgument,
+                               "weight '%s': sizes %s, the model's are %s", c->info.name.c_str(),
+                               shape(t->sizes()).c_str(),
+                               c->tensor != nullptr ? shape(c->tensor->sizes()).c_str() : "unknown");
       given[k] = t;
     }
     for (size_t k = 0; k < wanted.size(); ++k) {
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, given[k] != nullptr, Error::InvalidArgument,
-                                  "%zu weights given; the model has %zu (no '%s')", names.size(), wanted.size(),
-                                  wanted[k]->info.name.c_str());
+      SLIMCUDA_CHECK_OR_RETURN(given[k] != nullptr, Error::InvalidArgument,
+                               "%zu weights given; the model has %zu (no '%s')", names.size(), wanted.size(),
+                               wanted[k]->info.name.c_str());
     }
     // One block, each weight at its own aligned offset with the active one's layout.
     constexpr uint64_t kAlign = 256;
@@ -750,11 +737,11 @@ Error Model::stage_weights(const std::vector<std::string>& names, const std::vec
     }
     cudaStream_t stream = nullptr;
     bool own = false;
-    SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own, function));
+    SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own));
     const StreamContext on =
         device_.is_cuda() ? StreamContext::selected(stream, device_.index) : StreamContext::unselected(0);
     std::shared_ptr<Storage> memory;
-    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device_, on, &memory, function));
+    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device_, on, &memory));
     char* base = static_cast<char*>(memory->data());
     std::vector<std::string> staged_names;
     std::vector<std::unique_ptr<SlimTensor>> staged;
@@ -765,7 +752,7 @@ Error Model::stage_weights(const std::vector<std::string>& names, const std::vec
                                                     like.sizes(), like.strides(), like.dtype(), like.storage_offset()));
       staged_names.push_back(wanted[k]->info.name);
       // On the caller's stream (the transfer engine stages a host source); runs go on.
-      SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*staged.back(), *given[k], on, function));
+      SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*staged.back(), *given[k], on));
     }
     if (own) SLIMCUDA_RETURN_IF_ERROR(cuda::wait_for_stream(stream, device_.index));
     auto weights = std::make_shared<DeviceWeights>(std::move(memory), std::move(staged_names), std::move(staged));
@@ -784,20 +771,19 @@ Error Model::stage_weights(const std::vector<std::string>& names, const std::vec
     }
     if (rc != 0) {
       const std::string why = last_error_message();
-      return set_last_error(Error::InvalidProgram, function, "the container refused the new weights (error %d)%s%s", rc,
+      return set_last_error(Error::InvalidProgram, "the container refused the new weights (error %d)%s%s", rc,
                             why.empty() ? "" : ": ", why.c_str());
     }
     staged_ = std::move(weights);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory staging weights");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory staging weights");
   }
 }
 
-Error Model::swap_weights(const char* function) noexcept {
+Error Model::swap_weights() noexcept {
   std::lock_guard<std::mutex> lock(swap_mu_);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, staged_ != nullptr, Error::InvalidState,
-                              "no weights are staged (stage_weights first)");
+  SLIMCUDA_CHECK_OR_RETURN(staged_ != nullptr, Error::InvalidState, "no weights are staged (stage_weights first)");
   const ContainerConstantsApi api =
       ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
   // Between runs: every instance slot held, so no run is inside the container.
@@ -806,7 +792,7 @@ Error Model::swap_weights(const char* function) noexcept {
   clear_last_error();
   if (api.swap(loaded_->container) != 0) {
     const std::string why = last_error_message();
-    return set_last_error(Error::InvalidProgram, function, "AOTInductorModelContainerSwapConstantBuffer failed%s%s",
+    return set_last_error(Error::InvalidProgram, "AOTInductorModelContainerSwapConstantBuffer failed%s%s",
                           why.empty() ? "" : ": ", why.c_str());
   }
   // Graphs hold the old weights' addresses: made again, on the new ones, by the next runs
@@ -827,25 +813,24 @@ Error Model::swap_weights(const char* function) noexcept {
   return Error::Ok;
 }
 
-Error Model::free_inactive_weights(const char* function) noexcept {
+Error Model::free_inactive_weights() noexcept {
   std::lock_guard<std::mutex> lock(swap_mu_);
   const ContainerConstantsApi api =
       ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, api.free_inactive != nullptr, Error::NotSupported,
-                              "the model library has no AOTInductorModelContainerFreeInactiveConstantBuffer");
+  SLIMCUDA_CHECK_OR_RETURN(api.free_inactive != nullptr, Error::NotSupported,
+                           "the model library has no AOTInductorModelContainerFreeInactiveConstantBuffer");
   std::vector<std::unique_ptr<InstanceSlot>> all;
   for (size_t i = 0; i < slots_->count(); ++i) all.push_back(std::make_unique<InstanceSlot>(*slots_));
   // The state's initial values may live in the set that goes (the archive's shared upload,
   // or the container's own copy of what its library embeds): the state keeps its own.
   if (loaded_->state != nullptr && (inactive_ != nullptr || swapped_)) {
-    SLIMCUDA_RETURN_IF_ERROR(loaded_->state->own_initial_values(device_.is_cuda() ? stream_ : nullptr, function));
+    SLIMCUDA_RETURN_IF_ERROR(loaded_->state->own_initial_values(device_.is_cuda() ? stream_ : nullptr));
   }
   clear_last_error();
   if (api.free_inactive(loaded_->container) != 0) {
     const std::string why = last_error_message();
-    return set_last_error(Error::InvalidProgram, function,
-                          "AOTInductorModelContainerFreeInactiveConstantBuffer failed%s%s", why.empty() ? "" : ": ",
-                          why.c_str());
+    return set_last_error(Error::InvalidProgram, "AOTInductorModelContainerFreeInactiveConstantBuffer failed%s%s",
+                          why.empty() ? "" : ": ", why.c_str());
   }
   // Ours go once the GPU is done with them (DeviceWeights waits for the device); a staged
   // set not swapped in yet is the inactive one too.

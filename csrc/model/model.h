@@ -56,9 +56,9 @@ class Model {
   static constexpr int kDefaultCudaInstances = 4;
   static constexpr int kMaxInstances = 64;
 
-  /// A load's device type: -1 (auto), 0 (CPU) or 1 (CUDA), else InvalidArgument naming
-  /// `function`. The one check of it, for packages (load) and .pt2 archives alike.
-  [[nodiscard]] static Error check_device_type(int device_type, const char* function) noexcept;
+  /// A load's device type: -1 (auto), 0 (CPU) or 1 (CUDA), else InvalidArgument.
+  /// The one check of it, for packages (load) and .pt2 archives alike.
+  [[nodiscard]] static Error check_device_type(int device_type) noexcept;
 
   /// device_type (check_device_type) -1 picks CUDA when a GPU and a CUDA library are there,
   /// else CPU.
@@ -69,7 +69,7 @@ class Model {
   /// OutOfResources. `graphs`: CUDA graphs for runs on a non-blocking stream
   /// (csrc/graph/graph_runner.h); ignored on the CPU.
   [[nodiscard]] static Error load(const ModelPackage& package, int device_type, int device_index, int instances,
-                                  std::unique_ptr<Model>* out, const char* function,
+                                  std::unique_ptr<Model>* out,
                                   graph::GraphMode graphs = graph::GraphMode::Off) noexcept;
 
   /// What describes a library's inputs when no manifest does (a .pt2): called once the
@@ -85,7 +85,7 @@ class Model {
   /// instances and the errors: as for load.
   [[nodiscard]] static Error load_library(const uint8_t* so, size_t size, DeviceType type, int device_index,
                                           int instances, const MethodSpec* declared, const DescribeInputs& describe,
-                                          std::unique_ptr<Model>* out, const char* function,
+                                          std::unique_ptr<Model>* out,
                                           graph::GraphMode graphs = graph::GraphMode::Off) noexcept;
   ~Model();
   // One container and one dlopen handle each; copies would free them twice.
@@ -122,17 +122,17 @@ class Model {
   /// container (and any output borrowing from it). Call once, after load and before any
   /// run, from one thread; a second call -> InvalidState.
   [[nodiscard]] Error attach_constants(const std::vector<ConstantEntry>& entries, const std::string& identity,
-                                       const StreamContext& ctx, const char* function) noexcept;
+                                       const StreamContext& ctx) noexcept;
   /// How attach_constants handed the weights over and whether they were shared (tests,
   /// `slimcuda info`); nullopt before it ran.
   [[nodiscard]] const std::optional<AttachedConstants>& constants() const noexcept { return constants_; }
   /// The container's own constants as it reports them (names, FQNs, dtypes, sizes): what a
   /// loader matches the archive's weights against. NotSupported when the library lacks the
   /// constants API.
-  [[nodiscard]] Error container_constants(std::vector<ContainerConstant>* out, const char* function) const noexcept;
+  [[nodiscard]] Error container_constants(std::vector<ContainerConstant>* out) const noexcept;
 
   [[nodiscard]] Error run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
-                          const StreamContext& ctx, const char* function) noexcept;
+                          const StreamContext& ctx) noexcept;
 
   /// One of the model's constants, as slimcuda sees it (state.h says what state is).
   struct Constant {
@@ -148,8 +148,7 @@ class Model {
   /// and a load that asked for more fails (InvalidArgument, naming the state). The copy is
   /// made on ctx's stream when one is selected, else on the model's own, and is complete on
   /// return. A library without the constants API shows no constants: nothing to do.
-  [[nodiscard]] Error prepare_state(const std::string* wrapper_source, const StreamContext& ctx,
-                                    const char* function) noexcept;
+  [[nodiscard]] Error prepare_state(const std::string* wrapper_source, const StreamContext& ctx) noexcept;
   /// The constants (empty before prepare_state, or for a library without the constants API).
   [[nodiscard]] const std::vector<Constant>& constants_table() const noexcept { return table_; }
   /// Whether runs write some constants.
@@ -159,14 +158,12 @@ class Model {
   /// ctx's stream when one is selected, else done on return. NotSupported where the state
   /// stays inside the container (a library without ExtractConstantsMap or the user-managed
   /// constants API).
-  [[nodiscard]] Error reset_state(const StreamContext& ctx, const char* function) noexcept;
+  [[nodiscard]] Error reset_state(const StreamContext& ctx) noexcept;
   /// dst <- the constant named `name` (the container's name or its FQN), any constant;
   /// src -> the state constant `name` (a read-only weight: InvalidArgument). Sizes must match
   /// (copy_tensor's rules, dtypes converted). Ordered as reset_state.
-  [[nodiscard]] Error read_constant(const char* name, const SlimTensor& dst, const StreamContext& ctx,
-                                    const char* function) noexcept;
-  [[nodiscard]] Error write_constant(const char* name, const SlimTensor& src, const StreamContext& ctx,
-                                     const char* function) noexcept;
+  [[nodiscard]] Error read_constant(const char* name, const SlimTensor& dst, const StreamContext& ctx) noexcept;
+  [[nodiscard]] Error write_constant(const char* name, const SlimTensor& src, const StreamContext& ctx) noexcept;
 
   /// Weights swapped while serving (docs/state.md), as PyTorch's container does with its
   /// inactive buffer. stage_weights copies a new value of every read-only weight (`names`
@@ -180,31 +177,27 @@ class Model {
   /// stays as it is. free_inactive_weights frees the set swapped out (after the GPU is
   /// done with it), or a staged set not swapped in.
   [[nodiscard]] Error stage_weights(const std::vector<std::string>& names,
-                                    const std::vector<const SlimTensor*>& tensors, const StreamContext& ctx,
-                                    const char* function) noexcept;
-  [[nodiscard]] Error swap_weights(const char* function) noexcept;
-  [[nodiscard]] Error free_inactive_weights(const char* function) noexcept;
+                                    const std::vector<const SlimTensor*>& tensors, const StreamContext& ctx) noexcept;
+  [[nodiscard]] Error swap_weights() noexcept;
+  [[nodiscard]] Error free_inactive_weights() noexcept;
 
  private:
   Model() = default;
   // The method of a library without a manifest: the container's counts and names, the
   // inputs as `describe` says (unknown where it cannot), the outputs unknown.
-  [[nodiscard]] Error describe_from_container(size_t n_in, size_t n_out, const DescribeInputs& describe,
-                                              const char* function);
+  [[nodiscard]] Error describe_from_container(size_t n_in, size_t n_out, const DescribeInputs& describe);
   // Hands the attached constants (if any) and the state to another container of the
   // library: the CUDA graphs' capture container.
-  [[nodiscard]] Error share_constants_with(void* container, const char* function) const noexcept;
+  [[nodiscard]] Error share_constants_with(void* container) const noexcept;
   // Hands `weights` to `container` (full: every constant; else only these), keeping the
   // handles it makes of them until it is gone.
   [[nodiscard]] Error hand_to(const ContainerConstantsApi& api, void* container, const DeviceWeights& weights,
-                              bool full, const char* function) const noexcept;
+                              bool full) const noexcept;
   // The stream a state operation (reset, read, write) of ctx goes on; *own true when it is
   // the model's own (wait for it before returning).
-  [[nodiscard]] Error state_stream(const StreamContext& ctx, cudaStream_t* stream, bool* own,
-                                   const char* function) const noexcept;
+  [[nodiscard]] Error state_stream(const StreamContext& ctx, cudaStream_t* stream, bool* own) const noexcept;
   // A copy between a constant and a caller's tensor, ordered with the runs.
-  [[nodiscard]] Error copy_constant(const SlimTensor& dst, const SlimTensor& src, const StreamContext& ctx,
-                                    const char* function) noexcept;
+  [[nodiscard]] Error copy_constant(const SlimTensor& dst, const SlimTensor& src, const StreamContext& ctx) noexcept;
   [[nodiscard]] const Constant* find_constant(const char* name) const noexcept;
   // (Re)makes the CUDA graph runner from graph_abi_ (load, and after a weight swap).
   void make_graphs();
@@ -269,7 +262,6 @@ class Model {
 
 /// Checks one tensor against its spec (the runner's input and output checks).
 [[nodiscard]] Error check_tensor_against(const SlimTensor& t, const TensorSpec& spec, Device model_device,
-                                         const char* what, size_t index, Error on_mismatch,
-                                         const char* function) noexcept;
+                                         const char* what, size_t index, Error on_mismatch) noexcept;
 
 }  // namespace slimcuda

@@ -207,9 +207,9 @@ bool is_state(const ContainerConstant& c, const std::set<std::string>* read_only
 
 Error ModelState::create(const std::vector<std::string>& names, const std::vector<const SlimTensor*>& initial,
                          Device device, const StreamContext& ctx, std::shared_ptr<const void> keep_initial,
-                         std::unique_ptr<ModelState>* out, const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, names.size() == initial.size() && out != nullptr, Error::InvalidArgument,
-                              "%zu names for %zu constants", names.size(), initial.size());
+                         std::unique_ptr<ModelState>* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(names.size() == initial.size() && out != nullptr, Error::InvalidArgument,
+                           "%zu names for %zu constants", names.size(), initial.size());
   try {
     std::unique_ptr<ModelState> s(new ModelState());
     s->device_ = device;
@@ -218,10 +218,10 @@ Error ModelState::create(const std::vector<std::string>& names, const std::vecto
     uint64_t total = 0;
     for (size_t i = 0; i < initial.size(); ++i) {
       const SlimTensor* t = initial[i];
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, t != nullptr && t->storage() != nullptr, Error::InvalidProgram,
-                                  "the container gives no tensor for constant '%s'", names[i].c_str());
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, t->device().type == device.type, Error::InvalidProgram,
-                                  "constant '%s' is not on the model's device", names[i].c_str());
+      SLIMCUDA_CHECK_OR_RETURN(t != nullptr && t->storage() != nullptr, Error::InvalidProgram,
+                               "the container gives no tensor for constant '%s'", names[i].c_str());
+      SLIMCUDA_CHECK_OR_RETURN(t->device().type == device.type, Error::InvalidProgram,
+                               "constant '%s' is not on the model's device", names[i].c_str());
       total = (total + kStateAlignment - 1) / kStateAlignment * kStateAlignment;
       offsets[i] = total;
       total += t->storage()->nbytes();
@@ -233,7 +233,7 @@ Error ModelState::create(const std::vector<std::string>& names, const std::vecto
     }
     std::shared_ptr<Storage> memory;
     const cudaStream_t stream = device.is_cuda() ? ctx.stream() : nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device, ctx, &memory, function));
+    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device, ctx, &memory));
     char* base = static_cast<char*>(memory->data());
     std::vector<std::unique_ptr<SlimTensor>> tensors;
     for (size_t i = 0; i < initial.size(); ++i) {
@@ -243,12 +243,12 @@ Error ModelState::create(const std::vector<std::string>& names, const std::vecto
                                                      t.sizes(), t.strides(), t.dtype(), t.storage_offset()));
     }
     s->current_ = std::make_shared<DeviceWeights>(std::move(memory), names, std::move(tensors));
-    SLIMCUDA_RETURN_IF_ERROR(s->reset(stream, function));
+    SLIMCUDA_RETURN_IF_ERROR(s->reset(stream));
     if (device.is_cuda()) SLIMCUDA_RETURN_IF_ERROR(cuda::wait_for_stream(stream, device.index));
     *out = std::move(s);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory for the model's state");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory for the model's state");
   }
 }
 
@@ -259,7 +259,7 @@ std::optional<size_t> ModelState::find(const std::string& name) const noexcept {
   return std::nullopt;
 }
 
-Error ModelState::reset(cudaStream_t stream, const char* function) noexcept {
+Error ModelState::reset(cudaStream_t stream) noexcept {
   for (size_t i = 0; i < initial_.size(); ++i) {
     const Storage& from = *initial_[i]->storage();
     const Storage& to = *current_->tensor(i)->storage();
@@ -267,8 +267,7 @@ Error ModelState::reset(cudaStream_t stream, const char* function) noexcept {
     if (device_.is_cuda()) {
       cuda::DeviceGuard guard(device_.index);
       SLIMCUDA_RETURN_IF_ERROR(guard.error());
-      SLIMCUDA_CUDA_TRY_AT(function,
-                           cudaMemcpyAsync(to.data(), from.data(), from.nbytes(), cudaMemcpyDeviceToDevice, stream));
+      SLIMCUDA_CUDA_TRY(cudaMemcpyAsync(to.data(), from.data(), from.nbytes(), cudaMemcpyDeviceToDevice, stream));
     } else {
       std::memcpy(to.data(), from.data(), from.nbytes());
     }
@@ -276,11 +275,11 @@ Error ModelState::reset(cudaStream_t stream, const char* function) noexcept {
   return Error::Ok;
 }
 
-Error ModelState::save(cudaStream_t stream, std::shared_ptr<Storage>* saved, const char* function) noexcept {
+Error ModelState::save(cudaStream_t stream, std::shared_ptr<Storage>* saved) noexcept {
   const uint64_t n = bytes();
   const StreamContext ctx =
       device_.is_cuda() ? StreamContext::selected(stream, device_.index) : StreamContext::unselected(0);
-  SLIMCUDA_RETURN_IF_ERROR(Storage::allocate(static_cast<size_t>(n), device_, ctx, saved, function));
+  SLIMCUDA_RETURN_IF_ERROR(Storage::allocate(static_cast<size_t>(n), device_, ctx, saved));
   if (n == 0) return Error::Ok;
   const void* from = current_->data();
   if (!device_.is_cuda()) {
@@ -289,15 +288,14 @@ Error ModelState::save(cudaStream_t stream, std::shared_ptr<Storage>* saved, con
   }
   cuda::DeviceGuard guard(device_.index);
   SLIMCUDA_RETURN_IF_ERROR(guard.error());
-  SLIMCUDA_CUDA_TRY_AT(
-      function, cudaMemcpyAsync((*saved)->data(), from, static_cast<size_t>(n), cudaMemcpyDeviceToDevice, stream));
+  SLIMCUDA_CUDA_TRY(cudaMemcpyAsync((*saved)->data(), from, static_cast<size_t>(n), cudaMemcpyDeviceToDevice, stream));
   return Error::Ok;
 }
 
-Error ModelState::restore(cudaStream_t stream, const Storage& saved, const char* function) noexcept {
+Error ModelState::restore(cudaStream_t stream, const Storage& saved) noexcept {
   const uint64_t n = bytes();
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, saved.nbytes() >= n, Error::Internal, "a saved state of %zu bytes for %llu",
-                              saved.nbytes(), static_cast<unsigned long long>(n));
+  SLIMCUDA_CHECK_OR_RETURN(saved.nbytes() >= n, Error::Internal, "a saved state of %zu bytes for %llu", saved.nbytes(),
+                           static_cast<unsigned long long>(n));
   if (n == 0) return Error::Ok;
   void* to = current_->data();
   if (!device_.is_cuda()) {
@@ -306,12 +304,11 @@ Error ModelState::restore(cudaStream_t stream, const Storage& saved, const char*
   }
   cuda::DeviceGuard guard(device_.index);
   SLIMCUDA_RETURN_IF_ERROR(guard.error());
-  SLIMCUDA_CUDA_TRY_AT(function,
-                       cudaMemcpyAsync(to, saved.data(), static_cast<size_t>(n), cudaMemcpyDeviceToDevice, stream));
+  SLIMCUDA_CUDA_TRY(cudaMemcpyAsync(to, saved.data(), static_cast<size_t>(n), cudaMemcpyDeviceToDevice, stream));
   return Error::Ok;
 }
 
-Error ModelState::own_initial_values(cudaStream_t stream, const char* function) noexcept {
+Error ModelState::own_initial_values(cudaStream_t stream) noexcept {
   if (own_initial_ != nullptr) return Error::Ok;
   try {
     std::vector<uint64_t> offsets(initial_.size());
@@ -324,7 +321,7 @@ Error ModelState::own_initial_values(cudaStream_t stream, const char* function) 
     const StreamContext ctx =
         device_.is_cuda() ? StreamContext::selected(stream, device_.index) : StreamContext::unselected(0);
     std::shared_ptr<Storage> memory;
-    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device_, ctx, &memory, function));
+    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device_, ctx, &memory));
     char* base = static_cast<char*>(memory->data());
     std::vector<std::unique_ptr<SlimTensor>> moved;
     std::optional<cuda::DeviceGuard> guard;
@@ -337,7 +334,7 @@ Error ModelState::own_initial_values(cudaStream_t stream, const char* function) 
       const size_t n = t.storage()->nbytes();
       char* to = n > 0 ? base + offsets[i] : nullptr;
       if (n > 0 && device_.is_cuda()) {
-        SLIMCUDA_CUDA_TRY_AT(function, cudaMemcpyAsync(to, t.storage()->data(), n, cudaMemcpyDeviceToDevice, stream));
+        SLIMCUDA_CUDA_TRY(cudaMemcpyAsync(to, t.storage()->data(), n, cudaMemcpyDeviceToDevice, stream));
       } else if (n > 0) {
         std::memcpy(to, t.storage()->data(), n);
       }
@@ -350,7 +347,7 @@ Error ModelState::own_initial_values(cudaStream_t stream, const char* function) 
     keep_initial_.reset();
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
 }
 

@@ -58,7 +58,7 @@ class ModelState {
   [[nodiscard]] static Error create(const std::vector<std::string>& names,
                                     const std::vector<const SlimTensor*>& initial, Device device,
                                     const StreamContext& ctx, std::shared_ptr<const void> keep_initial,
-                                    std::unique_ptr<ModelState>* out, const char* function) noexcept;
+                                    std::unique_ptr<ModelState>* out) noexcept;
   ModelState(const ModelState&) = delete;
   ModelState& operator=(const ModelState&) = delete;
 
@@ -71,15 +71,15 @@ class ModelState {
 
   /// Every state constant back to its initial value, enqueued on `stream` (CUDA; nullptr
   /// on the CPU, where it is done on return).
-  [[nodiscard]] Error reset(cudaStream_t stream, const char* function) noexcept;
+  [[nodiscard]] Error reset(cudaStream_t stream) noexcept;
   /// A copy of the whole state on `stream`, and its return (the CUDA-graph capture's warm-up
   /// run is a real run: its writes are undone so that the call changes the state once).
-  [[nodiscard]] Error save(cudaStream_t stream, std::shared_ptr<Storage>* saved, const char* function) noexcept;
-  [[nodiscard]] Error restore(cudaStream_t stream, const Storage& saved, const char* function) noexcept;
+  [[nodiscard]] Error save(cudaStream_t stream, std::shared_ptr<Storage>* saved) noexcept;
+  [[nodiscard]] Error restore(cudaStream_t stream, const Storage& saved) noexcept;
   /// Copies the initial values into memory of the state's own (on `stream`, complete on
   /// return) and lets go of where they were: before the weights that hold them are freed
   /// (a weight swap's old set). Nothing to do when they are the state's own already.
-  [[nodiscard]] Error own_initial_values(cudaStream_t stream, const char* function) noexcept;
+  [[nodiscard]] Error own_initial_values(cudaStream_t stream) noexcept;
 
  private:
   ModelState() = default;

@@ -113,9 +113,9 @@ TEST(State, KindsAndProofDecide) {
 std::unique_ptr<Model> load(const std::string& name, int instances, Error want = Error::Ok) {
   const std::vector<uint8_t> bytes = read_bytes(test_package_path(name));
   ModelPackage package;
-  EXPECT_EQ(ModelPackage::parse(bytes.data(), bytes.size(), &package, "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(ModelPackage::parse(bytes.data(), bytes.size(), &package), Error::Ok) << last_error_message();
   std::unique_ptr<Model> m;
-  EXPECT_EQ(Model::load(package, 0, -1, instances, &m, "test"), want) << last_error_message();
+  EXPECT_EQ(Model::load(package, 0, -1, instances, &m), want) << last_error_message();
   return m;
 }
 
@@ -147,7 +147,7 @@ TEST(State, StatelessModelsKeepTheirInstances) {
   ASSERT_NE(m, nullptr);
   EXPECT_FALSE(m->stateful());
   EXPECT_EQ(m->instances(), 4);
-  EXPECT_EQ(m->reset_state(StreamContext::unselected(0), "test"), Error::Ok) << "nothing to reset";
+  EXPECT_EQ(m->reset_state(StreamContext::unselected(0)), Error::Ok) << "nothing to reset";
 }
 
 TEST(State, MoreInstancesThanOneAreRefused) {
@@ -167,25 +167,25 @@ TEST(State, ResetReadAndWrite) {
   float v = 0;
   const int64_t one[1] = {1};
   SlimTensor* dst = nullptr;
-  ASSERT_EQ(from_blob(&v, 1, one, nullptr, 0, 6, 0, 0, &dst, "test"), Error::Ok);
+  ASSERT_EQ(from_blob(&v, 1, one, nullptr, 0, 6, 0, 0, &dst), Error::Ok);
   std::unique_ptr<SlimTensor> owned(dst);
-  ASSERT_EQ(m->read_constant("counter", *dst, cpu, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->read_constant("counter", *dst, cpu), Error::Ok) << last_error_message();
   EXPECT_EQ(v, 13);
-  ASSERT_EQ(m->reset_state(cpu, "test"), Error::Ok) << last_error_message();
-  ASSERT_EQ(m->read_constant("counter", *dst, cpu, "test"), Error::Ok);
+  ASSERT_EQ(m->reset_state(cpu), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->read_constant("counter", *dst, cpu), Error::Ok);
   EXPECT_EQ(v, 10) << "reset puts the state back to its value at load";
   EXPECT_EQ(after(10, 3), run(*m, 3)) << "the same answer again after a reset";
   v = 100;
-  ASSERT_EQ(m->write_constant("counter", *dst, cpu, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->write_constant("counter", *dst, cpu), Error::Ok) << last_error_message();
   EXPECT_EQ(after(100, 1), run(*m, 1));
   // Weights are read-only; names must exist; sizes must match.
-  EXPECT_EQ(m->write_constant("scale", *dst, cpu, "test"), Error::InvalidArgument);
+  EXPECT_EQ(m->write_constant("scale", *dst, cpu), Error::InvalidArgument);
   EXPECT_NE(std::string(last_error_message()).find("read-only parameter"), std::string::npos) << last_error_message();
-  EXPECT_EQ(m->write_constant("nope", *dst, cpu, "test"), Error::NotFound);
-  EXPECT_EQ(m->read_constant(nullptr, *dst, cpu, "test"), Error::NotFound);
-  ASSERT_EQ(m->read_constant("scale", *dst, cpu, "test"), Error::Ok);
+  EXPECT_EQ(m->write_constant("nope", *dst, cpu), Error::NotFound);
+  EXPECT_EQ(m->read_constant(nullptr, *dst, cpu), Error::NotFound);
+  ASSERT_EQ(m->read_constant("scale", *dst, cpu), Error::Ok);
   EXPECT_EQ(v, 2);
-  EXPECT_EQ(m->read_constant("table", *dst, cpu, "test"), Error::InvalidArgument) << "table is [2]";
+  EXPECT_EQ(m->read_constant("table", *dst, cpu), Error::InvalidArgument) << "table is [2]";
   EXPECT_EQ(after(101, 1), run(*m, 1)) << "failed calls changed nothing";
 }
 
@@ -196,7 +196,7 @@ TEST(State, TwoLoadsNeverSeeEachOthersWrites) {
   EXPECT_EQ(after(10, 1), run(*a, 1));
   EXPECT_EQ(after(10, 5), run(*b, 5));
   EXPECT_EQ(after(11, 1), run(*a, 1));
-  ASSERT_EQ(b->reset_state(StreamContext::unselected(0), "test"), Error::Ok);
+  ASSERT_EQ(b->reset_state(StreamContext::unselected(0)), Error::Ok);
   EXPECT_EQ(after(12, 1), run(*a, 1)) << "b's reset is b's";
   EXPECT_EQ(after(10, 1), run(*b, 1));
 }
@@ -222,24 +222,23 @@ class BytesSource final : public WeightSource {
 std::unique_ptr<Model> load_archive_like(const std::shared_ptr<const WeightSource>& blob) {
   const std::vector<uint8_t> bytes = read_bytes(test_package_path("stateful_archive"));
   ModelPackage package;
-  EXPECT_EQ(ModelPackage::parse(bytes.data(), bytes.size(), &package, "test"), Error::Ok);
+  EXPECT_EQ(ModelPackage::parse(bytes.data(), bytes.size(), &package), Error::Ok);
   const LibrarySpec* lib = package.library(DeviceType::CPU);
   EXPECT_NE(lib, nullptr);
   if (lib == nullptr) return nullptr;
   std::unique_ptr<Model> m;
-  EXPECT_EQ(Model::load_library(lib->so.data(), lib->so.size(), DeviceType::CPU, -1, 0, &lib->methods[0], nullptr, &m,
-                                "test"),
+  EXPECT_EQ(Model::load_library(lib->so.data(), lib->so.size(), DeviceType::CPU, -1, 0, &lib->methods[0], nullptr, &m),
             Error::Ok)
       << last_error_message();
   if (m == nullptr) return nullptr;
   std::vector<ContainerConstant> constants;
-  EXPECT_EQ(m->container_constants(&constants, "test"), Error::Ok);
+  EXPECT_EQ(m->container_constants(&constants), Error::Ok);
   std::vector<ConstantEntry> entries;
-  EXPECT_EQ(entries_from_blob(constants, {{{1}, {}, 0}, {{1}, {}, 0}, {{2}, {}, 0}}, blob, &entries, "test"), Error::Ok)
+  EXPECT_EQ(entries_from_blob(constants, {{{1}, {}, 0}, {{1}, {}, 0}, {{2}, {}, 0}}, blob, &entries), Error::Ok)
       << last_error_message();
-  EXPECT_EQ(m->attach_constants(entries, "state_test:model", StreamContext::unselected(0), "test"), Error::Ok)
+  EXPECT_EQ(m->attach_constants(entries, "state_test:model", StreamContext::unselected(0)), Error::Ok)
       << last_error_message();
-  EXPECT_EQ(m->prepare_state(nullptr, StreamContext::unselected(0), "test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(m->prepare_state(nullptr, StreamContext::unselected(0)), Error::Ok) << last_error_message();
   return m;
 }
 
@@ -267,7 +266,7 @@ TEST(State, LoadsSharingArchiveWeightsHaveTheirOwnState) {
   EXPECT_EQ(after(10, 1), run(*b, 1));
   EXPECT_EQ(after(11, 1), run(*a, 1));
   EXPECT_EQ(after(11, 1), run(*b, 1));
-  ASSERT_EQ(a->reset_state(StreamContext::unselected(0), "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(a->reset_state(StreamContext::unselected(0)), Error::Ok) << last_error_message();
   EXPECT_EQ(after(10, 1), run(*a, 1)) << "reset to the archive's values, which no run wrote";
   EXPECT_EQ(after(12, 1), run(*b, 1));
   // A third load after all those runs starts from the archive's values too.
@@ -284,7 +283,7 @@ TEST(State, StateTheLibraryHidesIsOnePerLoadButNotResettable) {
   EXPECT_EQ(a->instances(), 1);
   EXPECT_EQ(after(10, 1), run(*a, 1));
   EXPECT_EQ(after(10, 1), run(*b, 1)) << "each load is its own library object, with its own memory";
-  EXPECT_EQ(a->reset_state(StreamContext::unselected(0), "test"), Error::NotSupported);
+  EXPECT_EQ(a->reset_state(StreamContext::unselected(0)), Error::NotSupported);
   EXPECT_NE(std::string(last_error_message()).find("cannot reset"), std::string::npos) << last_error_message();
   EXPECT_EQ(load("stateful_opaque", 2, Error::InvalidArgument), nullptr);
 }
@@ -292,14 +291,14 @@ TEST(State, StateTheLibraryHidesIsOnePerLoadButNotResettable) {
 TEST(State, PrepareTwiceIsInvalidState) {
   std::unique_ptr<Model> m = load("stateful", 0);
   ASSERT_NE(m, nullptr);
-  EXPECT_EQ(m->prepare_state(nullptr, StreamContext::unselected(0), "test"), Error::InvalidState);
+  EXPECT_EQ(m->prepare_state(nullptr, StreamContext::unselected(0)), Error::InvalidState);
 }
 
 // --- Weights swapped while serving (Model::stage_weights, swap_weights, free_inactive_weights)
 
 std::unique_ptr<SlimTensor> host_tensor(std::vector<float>* v, std::vector<int64_t> sizes, int32_t dtype = 6) {
   SlimTensor* t = nullptr;
-  EXPECT_EQ(from_blob(v->data(), static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, 0, dtype, 0, 0, &t, "test"),
+  EXPECT_EQ(from_blob(v->data(), static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, 0, dtype, 0, 0, &t),
             Error::Ok);
   return std::unique_ptr<SlimTensor>(t);
 }
@@ -311,19 +310,19 @@ TEST(SwapWeights, StagedWeightsServeAfterTheSwapAndTheStateCarriesOver) {
   EXPECT_EQ(after(10, 1), run(*m, 1));  // counter 11, scale 2
   std::vector<float> three = {3};
   auto scale = host_tensor(&three, {1});
-  ASSERT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu), Error::Ok) << last_error_message();
   EXPECT_EQ((11 + 1) * 2 + 1, run(*m, 1)) << "runs go on with the active weights";
-  EXPECT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu, "test"), Error::InvalidState) << "one staged at a time";
-  ASSERT_EQ(m->swap_weights("test"), Error::Ok) << last_error_message();
+  EXPECT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu), Error::InvalidState) << "one staged at a time";
+  ASSERT_EQ(m->swap_weights(), Error::Ok) << last_error_message();
   EXPECT_EQ((12 + 1) * 3 + 1, run(*m, 1)) << "the new scale, and the counter carried over";
-  ASSERT_EQ(m->free_inactive_weights("test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->free_inactive_weights(), Error::Ok) << last_error_message();
   EXPECT_EQ((13 + 1) * 3 + 1, run(*m, 1));
-  ASSERT_EQ(m->reset_state(cpu, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->reset_state(cpu), Error::Ok) << last_error_message();
   EXPECT_EQ((10 + 1) * 3 + 1, run(*m, 1)) << "reset after the old weights are freed: the state's own initial values";
-  EXPECT_EQ(m->swap_weights("test"), Error::InvalidState) << "nothing staged";
+  EXPECT_EQ(m->swap_weights(), Error::InvalidState) << "nothing staged";
   std::vector<float> read = {0};
   auto dst = host_tensor(&read, {1});
-  ASSERT_EQ(m->read_constant("scale", *dst, cpu, "test"), Error::Ok);
+  ASSERT_EQ(m->read_constant("scale", *dst, cpu), Error::Ok);
   EXPECT_EQ(read[0], 3.0f) << "read_constant sees the swapped weight";
 }
 
@@ -352,16 +351,16 @@ TEST(SwapWeights, BadWeightsAreRefusedAndTheActiveOnesStay) {
       {{"scale"}, {}, "1 names for 0 tensors"},
   };
   for (const Bad& b : cases) {
-    EXPECT_EQ(m->stage_weights(b.names, b.tensors, cpu, "test"), Error::InvalidArgument) << b.says;
+    EXPECT_EQ(m->stage_weights(b.names, b.tensors, cpu), Error::InvalidArgument) << b.says;
     EXPECT_NE(std::string(last_error_message()).find(b.says), std::string::npos) << last_error_message();
   }
   EXPECT_EQ(after(10, 1), run(*m, 1)) << "the active weights are untouched";
-  EXPECT_EQ(m->swap_weights("test"), Error::InvalidState);
+  EXPECT_EQ(m->swap_weights(), Error::InvalidState);
   // A staged set freed before a swap: the next stage works.
-  ASSERT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu, "test"), Error::Ok);
-  ASSERT_EQ(m->free_inactive_weights("test"), Error::Ok);
+  ASSERT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu), Error::Ok);
+  ASSERT_EQ(m->free_inactive_weights(), Error::Ok);
   EXPECT_EQ(after(11, 1), run(*m, 1));
-  ASSERT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(m->stage_weights({"scale"}, {scale.get()}, cpu), Error::Ok) << last_error_message();
 }
 
 TEST(SwapWeights, ALoadSwapsAloneWhenTheArchiveUploadIsShared) {
@@ -371,13 +370,12 @@ TEST(SwapWeights, ALoadSwapsAloneWhenTheArchiveUploadIsShared) {
   ASSERT_NE(b, nullptr);
   std::vector<float> five = {5};
   auto t = host_tensor(&five, {1});
-  ASSERT_EQ(a->stage_weights({"scale"}, {t.get()}, StreamContext::unselected(0), "test"), Error::Ok)
-      << last_error_message();
-  ASSERT_EQ(a->swap_weights("test"), Error::Ok) << last_error_message();
-  ASSERT_EQ(a->free_inactive_weights("test"), Error::Ok);
+  ASSERT_EQ(a->stage_weights({"scale"}, {t.get()}, StreamContext::unselected(0)), Error::Ok) << last_error_message();
+  ASSERT_EQ(a->swap_weights(), Error::Ok) << last_error_message();
+  ASSERT_EQ(a->free_inactive_weights(), Error::Ok);
   EXPECT_EQ((10 + 1) * 5 + 1, run(*a, 1));
   EXPECT_EQ(after(10, 1), run(*b, 1)) << "b keeps the shared upload";
-  ASSERT_EQ(a->reset_state(StreamContext::unselected(0), "test"), Error::Ok);
+  ASSERT_EQ(a->reset_state(StreamContext::unselected(0)), Error::Ok);
   EXPECT_EQ((10 + 1) * 5 + 1, run(*a, 1));
 }
 

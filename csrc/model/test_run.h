@@ -15,9 +15,9 @@ namespace slimcuda::testing {
 inline float run_test_model(Model& m, float x) {
   SlimTensor* in = nullptr;
   const int64_t sizes[1] = {1};
-  EXPECT_EQ(from_blob(&x, 1, sizes, nullptr, 0, 6, 0, 0, &in, "test"), Error::Ok);
+  EXPECT_EQ(from_blob(&x, 1, sizes, nullptr, 0, 6, 0, 0, &in), Error::Ok);
   SlimTensor* out = nullptr;
-  const Error e = m.run(&in, 1, &out, 1, StreamContext::unselected(0), "test");
+  const Error e = m.run(&in, 1, &out, 1, StreamContext::unselected(0));
   delete in;
   EXPECT_EQ(e, Error::Ok) << last_error_message();
   if (e != Error::Ok) return -1;

@@ -16,29 +16,28 @@
 namespace slimcuda {
 namespace {
 
-Error check_range(uint64_t offset, size_t n, uint64_t size, void* dst, const char* function) {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, dst != nullptr || n == 0, Error::InvalidArgument, "null destination");
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, offset <= size && n <= size - offset, Error::InvalidProgram,
-                              "bytes [%llu, +%zu) asked of a weight source of %llu bytes",
-                              static_cast<unsigned long long>(offset), n, static_cast<unsigned long long>(size));
+Error check_range(uint64_t offset, size_t n, uint64_t size, void* dst) {
+  SLIMCUDA_CHECK_OR_RETURN(dst != nullptr || n == 0, Error::InvalidArgument, "null destination");
+  SLIMCUDA_CHECK_OR_RETURN(offset <= size && n <= size - offset, Error::InvalidProgram,
+                           "bytes [%llu, +%zu) asked of a weight source of %llu bytes",
+                           static_cast<unsigned long long>(offset), n, static_cast<unsigned long long>(size));
   return Error::Ok;
 }
 
 }  // namespace
 
-Error MappedFileSource::open(const std::string& path, std::shared_ptr<MappedFileSource>* out,
-                             const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, out != nullptr, Error::InvalidArgument, "null out");
+Error MappedFileSource::open(const std::string& path, std::shared_ptr<MappedFileSource>* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
-    return set_last_error(err == ENOENT ? Error::NotFound : Error::AccessFailed, function, "opening %s: %s",
-                          path.c_str(), strerror(err));
+    return set_last_error(err == ENOENT ? Error::NotFound : Error::AccessFailed, "opening %s: %s", path.c_str(),
+                          strerror(err));
   }
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return set_last_error(Error::InvalidArgument, function, "%s is not a regular file", path.c_str());
+    return set_last_error(Error::InvalidArgument, "%s is not a regular file", path.c_str());
   }
   void* data = nullptr;
   if (st.st_size > 0) {
@@ -46,7 +45,7 @@ Error MappedFileSource::open(const std::string& path, std::shared_ptr<MappedFile
     if (data == MAP_FAILED) {
       const int err = errno;
       ::close(fd);
-      return set_last_error(Error::OutOfResources, function, "mapping %s: %s", path.c_str(), strerror(err));
+      return set_last_error(Error::OutOfResources, "mapping %s: %s", path.c_str(), strerror(err));
     }
   }
   ::close(fd);  // the mapping stays valid without the descriptor
@@ -61,7 +60,7 @@ Error MappedFileSource::open(const std::string& path, std::shared_ptr<MappedFile
     return Error::Ok;
   } catch (const std::bad_alloc&) {
     if (data != nullptr) munmap(data, static_cast<size_t>(st.st_size));
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
 }
 
@@ -70,13 +69,13 @@ MappedFileSource::~MappedFileSource() {
 }
 
 Error MappedFileSource::read(uint64_t offset, size_t n, void* dst) const noexcept {
-  SLIMCUDA_RETURN_IF_ERROR(check_range(offset, n, size_, dst, "MappedFileSource::read"));
+  SLIMCUDA_RETURN_IF_ERROR(check_range(offset, n, size_, dst));
   if (n > 0) std::memcpy(dst, data_ + offset, n);
   return Error::Ok;
 }
 
 Error MemorySource::read(uint64_t offset, size_t n, void* dst) const noexcept {
-  SLIMCUDA_RETURN_IF_ERROR(check_range(offset, n, size_, dst, "MemorySource::read"));
+  SLIMCUDA_RETURN_IF_ERROR(check_range(offset, n, size_, dst));
   if (n > 0) std::memcpy(dst, data_ + offset, n);
   return Error::Ok;
 }

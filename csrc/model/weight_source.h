@@ -56,8 +56,7 @@ class MappedFileSource final : public WeightSource {
  public:
   /// Opens and maps `path`. Missing file -> NotFound; not readable -> AccessFailed; not a
   /// regular file -> InvalidArgument; mmap failure -> OutOfResources.
-  [[nodiscard]] static Error open(const std::string& path, std::shared_ptr<MappedFileSource>* out,
-                                  const char* function) noexcept;
+  [[nodiscard]] static Error open(const std::string& path, std::shared_ptr<MappedFileSource>* out) noexcept;
   ~MappedFileSource() override;
 
   [[nodiscard]] uint64_t size() const noexcept override { return size_; }

@@ -80,9 +80,9 @@ Error WeightsCache::get_or_upload(const std::string& key, const Upload& upload, 
     if (e == Error::Ok) *out = std::move(fresh);
     return e;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, "WeightsCache::get_or_upload", "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   } catch (const std::system_error& e) {
-    return set_last_error(Error::Internal, "WeightsCache::get_or_upload", "%s", e.what());
+    return set_last_error(Error::Internal, "%s", e.what());
   }
 }
 

@@ -14,20 +14,20 @@
 namespace slimcuda::ops {
 namespace {
 
-Error gemm_out(const char* function, bool batched, AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle a,
-               AtenTensorHandle b, double beta, double alpha) {
+Error gemm_out(bool batched, AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle a, AtenTensorHandle b,
+               double beta, double alpha) {
   SLIMCUDA_OP_CHECK(out != nullptr, Error::InvalidArgument, "null out");
   GemmProblem p;
-  SLIMCUDA_RETURN_IF_ERROR(check_gemm(function, DeviceType::CPU, batched, out, self, a, b, beta, alpha, &p));
-  SLIMCUDA_OP_TRY(gemm_cpu(p, function));
+  SLIMCUDA_RETURN_IF_ERROR(check_gemm(DeviceType::CPU, batched, out, self, a, b, beta, alpha, &p));
+  SLIMCUDA_OP_TRY(gemm_cpu(p));
   return Error::Ok;
 }
 
 // A new CPU tensor for _addmm_activation and convolution; *owner keeps it until the op
 // succeeds. CPU work needs no stream (nor a GPU).
-Error new_cpu(const char* function, ScalarType dtype, const std::vector<int64_t>& sizes,
-              const std::vector<int64_t>& strides, std::unique_ptr<SlimTensor>* owner) {
-  return new_tensor(function, dtype, DeviceType::CPU, 0, sizes, strides, StreamContext::unselected(-1), owner);
+Error new_cpu(ScalarType dtype, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+              std::unique_ptr<SlimTensor>* owner) {
+  return new_tensor(dtype, DeviceType::CPU, 0, sizes, strides, StreamContext::unselected(-1), owner);
 }
 
 }  // namespace
@@ -43,50 +43,45 @@ extern "C" {
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_mm_out)(AtenTensorHandle out, AtenTensorHandle self,
                                                     AtenTensorHandle mat2) {
-  return c_entry(__func__, [&](const char* function) {
-    return ops::gemm_out(function, false, out, nullptr, self, mat2, 0.0, 1.0);
-  });
+  return c_entry(__func__, [&]() { return ops::gemm_out(false, out, nullptr, self, mat2, 0.0, 1.0); });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_addmm_out)(AtenTensorHandle out, AtenTensorHandle self,
                                                        AtenTensorHandle mat1, AtenTensorHandle mat2, double beta,
                                                        double alpha) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "null self");
-    return ops::gemm_out(function, false, out, self, mat1, mat2, beta, alpha);
+    return ops::gemm_out(false, out, self, mat1, mat2, beta, alpha);
   });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_bmm_out)(AtenTensorHandle out, AtenTensorHandle self,
                                                      AtenTensorHandle mat2) {
-  return c_entry(__func__, [&](const char* function) {
-    return ops::gemm_out(function, true, out, nullptr, self, mat2, 0.0, 1.0);
-  });
+  return c_entry(__func__, [&]() { return ops::gemm_out(true, out, nullptr, self, mat2, 0.0, 1.0); });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_baddbmm_out)(AtenTensorHandle out, AtenTensorHandle self,
                                                          AtenTensorHandle batch1, AtenTensorHandle batch2, double beta,
                                                          double alpha) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "null self");
-    return ops::gemm_out(function, true, out, self, batch1, batch2, beta, alpha);
+    return ops::gemm_out(true, out, self, batch1, batch2, beta, alpha);
   });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__addmm_activation)(AtenTensorHandle self, AtenTensorHandle mat1,
                                                                AtenTensorHandle mat2, double beta, double alpha,
                                                                int32_t use_gelu, AtenTensorHandle* ret0) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "null self");
     SLIMCUDA_OP_CHECK(ret0 != nullptr, Error::InvalidArgument, "null ret0");
     ops::GemmProblem p;
-    SLIMCUDA_RETURN_IF_ERROR(
-        ops::check_gemm(function, DeviceType::CPU, false, nullptr, self, mat1, mat2, beta, alpha, &p));
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_gemm(DeviceType::CPU, false, nullptr, self, mat1, mat2, beta, alpha, &p));
     p.act = use_gelu != 0 ? ops::Activation::Gelu : ops::Activation::Relu;
     std::unique_ptr<SlimTensor> out;
-    SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(function, p.dtype, {p.m, p.n}, {p.n, 1}, &out));
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(p.dtype, {p.m, p.n}, {p.n, 1}, &out));
     ops::set_gemm_out(out.get(), false, &p);
-    SLIMCUDA_OP_TRY(ops::gemm_cpu(p, function));
+    SLIMCUDA_OP_TRY(ops::gemm_cpu(p));
     *ret0 = ops::handle_of(out.release());
     return Error::Ok;
   });
@@ -96,14 +91,14 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_convolution)(
     AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
     const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
     const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     ops::ConvProblem p;
-    SLIMCUDA_RETURN_IF_ERROR(ops::check_convolution(function, DeviceType::CPU, input, weight, bias, stride, stride_len_,
-                                                    padding, padding_len_, dilation, dilation_len_, transposed,
-                                                    output_padding, output_padding_len_, groups, ret0, &p));
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_convolution(DeviceType::CPU, input, weight, bias, stride, stride_len_, padding,
+                                                    padding_len_, dilation, dilation_len_, transposed, output_padding,
+                                                    output_padding_len_, groups, ret0, &p));
     std::unique_ptr<SlimTensor> out;
-    SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(function, p.dtype, p.out_sizes, p.out_strides, &out));
-    SLIMCUDA_OP_TRY(ops::convolution_cpu(p, *out, function));
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(p.dtype, p.out_sizes, p.out_strides, &out));
+    SLIMCUDA_OP_TRY(ops::convolution_cpu(p, *out));
     *ret0 = ops::handle_of(out.release());
     return Error::Ok;
   });
@@ -112,21 +107,20 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_convolution)(
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu)(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
     AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     ops::AttentionOptions o;
     o.bias = attn_mask, o.dropout_p = dropout_p, o.is_causal = is_causal != 0, o.scale = scale;
     ops::AttentionProblem p;
     ops::AttentionLayout layout;
-    SLIMCUDA_RETURN_IF_ERROR(ops::check_attention(function, DeviceType::CPU, ops::AttentionOp::FlashForCpu, query, key,
-                                                  value, o, ret0, &p, &layout));
+    SLIMCUDA_RETURN_IF_ERROR(
+        ops::check_attention(DeviceType::CPU, ops::AttentionOp::FlashForCpu, query, key, value, o, ret0, &p, &layout));
     std::unique_ptr<SlimTensor> out, lse;
-    SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(function, p.dtype, layout.out_sizes, layout.out_strides, &out));
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(p.dtype, layout.out_sizes, layout.out_strides, &out));
     if (ret1 != nullptr) {
-      SLIMCUDA_RETURN_IF_ERROR(
-          ops::new_cpu(function, slimcuda::ScalarType::Float, layout.lse_sizes, layout.lse_strides, &lse));
+      SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(slimcuda::ScalarType::Float, layout.lse_sizes, layout.lse_strides, &lse));
     }
     ops::set_attention_outputs(out.get(), lse.get(), &p);
-    SLIMCUDA_OP_TRY(ops::attention_cpu(p, function));
+    SLIMCUDA_OP_TRY(ops::attention_cpu(p));
     *ret0 = ops::handle_of(out.release());
     if (ret1 != nullptr) *ret1 = ops::handle_of(lse.release());
     return Error::Ok;

@@ -22,8 +22,8 @@ namespace {
 // current for the op's scope (library handles and launches use the current device).
 class CudaScope {
  public:
-  CudaScope(int device, const char* function) : guard_(device) {
-    error_ = guard_.error() != Error::Ok ? guard_.error() : caller_context(device, &ctx_, function);
+  CudaScope(int device) : guard_(device) {
+    error_ = guard_.error() != Error::Ok ? guard_.error() : caller_context(device, &ctx_);
   }
   [[nodiscard]] Error error() const noexcept { return error_; }
   [[nodiscard]] const StreamContext& ctx() const noexcept { return ctx_; }
@@ -34,20 +34,20 @@ class CudaScope {
   Error error_ = Error::Ok;
 };
 
-Error gemm_out(const char* function, bool batched, AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle a,
-               AtenTensorHandle b, double beta, double alpha) {
+Error gemm_out(bool batched, AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle a, AtenTensorHandle b,
+               double beta, double alpha) {
   SLIMCUDA_OP_CHECK(out != nullptr, Error::InvalidArgument, "null out");
   GemmProblem p;
-  SLIMCUDA_RETURN_IF_ERROR(check_gemm(function, DeviceType::CUDA, batched, out, self, a, b, beta, alpha, &p));
-  CudaScope scope(p.device, function);
+  SLIMCUDA_RETURN_IF_ERROR(check_gemm(DeviceType::CUDA, batched, out, self, a, b, beta, alpha, &p));
+  CudaScope scope(p.device);
   SLIMCUDA_OP_TRY(scope.error());
-  SLIMCUDA_OP_TRY(gemm_cuda(p, scope.ctx(), function));
+  SLIMCUDA_OP_TRY(gemm_cuda(p, scope.ctx()));
   return Error::Ok;
 }
 
-Error new_cuda(const char* function, ScalarType dtype, const StreamContext& ctx, const std::vector<int64_t>& sizes,
+Error new_cuda(ScalarType dtype, const StreamContext& ctx, const std::vector<int64_t>& sizes,
                const std::vector<int64_t>& strides, std::unique_ptr<SlimTensor>* owner) {
-  return new_tensor(function, dtype, DeviceType::CUDA, ctx.device(), sizes, strides, ctx, owner);
+  return new_tensor(dtype, DeviceType::CUDA, ctx.device(), sizes, strides, ctx, owner);
 }
 
 // Where an attention shim's outputs go (null: not wanted), in PyTorch's return order.
@@ -66,31 +66,29 @@ struct AttentionRets {
 // The three CUDA attention shims: checks, outputs allocated on the stream with the op's
 // layouts, the attention enqueued, then every output handed out (nothing is handed out on
 // failure, and what was allocated is freed).
-Error attention(const char* function, AttentionOp op, AtenTensorHandle query, AtenTensorHandle key,
-                AtenTensorHandle value, const AttentionOptions& options, const AttentionRets& r) {
+Error attention(AttentionOp op, AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+                const AttentionOptions& options, const AttentionRets& r) {
   AttentionProblem p;
   AttentionLayout layout;
-  SLIMCUDA_RETURN_IF_ERROR(
-      check_attention(function, DeviceType::CUDA, op, query, key, value, options, r.out, &p, &layout));
-  CudaScope scope(p.device, function);
+  SLIMCUDA_RETURN_IF_ERROR(check_attention(DeviceType::CUDA, op, query, key, value, options, r.out, &p, &layout));
+  CudaScope scope(p.device);
   SLIMCUDA_OP_TRY(scope.error());
   std::unique_ptr<SlimTensor> out, lse, seed, offset, debug_mask;
-  SLIMCUDA_RETURN_IF_ERROR(new_cuda(function, p.dtype, scope.ctx(), layout.out_sizes, layout.out_strides, &out));
+  SLIMCUDA_RETURN_IF_ERROR(new_cuda(p.dtype, scope.ctx(), layout.out_sizes, layout.out_strides, &out));
   if (r.lse != nullptr) {
-    SLIMCUDA_RETURN_IF_ERROR(
-        new_cuda(function, ScalarType::Float, scope.ctx(), layout.lse_sizes, layout.lse_strides, &lse));
+    SLIMCUDA_RETURN_IF_ERROR(new_cuda(ScalarType::Float, scope.ctx(), layout.lse_sizes, layout.lse_strides, &lse));
   }
   // Philox state placeholders (no dropout): flash's rng_state is [2], the others' seeds scalars.
   if (r.seed != nullptr) {
-    SLIMCUDA_RETURN_IF_ERROR(new_rng_placeholder(
-        function, op == AttentionOp::Flash ? std::vector<int64_t>{2} : std::vector<int64_t>{}, &seed));
+    SLIMCUDA_RETURN_IF_ERROR(
+        new_rng_placeholder(op == AttentionOp::Flash ? std::vector<int64_t>{2} : std::vector<int64_t>{}, &seed));
   }
-  if (r.offset != nullptr) SLIMCUDA_RETURN_IF_ERROR(new_rng_placeholder(function, {}, &offset));
+  if (r.offset != nullptr) SLIMCUDA_RETURN_IF_ERROR(new_rng_placeholder({}, &offset));
   if (r.debug_mask != nullptr && op == AttentionOp::Flash) {
-    SLIMCUDA_RETURN_IF_ERROR(new_cuda(function, p.dtype, scope.ctx(), {0}, {1}, &debug_mask));
+    SLIMCUDA_RETURN_IF_ERROR(new_cuda(p.dtype, scope.ctx(), {0}, {1}, &debug_mask));
   }
   set_attention_outputs(out.get(), lse.get(), &p);
-  SLIMCUDA_OP_TRY(attention_cuda(p, scope.ctx(), function));
+  SLIMCUDA_OP_TRY(attention_cuda(p, scope.ctx()));
   *r.out = handle_of(out.release());
   if (r.lse != nullptr) *r.lse = handle_of(lse.release());
   if (r.cum_seq_q != nullptr) *r.cum_seq_q = nullptr;
@@ -116,52 +114,47 @@ extern "C" {
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_mm_out)(AtenTensorHandle out, AtenTensorHandle self,
                                                      AtenTensorHandle mat2) {
-  return c_entry(__func__, [&](const char* function) {
-    return ops::gemm_out(function, false, out, nullptr, self, mat2, 0.0, 1.0);
-  });
+  return c_entry(__func__, [&]() { return ops::gemm_out(false, out, nullptr, self, mat2, 0.0, 1.0); });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_addmm_out)(AtenTensorHandle out, AtenTensorHandle self,
                                                         AtenTensorHandle mat1, AtenTensorHandle mat2, double beta,
                                                         double alpha) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "null self");
-    return ops::gemm_out(function, false, out, self, mat1, mat2, beta, alpha);
+    return ops::gemm_out(false, out, self, mat1, mat2, beta, alpha);
   });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_bmm_out)(AtenTensorHandle out, AtenTensorHandle self,
                                                       AtenTensorHandle mat2) {
-  return c_entry(__func__, [&](const char* function) {
-    return ops::gemm_out(function, true, out, nullptr, self, mat2, 0.0, 1.0);
-  });
+  return c_entry(__func__, [&]() { return ops::gemm_out(true, out, nullptr, self, mat2, 0.0, 1.0); });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_baddbmm_out)(AtenTensorHandle out, AtenTensorHandle self,
                                                           AtenTensorHandle batch1, AtenTensorHandle batch2, double beta,
                                                           double alpha) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "null self");
-    return ops::gemm_out(function, true, out, self, batch1, batch2, beta, alpha);
+    return ops::gemm_out(true, out, self, batch1, batch2, beta, alpha);
   });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__addmm_activation)(AtenTensorHandle self, AtenTensorHandle mat1,
                                                                 AtenTensorHandle mat2, double beta, double alpha,
                                                                 int32_t use_gelu, AtenTensorHandle* ret0) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "null self");
     SLIMCUDA_OP_CHECK(ret0 != nullptr, Error::InvalidArgument, "null ret0");
     ops::GemmProblem p;
-    SLIMCUDA_RETURN_IF_ERROR(
-        ops::check_gemm(function, DeviceType::CUDA, false, nullptr, self, mat1, mat2, beta, alpha, &p));
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_gemm(DeviceType::CUDA, false, nullptr, self, mat1, mat2, beta, alpha, &p));
     p.act = use_gelu != 0 ? ops::Activation::Gelu : ops::Activation::Relu;
-    ops::CudaScope scope(p.device, function);
+    ops::CudaScope scope(p.device);
     SLIMCUDA_OP_TRY(scope.error());
     std::unique_ptr<SlimTensor> out;
-    SLIMCUDA_RETURN_IF_ERROR(ops::new_cuda(function, p.dtype, scope.ctx(), {p.m, p.n}, {p.n, 1}, &out));
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cuda(p.dtype, scope.ctx(), {p.m, p.n}, {p.n, 1}, &out));
     ops::set_gemm_out(out.get(), false, &p);
-    SLIMCUDA_OP_TRY(ops::gemm_cuda(p, scope.ctx(), function));
+    SLIMCUDA_OP_TRY(ops::gemm_cuda(p, scope.ctx()));
     *ret0 = ops::handle_of(out.release());
     return Error::Ok;
   });
@@ -171,16 +164,16 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_convolution)(
     AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
     const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
     const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     ops::ConvProblem p;
-    SLIMCUDA_RETURN_IF_ERROR(ops::check_convolution(function, DeviceType::CUDA, input, weight, bias, stride,
-                                                    stride_len_, padding, padding_len_, dilation, dilation_len_,
-                                                    transposed, output_padding, output_padding_len_, groups, ret0, &p));
-    ops::CudaScope scope(p.device, function);
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_convolution(DeviceType::CUDA, input, weight, bias, stride, stride_len_, padding,
+                                                    padding_len_, dilation, dilation_len_, transposed, output_padding,
+                                                    output_padding_len_, groups, ret0, &p));
+    ops::CudaScope scope(p.device);
     SLIMCUDA_OP_TRY(scope.error());
     std::unique_ptr<SlimTensor> out;
-    SLIMCUDA_RETURN_IF_ERROR(ops::new_cuda(function, p.dtype, scope.ctx(), p.out_sizes, p.out_strides, &out));
-    SLIMCUDA_OP_TRY(ops::convolution_cuda(p, *out, scope.ctx(), function));
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cuda(p.dtype, scope.ctx(), p.out_sizes, p.out_strides, &out));
+    SLIMCUDA_OP_TRY(ops::convolution_cuda(p, *out, scope.ctx()));
     *ret0 = ops::handle_of(out.release());
     return Error::Ok;
   });
@@ -190,13 +183,13 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_efficient_atten
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
     int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, double* scale, AtenTensorHandle* ret0,
     AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     ops::AttentionOptions o;
     o.bias = attn_bias, o.compute_log_sumexp = compute_log_sumexp != 0, o.dropout_p = dropout_p;
     o.is_causal = is_causal != 0, o.scale = scale;
     ops::AttentionRets r;
     r.out = ret0, r.lse = ret1, r.seed = ret2, r.offset = ret3;
-    return ops::attention(function, ops::AttentionOp::Efficient, query, key, value, o, r);
+    return ops::attention(ops::AttentionOp::Efficient, query, key, value, o, r);
   });
 }
 
@@ -205,14 +198,14 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_flash_attention
     int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
     AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7,
     AtenTensorHandle* ret8) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     ops::AttentionOptions o;
     o.dropout_p = dropout_p, o.is_causal = is_causal != 0, o.return_debug_mask = return_debug_mask != 0;
     o.scale = scale;
     ops::AttentionRets r;
     r.out = ret0, r.lse = ret1, r.cum_seq_q = ret2, r.cum_seq_k = ret3, r.max_q = ret4, r.max_k = ret5;
     r.seed = ret6, r.offset = ret7, r.debug_mask = ret8;
-    return ops::attention(function, ops::AttentionOp::Flash, query, key, value, o, r);
+    return ops::attention(ops::AttentionOp::Flash, query, key, value, o, r);
   });
 }
 
@@ -221,14 +214,14 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_cudnn_attention
     int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
     AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
     int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     ops::AttentionOptions o;
     o.bias = attn_bias, o.compute_log_sumexp = compute_log_sumexp != 0, o.dropout_p = dropout_p;
     o.is_causal = is_causal != 0, o.return_debug_mask = return_debug_mask != 0, o.scale = scale;
     ops::AttentionRets r;
     r.out = ret0, r.lse = ret1, r.cum_seq_q = ret2, r.cum_seq_k = ret3, r.max_q = ret4, r.max_k = ret5;
     r.seed = ret6, r.offset = ret7, r.debug_mask = ret8;
-    return ops::attention(function, ops::AttentionOp::Cudnn, query, key, value, o, r);
+    return ops::attention(ops::AttentionOp::Cudnn, query, key, value, o, r);
   });
 }
 

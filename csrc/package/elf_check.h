@@ -22,6 +22,6 @@ namespace slimcuda {
 /// loaded (see model.h), and corrupted code, or an init function moved to other code, can
 /// still crash there. InvalidProgram with the reason otherwise (another machine's ELF names
 /// the machine).
-[[nodiscard]] Error check_elf(const uint8_t* data, size_t size, const char* function) noexcept;
+[[nodiscard]] Error check_elf(const uint8_t* data, size_t size) noexcept;
 
 }  // namespace slimcuda

@@ -64,33 +64,32 @@ class Fd {
   int fd_;
 };
 
-Error open_checked(const char* path, int* fd_out, uint64_t* size, const char* function) {
+Error open_checked(const char* path, int* fd_out, uint64_t* size) {
   Fd fd(::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
     const int e = errno;
-    return set_last_error(code_of(e), function, "cannot open %s: %s", path, errno_text(e).c_str());
+    return set_last_error(code_of(e), "cannot open %s: %s", path, errno_text(e).c_str());
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) {
     const int e = errno;
-    return set_last_error(code_of(e) == Error::NotFound ? Error::AccessFailed : code_of(e), function,
-                          "cannot stat %s: %s", path, errno_text(e).c_str());
+    return set_last_error(code_of(e) == Error::NotFound ? Error::AccessFailed : code_of(e), "cannot stat %s: %s", path,
+                          errno_text(e).c_str());
   }
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, S_ISREG(st.st_mode), Error::InvalidArgument, "%s is not a regular file (%s)",
-                              path, kind_of(st.st_mode));
+  SLIMCUDA_CHECK_OR_RETURN(S_ISREG(st.st_mode), Error::InvalidArgument, "%s is not a regular file (%s)", path,
+                           kind_of(st.st_mode));
   *size = st.st_size < 0 ? 0 : static_cast<uint64_t>(st.st_size);
   *fd_out = fd.release();
   return Error::Ok;
 }
 
-Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out, const char* function) {
+Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out) {
   int raw = -1;
   uint64_t file_size = 0;
-  SLIMCUDA_RETURN_IF_ERROR(open_checked(path, &raw, &file_size, function));
+  SLIMCUDA_RETURN_IF_ERROR(open_checked(path, &raw, &file_size));
   Fd fd(raw);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, file_size <= cap, Error::InvalidArgument,
-                              "%s is %llu bytes, over the cap of %zu bytes", path,
-                              static_cast<unsigned long long>(file_size), cap);
+  SLIMCUDA_CHECK_OR_RETURN(file_size <= cap, Error::InvalidArgument, "%s is %llu bytes, over the cap of %zu bytes",
+                           path, static_cast<unsigned long long>(file_size), cap);
   // What fstat promised, then whatever the file grew by (through a small buffer, so a file
   // that did not grow costs no second allocation), never past cap + 1 bytes: one byte
   // beyond the cap is how a file that grew too large is seen.
@@ -105,51 +104,50 @@ Error read_all(const char* path, size_t cap, std::vector<uint8_t>* out, const ch
     if (n < 0) {
       const int e = errno;
       if (e == EINTR) continue;
-      return set_last_error(code_of(e) == Error::NotFound ? Error::AccessFailed : code_of(e), function,
-                            "cannot read %s: %s", path, errno_text(e).c_str());
+      return set_last_error(code_of(e) == Error::NotFound ? Error::AccessFailed : code_of(e), "cannot read %s: %s",
+                            path, errno_text(e).c_str());
     }
     if (n == 0) break;
     if (!in_place) bytes.insert(bytes.end(), probe, probe + n);
     used += static_cast<size_t>(n);
     if (used > cap) break;
   }
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, used <= cap, Error::InvalidArgument,
-                              "%s grew past the cap of %zu bytes while being read", path, cap);
+  SLIMCUDA_CHECK_OR_RETURN(used <= cap, Error::InvalidArgument, "%s grew past the cap of %zu bytes while being read",
+                           path, cap);
   bytes.resize(used);
   *out = std::move(bytes);
   return Error::Ok;
 }
 
-Error write_all(const char* path, const uint8_t* data, size_t size, const char* function) {
+Error write_all(const char* path, const uint8_t* data, size_t size) {
   Fd fd(::open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666));
   if (fd.get() < 0) {
     const int e = errno;
     struct stat st {};
     // EISDIR (a directory), ENXIO (a FIFO nobody reads): say what the path is.
     if ((e == EISDIR || e == ENXIO) && ::stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-      return set_last_error(Error::InvalidArgument, function, "%s is not a regular file (%s)", path,
-                            kind_of(st.st_mode));
+      return set_last_error(Error::InvalidArgument, "%s is not a regular file (%s)", path, kind_of(st.st_mode));
     }
-    return set_last_error(code_of(e) == Error::OutOfResources ? Error::OutOfResources : Error::AccessFailed, function,
+    return set_last_error(code_of(e) == Error::OutOfResources ? Error::OutOfResources : Error::AccessFailed,
                           "cannot create %s: %s", path, errno_text(e).c_str());
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) {
     const int e = errno;
-    return set_last_error(Error::AccessFailed, function, "cannot stat %s: %s", path, errno_text(e).c_str());
+    return set_last_error(Error::AccessFailed, "cannot stat %s: %s", path, errno_text(e).c_str());
   }
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, S_ISREG(st.st_mode), Error::InvalidArgument, "%s is not a regular file (%s)",
-                              path, kind_of(st.st_mode));
+  SLIMCUDA_CHECK_OR_RETURN(S_ISREG(st.st_mode), Error::InvalidArgument, "%s is not a regular file (%s)", path,
+                           kind_of(st.st_mode));
   if (::ftruncate(fd.get(), 0) != 0) {
     const int e = errno;
-    return set_last_error(Error::AccessFailed, function, "cannot truncate %s: %s", path, errno_text(e).c_str());
+    return set_last_error(Error::AccessFailed, "cannot truncate %s: %s", path, errno_text(e).c_str());
   }
   while (size > 0) {
     const ssize_t n = ::write(fd.get(), data, size);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int e = n < 0 ? errno : EIO;
-      return set_last_error(Error::AccessFailed, function, "cannot write %s: %s", path, errno_text(e).c_str());
+      return set_last_error(Error::AccessFailed, "cannot write %s: %s", path, errno_text(e).c_str());
     }
     data += n;
     size -= static_cast<size_t>(n);
@@ -157,41 +155,40 @@ Error write_all(const char* path, const uint8_t* data, size_t size, const char* 
   // close reports a failed write-back on some file systems (NFS): the file is not whole then.
   if (::close(fd.release()) != 0) {
     const int e = errno;
-    return set_last_error(Error::AccessFailed, function, "cannot write %s: %s", path, errno_text(e).c_str());
+    return set_last_error(Error::AccessFailed, "cannot write %s: %s", path, errno_text(e).c_str());
   }
   return Error::Ok;
 }
 
 }  // namespace
 
-Error write_regular_file(const char* path, const uint8_t* data, size_t size, const char* function) noexcept {
+Error write_regular_file(const char* path, const uint8_t* data, size_t size) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr && (data != nullptr || size == 0), Error::InvalidArgument,
-                                "null path or data");
-    return write_all(path, data, size, function);
+    SLIMCUDA_CHECK_OR_RETURN(path != nullptr && (data != nullptr || size == 0), Error::InvalidArgument,
+                             "null path or data");
+    return write_all(path, data, size);
   } catch (...) {
-    return set_last_error(Error::Internal, function, "unexpected exception writing %s", path);
+    return set_last_error(Error::Internal, "unexpected exception writing %s", path);
   }
 }
 
-Error open_regular_file(const char* path, int* fd, uint64_t* size, const char* function) noexcept {
+Error open_regular_file(const char* path, int* fd, uint64_t* size) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr && fd != nullptr && size != nullptr, Error::InvalidArgument,
-                                "null path");
-    return open_checked(path, fd, size, function);
+    SLIMCUDA_CHECK_OR_RETURN(path != nullptr && fd != nullptr && size != nullptr, Error::InvalidArgument, "null path");
+    return open_checked(path, fd, size);
   } catch (...) {
-    return set_last_error(Error::Internal, function, "unexpected exception opening %s", path);
+    return set_last_error(Error::Internal, "unexpected exception opening %s", path);
   }
 }
 
-Error read_regular_file(const char* path, size_t cap, std::vector<uint8_t>* out, const char* function) noexcept {
+Error read_regular_file(const char* path, size_t cap, std::vector<uint8_t>* out) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, path != nullptr && out != nullptr, Error::InvalidArgument, "null path");
-    return read_all(path, cap, out, function);
+    SLIMCUDA_CHECK_OR_RETURN(path != nullptr && out != nullptr, Error::InvalidArgument, "null path");
+    return read_all(path, cap, out);
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory reading %s", path);
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory reading %s", path);
   } catch (...) {
-    return set_last_error(Error::Internal, function, "unexpected exception reading %s", path);
+    return set_last_error(Error::Internal, "unexpected exception reading %s", path);
   }
 }
 

@@ -20,8 +20,8 @@ using nlohmann::json;
 
 // A JSON integer (not a float, even 2.0 or 1e10; not a boolean) within [lo, hi]: manifest
 // numbers are never truncated or wrapped.
-Error integer(const json& j, int64_t lo, int64_t hi, const std::string& tensor, const std::string& field, int64_t* out,
-              const char* function) {
+Error integer(const json& j, int64_t lo, int64_t hi, const std::string& tensor, const std::string& field,
+              int64_t* out) {
   bool ok = false;
   if (j.is_number_unsigned()) {
     const uint64_t v = j.get<uint64_t>();
@@ -33,38 +33,37 @@ Error integer(const json& j, int64_t lo, int64_t hi, const std::string& tensor, 
     if (ok) *out = v;
   }
   if (ok) return Error::Ok;
-  return set_last_error(Error::InvalidArgument, function, "tensor '%s': %s must be an integer in [%lld, %lld], got %s",
+  return set_last_error(Error::InvalidArgument, "tensor '%s': %s must be an integer in [%lld, %lld], got %s",
                         tensor.c_str(), field.c_str(), static_cast<long long>(lo), static_cast<long long>(hi),
                         j.dump().c_str());
 }
 
 // An array of integers within [lo, hi] (see integer).
 template <typename T>
-Error integers(const json& j, int64_t lo, int64_t hi, const std::string& tensor, const char* field, std::vector<T>* out,
-               const char* function) {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, j.is_array(), Error::InvalidArgument, "tensor '%s': %s must be an array",
-                              tensor.c_str(), field);
+Error integers(const json& j, int64_t lo, int64_t hi, const std::string& tensor, const char* field,
+               std::vector<T>* out) {
+  SLIMCUDA_CHECK_OR_RETURN(j.is_array(), Error::InvalidArgument, "tensor '%s': %s must be an array", tensor.c_str(),
+                           field);
   out->clear();
   for (size_t i = 0; i < j.size(); ++i) {
     int64_t v = 0;
-    SLIMCUDA_RETURN_IF_ERROR(
-        integer(j[i], lo, hi, tensor, std::string(field) + "[" + std::to_string(i) + "]", &v, function));
+    SLIMCUDA_RETURN_IF_ERROR(integer(j[i], lo, hi, tensor, std::string(field) + "[" + std::to_string(i) + "]", &v));
     out->push_back(static_cast<T>(v));
   }
   return Error::Ok;
 }
 
-Error device_type(const json& j, DeviceType* out, const char* function) {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, j.is_string(), Error::InvalidArgument, "device must be \"cpu\" or \"cuda\"");
+Error device_type(const json& j, DeviceType* out) {
+  SLIMCUDA_CHECK_OR_RETURN(j.is_string(), Error::InvalidArgument, "device must be \"cpu\" or \"cuda\"");
   const std::string s = j.get<std::string>();
   if (s == "cpu" || s == "cuda") {
     *out = s == "cpu" ? DeviceType::CPU : DeviceType::CUDA;
     return Error::Ok;
   }
-  return set_last_error(Error::InvalidArgument, function, "unknown device \"%s\" (cpu or cuda)", s.c_str());
+  return set_last_error(Error::InvalidArgument, "unknown device \"%s\" (cpu or cuda)", s.c_str());
 }
 
-Error tensor_spec(const json& j, TensorSpec* s, const char* function) {
+Error tensor_spec(const json& j, TensorSpec* s) {
   static const std::map<std::string, ScalarType> kDtypes = {
       {"uint8", ScalarType::Byte},       {"int8", ScalarType::Char},      {"int16", ScalarType::Short},
       {"int32", ScalarType::Int},        {"int64", ScalarType::Long},     {"float16", ScalarType::Half},
@@ -73,30 +72,27 @@ Error tensor_spec(const json& j, TensorSpec* s, const char* function) {
   static const std::map<std::string, Dynamism> kDynamism = {{"static", Dynamism::Static},
                                                             {"dynamic_bounded", Dynamism::DynamicBounded},
                                                             {"dynamic_unbounded", Dynamism::DynamicUnbounded}};
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, j.is_object(), Error::InvalidArgument, "tensor spec must be an object");
+  SLIMCUDA_CHECK_OR_RETURN(j.is_object(), Error::InvalidArgument, "tensor spec must be an object");
   s->name = j.value("name", "");
   const auto dt = kDtypes.find(j.value("dtype", ""));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, dt != kDtypes.end(), Error::InvalidArgument, "tensor '%s': unknown dtype",
-                              s->name.c_str());
+  SLIMCUDA_CHECK_OR_RETURN(dt != kDtypes.end(), Error::InvalidArgument, "tensor '%s': unknown dtype", s->name.c_str());
   s->dtype = dt->second;
   constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min(), kInt64Max = std::numeric_limits<int64_t>::max();
-  SLIMCUDA_RETURN_IF_ERROR(integers(j.at("sizes"), kInt64Min, kInt64Max, s->name, "sizes", &s->sizes, function));
+  SLIMCUDA_RETURN_IF_ERROR(integers(j.at("sizes"), kInt64Min, kInt64Max, s->name, "sizes", &s->sizes));
   if (j.contains("min_sizes")) {
-    SLIMCUDA_RETURN_IF_ERROR(
-        integers(j["min_sizes"], kInt64Min, kInt64Max, s->name, "min_sizes", &s->min_sizes, function));
+    SLIMCUDA_RETURN_IF_ERROR(integers(j["min_sizes"], kInt64Min, kInt64Max, s->name, "min_sizes", &s->min_sizes));
   }
   if (j.contains("dim_order")) {
-    SLIMCUDA_RETURN_IF_ERROR(integers(j["dim_order"], 0, UINT8_MAX, s->name, "dim_order", &s->dim_order, function));
+    SLIMCUDA_RETURN_IF_ERROR(integers(j["dim_order"], 0, UINT8_MAX, s->name, "dim_order", &s->dim_order));
   }
   const auto dy = kDynamism.find(j.value("dynamism", "static"));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, dy != kDynamism.end(), Error::InvalidArgument, "tensor '%s': unknown dynamism",
-                              s->name.c_str());
+  SLIMCUDA_CHECK_OR_RETURN(dy != kDynamism.end(), Error::InvalidArgument, "tensor '%s': unknown dynamism",
+                           s->name.c_str());
   s->dynamism = dy->second;
-  SLIMCUDA_RETURN_IF_ERROR(device_type(j.at("device"), &s->device.type, function));
+  SLIMCUDA_RETURN_IF_ERROR(device_type(j.at("device"), &s->device.type));
   int64_t index = -1;
   if (j.contains("device_index")) {
-    SLIMCUDA_RETURN_IF_ERROR(
-        integer(j["device_index"], -1, kMaxDevices - 1, s->name, "device_index", &index, function));
+    SLIMCUDA_RETURN_IF_ERROR(integer(j["device_index"], -1, kMaxDevices - 1, s->name, "device_index", &index));
   }
   s->device.index = static_cast<DeviceIndex>(index);
   return Error::Ok;
@@ -104,35 +100,35 @@ Error tensor_spec(const json& j, TensorSpec* s, const char* function) {
 
 }  // namespace
 
-Error package_from_manifest(const std::string& manifest_path, ModelPackage* out, const char* function) noexcept {
+Error package_from_manifest(const std::string& manifest_path, ModelPackage* out) noexcept {
   try {
     std::vector<uint8_t> text;
-    SLIMCUDA_RETURN_IF_ERROR(read_regular_file(manifest_path.c_str(), kMaxManifestFileBytes, &text, function));
+    SLIMCUDA_RETURN_IF_ERROR(read_regular_file(manifest_path.c_str(), kMaxManifestFileBytes, &text));
     const json m = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, !m.is_discarded() && m.is_object(), Error::InvalidArgument,
-                                "%s: not a JSON object", manifest_path.c_str());
+    SLIMCUDA_CHECK_OR_RETURN(!m.is_discarded() && m.is_object(), Error::InvalidArgument, "%s: not a JSON object",
+                             manifest_path.c_str());
     const size_t slash = manifest_path.find_last_of('/');
     const std::string dir = slash == std::string::npos ? "" : manifest_path.substr(0, slash + 1);
     auto resolve = [&](const std::string& p) { return (!p.empty() && p[0] == '/') ? p : dir + p; };
     ModelPackage pkg;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, m.contains("libraries") && m["libraries"].is_array(), Error::InvalidArgument,
-                                "manifest needs a \"libraries\" array");
+    SLIMCUDA_CHECK_OR_RETURN(m.contains("libraries") && m["libraries"].is_array(), Error::InvalidArgument,
+                             "manifest needs a \"libraries\" array");
     for (const json& l : m["libraries"]) {
       LibrarySpec lib;
-      SLIMCUDA_RETURN_IF_ERROR(device_type(l.at("device"), &lib.device_type, function));
+      SLIMCUDA_RETURN_IF_ERROR(device_type(l.at("device"), &lib.device_type));
       SLIMCUDA_RETURN_IF_ERROR(
-          read_regular_file(resolve(l.at("so").get<std::string>()).c_str(), kMaxPackageFileBytes, &lib.so, function));
+          read_regular_file(resolve(l.at("so").get<std::string>()).c_str(), kMaxPackageFileBytes, &lib.so));
       for (const json& jm : l.at("methods")) {
         MethodSpec ms;
         ms.name = jm.at("name").get<std::string>();
         for (const json& t : jm.at("inputs")) {
           TensorSpec s;
-          SLIMCUDA_RETURN_IF_ERROR(tensor_spec(t, &s, function));
+          SLIMCUDA_RETURN_IF_ERROR(tensor_spec(t, &s));
           ms.inputs.push_back(std::move(s));
         }
         for (const json& t : jm.at("outputs")) {
           TensorSpec s;
-          SLIMCUDA_RETURN_IF_ERROR(tensor_spec(t, &s, function));
+          SLIMCUDA_RETURN_IF_ERROR(tensor_spec(t, &s));
           ms.outputs.push_back(std::move(s));
         }
         lib.methods.push_back(std::move(ms));
@@ -140,19 +136,19 @@ Error package_from_manifest(const std::string& manifest_path, ModelPackage* out,
       pkg.libraries.push_back(std::move(lib));
     }
     if (m.contains("weights")) {
-      SLIMCUDA_RETURN_IF_ERROR(read_regular_file(resolve(m["weights"].get<std::string>()).c_str(), kMaxPackageFileBytes,
-                                                 &pkg.weights, function));
+      SLIMCUDA_RETURN_IF_ERROR(
+          read_regular_file(resolve(m["weights"].get<std::string>()).c_str(), kMaxPackageFileBytes, &pkg.weights));
     }
     *out = std::move(pkg);
     return Error::Ok;
   } catch (const nlohmann::json::exception& e) {
-    return set_last_error(Error::InvalidArgument, function, "%s: %s", manifest_path.c_str(), e.what());
+    return set_last_error(Error::InvalidArgument, "%s: %s", manifest_path.c_str(), e.what());
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   } catch (const std::exception& e) {
-    return set_last_error(Error::Internal, function, "%s: unexpected exception: %s", manifest_path.c_str(), e.what());
+    return set_last_error(Error::Internal, "%s: unexpected exception: %s", manifest_path.c_str(), e.what());
   } catch (...) {
-    return set_last_error(Error::Internal, function, "%s: unexpected exception", manifest_path.c_str());
+    return set_last_error(Error::Internal, "%s: unexpected exception", manifest_path.c_str());
   }
 }
 

@@ -28,7 +28,6 @@ namespace slimcuda {
 /// AccessFailed, OutOfResources, InvalidArgument for a non-regular or oversized file).
 /// Malformed JSON or fields -> InvalidArgument naming the field and tensor; metadata that
 /// breaks the package rules -> InvalidProgram (as the reader would say). Never throws.
-[[nodiscard]] Error package_from_manifest(const std::string& manifest_path, ModelPackage* out,
-                                          const char* function) noexcept;
+[[nodiscard]] Error package_from_manifest(const std::string& manifest_path, ModelPackage* out) noexcept;
 
 }  // namespace slimcuda

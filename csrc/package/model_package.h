@@ -62,17 +62,17 @@ struct ModelPackage {
   /// library's bytes must match the package's XXH3-128 hash of them (a corruption check,
   /// not a signature: whoever writes a package writes its hash) and be a well-formed x86-64
   /// shared object (check_elf). Nothing is executed.
-  [[nodiscard]] static Error parse(const uint8_t* data, size_t size, ModelPackage* out, const char* function) noexcept;
+  [[nodiscard]] static Error parse(const uint8_t* data, size_t size, ModelPackage* out) noexcept;
 
   /// Serializes (the writer of `slimcuda pack`); checks the same rules first (the ELF shape
   /// of each library too) and records each library's hash.
-  [[nodiscard]] Error serialize(std::vector<uint8_t>* out, const char* function) const noexcept;
+  [[nodiscard]] Error serialize(std::vector<uint8_t>* out) const noexcept;
 
   /// The library for `type`, or nullptr.
   [[nodiscard]] const LibrarySpec* library(DeviceType type) const noexcept;
 };
 
 /// Checks one spec (shared by the reader, the writer and the runner).
-[[nodiscard]] Error check_tensor_spec(const TensorSpec& spec, const char* what, const char* function) noexcept;
+[[nodiscard]] Error check_tensor_spec(const TensorSpec& spec, const char* what) noexcept;
 
 }  // namespace slimcuda

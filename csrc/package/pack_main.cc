@@ -18,9 +18,9 @@ int main(int argc, char** argv) {
   slimcuda::ModelPackage package;
   std::vector<uint8_t> bytes;
   slimcuda::ModelPackage check;
-  if (slimcuda::package_from_manifest(argv[1], &package, "pack") != slimcuda::Error::Ok ||
-      package.serialize(&bytes, "pack") != slimcuda::Error::Ok ||
-      slimcuda::ModelPackage::parse(bytes.data(), bytes.size(), &check, "pack") != slimcuda::Error::Ok) {
+  if (slimcuda::package_from_manifest(argv[1], &package) != slimcuda::Error::Ok ||
+      package.serialize(&bytes) != slimcuda::Error::Ok ||
+      slimcuda::ModelPackage::parse(bytes.data(), bytes.size(), &check) != slimcuda::Error::Ok) {
     std::fprintf(stderr, "%s\n", slimcuda::last_error_message());
     return 1;
   }

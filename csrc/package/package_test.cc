@@ -25,7 +25,7 @@ TEST(Packages, Read) {
     if (!begin_case(c)) continue;
     const std::vector<uint8_t> bytes = read_bytes(fixture_relative("packages.json", c.data.at("file")));
     ModelPackage p;
-    const Error got = ModelPackage::parse(bytes.data(), bytes.size(), &p, "test");
+    const Error got = ModelPackage::parse(bytes.data(), bytes.size(), &p);
     expect_code(c, static_cast<int32_t>(got), last_error_message());
   }
   SLIMCUDA_SKIP_IF_NO_CASE_RAN();
@@ -39,7 +39,7 @@ TEST(Packages, EveryTruncationIsHandled) {
   for (size_t n = 0; n < bytes.size(); ++n) {
     std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
     ModelPackage p;
-    const Error e = ModelPackage::parse(prefix.data(), prefix.size(), &p, "test");
+    const Error e = ModelPackage::parse(prefix.data(), prefix.size(), &p);
     EXPECT_TRUE(e == Error::Ok || e == Error::InvalidProgram) << n;
     ok += e == Error::Ok;
   }
@@ -65,9 +65,9 @@ TEST(Packages, WriterRoundTripsAndRefusesBadMetadata) {
   p.libraries.push_back(lib);
   p.weights = {9, 9};
   std::vector<uint8_t> bytes;
-  ASSERT_EQ(p.serialize(&bytes, "test"), Error::Ok);
+  ASSERT_EQ(p.serialize(&bytes), Error::Ok);
   ModelPackage q;
-  ASSERT_EQ(ModelPackage::parse(bytes.data(), bytes.size(), &q, "test"), Error::Ok) << last_error_message();
+  ASSERT_EQ(ModelPackage::parse(bytes.data(), bytes.size(), &q), Error::Ok) << last_error_message();
   ASSERT_EQ(q.libraries.size(), 1u);
   const TensorSpec& r = q.libraries[0].methods[0].inputs[0];
   EXPECT_EQ(r.name, "x");
@@ -81,12 +81,12 @@ TEST(Packages, WriterRoundTripsAndRefusesBadMetadata) {
   EXPECT_EQ(q.library(DeviceType::CPU), nullptr);
   // The writer applies the reader's rules.
   p.libraries[0].methods[0].inputs[0].dynamism = Dynamism::DynamicUnbounded;
-  EXPECT_EQ(p.serialize(&bytes, "test"), Error::InvalidProgram);
+  EXPECT_EQ(p.serialize(&bytes), Error::InvalidProgram);
   p.libraries[0].methods[0].inputs[0].dynamism = Dynamism::DynamicBounded;
   p.libraries[0].so = {1, 2, 3};  // not an ELF shared object
-  EXPECT_EQ(p.serialize(&bytes, "test"), Error::InvalidProgram);
+  EXPECT_EQ(p.serialize(&bytes), Error::InvalidProgram);
   p.libraries.clear();
-  EXPECT_EQ(p.serialize(&bytes, "test"), Error::InvalidArgument);
+  EXPECT_EQ(p.serialize(&bytes), Error::InvalidArgument);
 }
 
 // Manifest numbers are JSON integers within their field's range, never truncated or
@@ -126,7 +126,7 @@ TEST(Manifest, RefusesNumbersThatAreNotIntegersInRange) {
                         << c.fields << R"(}],
         "outputs": [{"name": "y", "dtype": "bool", "sizes": [3], "device": "cpu"}]}]}]})";
     ModelPackage p;
-    EXPECT_EQ(package_from_manifest(path, &p, "test"), Error::InvalidArgument);
+    EXPECT_EQ(package_from_manifest(path, &p), Error::InvalidArgument);
     EXPECT_NE(std::string(last_error_message()).find(c.message), std::string::npos) << last_error_message();
   }
 }

@@ -10,7 +10,7 @@ namespace {
 // Runs `read(tensor)` after checking the handle and the output pointer.
 template <typename Out, typename Read>
 AOTITorchError attribute(const char* name, AtenTensorHandle t, Out* out, Read&& read) {
-  return c_entry(name, [&](const char* function) {
+  return c_entry(name, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(t);
     SLIMCUDA_SHIM_NOT_NULL(out);
     *out = read(*tensor(t));
@@ -20,14 +20,14 @@ AOTITorchError attribute(const char* name, AtenTensorHandle t, Out* out, Read&& 
 
 // For get_size / get_stride: dimension d, negative counting from the end.
 AOTITorchError dimension(const char* name, AtenTensorHandle t, int64_t d, int64_t* out, bool strides) {
-  return c_entry(name, [&](const char* function) {
+  return c_entry(name, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(t);
     SLIMCUDA_SHIM_NOT_NULL(out);
     const SlimTensor& s = *tensor(t);
     const int64_t n = s.dim();
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, d >= -n && d < n, Error::InvalidArgument,
-                                "dimension %lld out of range for a %lld-d tensor", static_cast<long long>(d),
-                                static_cast<long long>(n));
+    SLIMCUDA_CHECK_OR_RETURN(d >= -n && d < n, Error::InvalidArgument,
+                             "dimension %lld out of range for a %lld-d tensor", static_cast<long long>(d),
+                             static_cast<long long>(n));
     const int64_t i = d < 0 ? d + n : d;
     *out = strides ? s.strides()[i] : s.sizes()[i];
     return Error::Ok;

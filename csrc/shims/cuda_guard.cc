@@ -28,8 +28,8 @@ struct CudaStreamGuard {
   CallerStreamGuard stream_guard;
 };
 
-Error set_device(int device, const char* function) noexcept {
-  SLIMCUDA_CUDA_TRY_AT(function, cudaSetDevice(device));
+Error set_device(int device) noexcept {
+  SLIMCUDA_CUDA_TRY(cudaSetDevice(device));
   return Error::Ok;
 }
 
@@ -38,14 +38,14 @@ Error set_device(int device, const char* function) noexcept {
 extern "C" {
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_cuda_guard)(int32_t device_index, CUDAGuardHandle* ret_guard) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(ret_guard);
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
     CudaGuard* g = new (std::nothrow) CudaGuard;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, g != nullptr, Error::MemoryAllocationFailed, "out of host memory");
-    SLIMCUDA_CUDA_TRY_AT(function, cudaGetDevice(&g->original));
-    const Error e = set_device(device, function);
+    SLIMCUDA_CHECK_OR_RETURN(g != nullptr, Error::MemoryAllocationFailed, "out of host memory");
+    SLIMCUDA_CUDA_TRY(cudaGetDevice(&g->original));
+    const Error e = set_device(device);
     if (e != Error::Ok) {
       delete g;
       return e;
@@ -56,38 +56,38 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_cuda_guard)(int32_t device_index,
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_cuda_guard)(CUDAGuardHandle guard) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(guard);
     CudaGuard* g = reinterpret_cast<CudaGuard*>(guard);
-    const Error e = set_device(g->original, function);
+    const Error e = set_device(g->original);
     delete g;
     return e;
   });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_guard_set_index)(CUDAGuardHandle guard, int32_t device_index) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(guard);
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
-    return set_device(device, function);
+    return set_device(device);
   });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_cuda_stream_guard)(void* stream, int32_t device_index,
                                                                   CUDAStreamGuardHandle* ret_guard) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(ret_guard);
     int device = -1;
     SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
     if (stream != nullptr) {
       int owner = -1;
       SLIMCUDA_RETURN_IF_ERROR(cuda::stream_device(static_cast<cudaStream_t>(stream), &owner));
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, owner == device, Error::InvalidArgument,
-                                  "stream belongs to device %d, not %d", owner, device);
+      SLIMCUDA_CHECK_OR_RETURN(owner == device, Error::InvalidArgument, "stream belongs to device %d, not %d", owner,
+                               device);
     }
     CudaStreamGuard* g = new (std::nothrow) CudaStreamGuard(device, static_cast<cudaStream_t>(stream));
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, g != nullptr, Error::MemoryAllocationFailed, "out of host memory");
+    SLIMCUDA_CHECK_OR_RETURN(g != nullptr, Error::MemoryAllocationFailed, "out of host memory");
     // The device guard recorded its reason (set_last_error) when it failed; return its code
     // so that message is the one the caller reads.
     const Error e = g->device_guard.error();
@@ -101,7 +101,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_cuda_stream_guard)(void* stream, 
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_cuda_stream_guard)(CUDAStreamGuardHandle guard) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(guard);
     delete reinterpret_cast<CudaStreamGuard*>(guard);
     return Error::Ok;
@@ -109,15 +109,15 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_cuda_stream_guard)(CUDAStreamGuar
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_current_cuda_stream)(int32_t device_index, void** ret_stream) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(ret_stream);
-    SLIMCUDA_RETURN_IF_ERROR(check_device_index(device_index, function));
+    SLIMCUDA_RETURN_IF_ERROR(check_device_index(device_index));
     const std::optional<cudaStream_t> selected = getCallerStream();
     if (selected.has_value() && *selected != nullptr && device_index != -1) {
       int owner = -1;
       SLIMCUDA_RETURN_IF_ERROR(cuda::stream_device(*selected, &owner));
-      SLIMCUDA_CHECK_OR_RETURN_AT(function, owner == device_index, Error::InvalidArgument,
-                                  "this thread's current stream belongs to device %d, not %d", owner, device_index);
+      SLIMCUDA_CHECK_OR_RETURN(owner == device_index, Error::InvalidArgument,
+                               "this thread's current stream belongs to device %d, not %d", owner, device_index);
     }
     // No selection: the legacy default stream (NULL), which is also what a selected NULL is.
     *ret_stream = selected.value_or(nullptr);

@@ -16,16 +16,16 @@ extern "C" {
 static AOTITorchError empty_shim(const char* name, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
                                  int32_t dtype, int32_t device_type, int32_t device_index, bool pinned,
                                  AtenTensorHandle* ret_new_tensor) {
-  return c_entry(name, [&](const char* function) {
+  return c_entry(name, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
     *ret_new_tensor = nullptr;  // a failed call leaves no stale handle behind
     EmptySpec spec;
     SLIMCUDA_RETURN_IF_ERROR(
-        check_empty(ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, pinned, &spec, function));
+        check_empty(ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, pinned, &spec));
     StreamContext ctx = StreamContext::unselected(-1);
-    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(spec.needs_stream(), &ctx, function));
+    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(spec.needs_stream(), &ctx));
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(empty_strided(spec, ctx, &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(empty_strided(spec, ctx, &t));
     *ret_new_tensor = handle(t);
     return Error::Ok;
   });
@@ -48,12 +48,12 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(void* data, int
                                                                  const int64_t* strides_ptr, int64_t storage_offset,
                                                                  int32_t dtype, int32_t device_type,
                                                                  int32_t device_index, AtenTensorHandle* ret) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(ret);
     *ret = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(
-        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index, &t, function));
+        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index, &t));
     *ret = handle(t);
     return Error::Ok;
   });
@@ -65,25 +65,24 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(void* data, 
                                                                     int32_t device_index, AtenTensorHandle* ret,
                                                                     int32_t layout, const uint8_t* opaque_metadata,
                                                                     int64_t opaque_metadata_size) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(ret);
     *ret = nullptr;  // a failed call leaves no stale handle behind
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, layout == 0, Error::NotSupported,
-                                "layout %d: only strided tensors (layout 0) are supported", layout);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, opaque_metadata_size == 0 || opaque_metadata == nullptr, Error::NotSupported,
-                                "opaque (MKL-DNN) tensor metadata is not supported");
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, opaque_metadata_size >= 0, Error::InvalidArgument,
-                                "negative opaque_metadata_size");
+    SLIMCUDA_CHECK_OR_RETURN(layout == 0, Error::NotSupported,
+                             "layout %d: only strided tensors (layout 0) are supported", layout);
+    SLIMCUDA_CHECK_OR_RETURN(opaque_metadata_size == 0 || opaque_metadata == nullptr, Error::NotSupported,
+                             "opaque (MKL-DNN) tensor metadata is not supported");
+    SLIMCUDA_CHECK_OR_RETURN(opaque_metadata_size >= 0, Error::InvalidArgument, "negative opaque_metadata_size");
     SlimTensor* t = nullptr;
     SLIMCUDA_RETURN_IF_ERROR(
-        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index, &t, function));
+        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index, &t));
     *ret = handle(t);
     return Error::Ok;
   });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(AtenTensorHandle tensor) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(tensor);
     delete shims::tensor(tensor);
     return Error::Ok;
@@ -91,12 +90,12 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(AtenTensorHandle t
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig_handle, AtenTensorHandle* new_handle) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(orig_handle);
     SLIMCUDA_SHIM_NOT_NULL(new_handle);
     *new_handle = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = new (std::nothrow) SlimTensor(*tensor(orig_handle));
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, t != nullptr, Error::MemoryAllocationFailed, "out of host memory");
+    SLIMCUDA_CHECK_OR_RETURN(t != nullptr, Error::MemoryAllocationFailed, "out of host memory");
     HandleAdoption::note(tensor(orig_handle), t);  // a constant's copy its container never deletes
     *new_handle = handle(t);
     return Error::Ok;
@@ -106,7 +105,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig
 AOTITorchError SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(AtenTensorHandle self, int64_t ndim,
                                                              const int64_t* sizes_ptr, const int64_t* strides_ptr,
                                                              int64_t storage_offset, AtenTensorHandle* ret_new_tensor) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(ret_new_tensor);
     *ret_new_tensor = nullptr;  // a failed call leaves no stale handle behind
@@ -114,11 +113,11 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(AtenTensorHandle se
     // (Inductor reinterprets views of views: a buffer slice at an offset, re-viewed).
     const SlimTensor& src = *tensor(self);
     int64_t offset = 0;
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, !__builtin_add_overflow(src.storage_offset(), storage_offset, &offset),
-                                Error::InvalidArgument, "storage offset %lld + %lld overflows",
-                                static_cast<long long>(src.storage_offset()), static_cast<long long>(storage_offset));
+    SLIMCUDA_CHECK_OR_RETURN(!__builtin_add_overflow(src.storage_offset(), storage_offset, &offset),
+                             Error::InvalidArgument, "storage offset %lld + %lld overflows",
+                             static_cast<long long>(src.storage_offset()), static_cast<long long>(storage_offset));
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(reinterpret(src, ndim, sizes_ptr, strides_ptr, offset, &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(reinterpret(src, ndim, sizes_ptr, strides_ptr, offset, &t));
     *ret_new_tensor = handle(t);
     return Error::Ok;
   });
@@ -126,15 +125,14 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(AtenTensorHandle se
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_as_strided)(AtenTensorHandle self, const int64_t* sizes_ptr,
                                                     const int64_t* strides_ptr, AtenTensorHandle* ret) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(ret);
     *ret = nullptr;  // a failed call leaves no stale handle behind
     const SlimTensor& s = *tensor(self);
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, s.dim() == 0 || strides_ptr != nullptr, Error::InvalidArgument,
-                                "null strides_ptr");
+    SLIMCUDA_CHECK_OR_RETURN(s.dim() == 0 || strides_ptr != nullptr, Error::InvalidArgument, "null strides_ptr");
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(reinterpret(s, s.dim(), sizes_ptr, strides_ptr, s.storage_offset(), &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(reinterpret(s, s.dim(), sizes_ptr, strides_ptr, s.storage_offset(), &t));
     *ret = handle(t);
     return Error::Ok;
   });
@@ -143,14 +141,14 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_as_strided)(AtenTensorHandle self, const
 // The two clone shims differ only in the strides the copy gets.
 static AOTITorchError clone_shim(const char* name, AtenTensorHandle self, bool preserve_strides,
                                  AtenTensorHandle* ret) {
-  return c_entry(name, [&](const char* function) {
+  return c_entry(name, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(ret);
     *ret = nullptr;  // a failed call leaves no stale handle behind
     StreamContext ctx = StreamContext::unselected(-1);
-    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(clone_needs_stream(*tensor(self)), &ctx, function));
+    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(clone_needs_stream(*tensor(self)), &ctx));
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(clone(*tensor(self), preserve_strides, ctx, &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(clone(*tensor(self), preserve_strides, ctx, &t));
     *ret = handle(t);
     return Error::Ok;
   });
@@ -166,17 +164,17 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_clone_preserve_strides)(AtenTensorHandle
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_copy_)(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking) {
   (void)non_blocking;  // copies that touch host memory always complete before returning
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(self);
     SLIMCUDA_SHIM_NOT_NULL(src);
     StreamContext ctx = StreamContext::unselected(-1);
-    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(copy_needs_stream(*tensor(self), *tensor(src)), &ctx, function));
-    return copy_tensor(*tensor(self), *tensor(src), ctx, function);
+    SLIMCUDA_RETURN_IF_ERROR(caller_context_if(copy_needs_stream(*tensor(self), *tensor(src)), &ctx));
+    return copy_tensor(*tensor(self), *tensor(src), ctx);
   });
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_assign_tensors)(AtenTensorHandle src, AtenTensorHandle dst) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(src);
     SLIMCUDA_SHIM_NOT_NULL(dst);
     tensor(dst)->assign(*tensor(src));
@@ -185,12 +183,12 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_assign_tensors)(AtenTensorHandle src, At
 }
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_assign_tensors_out)(AtenTensorHandle src, AtenTensorHandle* ret_dst) {
-  return c_entry(__func__, [&](const char* function) {
+  return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(src);
     SLIMCUDA_SHIM_NOT_NULL(ret_dst);
     *ret_dst = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = new (std::nothrow) SlimTensor(*tensor(src));
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, t != nullptr, Error::MemoryAllocationFailed, "out of host memory");
+    SLIMCUDA_CHECK_OR_RETURN(t != nullptr, Error::MemoryAllocationFailed, "out of host memory");
     *ret_dst = handle(t);
     return Error::Ok;
   });

@@ -14,6 +14,6 @@ inline AtenTensorHandle handle(SlimTensor* t) noexcept { return reinterpret_cast
 
 }  // namespace slimcuda::shims
 
-/// In a shim body: fails with InvalidArgument naming `function` when `ptr` is null.
+/// In a shim body: fails with InvalidArgument (naming the pointer) when `ptr` is null.
 #define SLIMCUDA_SHIM_NOT_NULL(ptr) \
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, (ptr) != nullptr, ::slimcuda::Error::InvalidArgument, "null " #ptr)
+  SLIMCUDA_CHECK_OR_RETURN((ptr) != nullptr, ::slimcuda::Error::InvalidArgument, "null " #ptr)

@@ -21,8 +21,7 @@ namespace slimcuda {
 /// the destination GPU, ordered on streams (the caller's and an internal stream of the
 /// other GPU, joined by events, no device-wide synchronization); returns once enqueued with
 /// a selected stream, when complete without one.
-[[nodiscard]] Error copy_tensor(const SlimTensor& dst, const SlimTensor& src, const StreamContext& ctx,
-                                const char* function) noexcept;
+[[nodiscard]] Error copy_tensor(const SlimTensor& dst, const SlimTensor& src, const StreamContext& ctx) noexcept;
 
 /// Whether copy_tensor(dst, src, ...) needs a StreamContext at all (a CUDA tensor is
 /// involved): entry points resolve one only then, so CPU copies work without a GPU.

@@ -91,16 +91,16 @@ bool try_transpose(char* dst, const char* src, int es, CopyPlan p, cudaStream_t 
 }  // namespace
 
 Error launch_copy(char* dst, int dst_t, int dst_es, const char* src, int src_t, int src_es, const CopyPlan& plan,
-                  int64_t numel, cudaStream_t stream, const char* function) noexcept {
+                  int64_t numel, cudaStream_t stream) noexcept {
   if (dst_t == src_t && try_transpose(dst, src, dst_es, plan, stream)) {
-    SLIMCUDA_CUDA_TRY_AT(function, cudaGetLastError());
+    SLIMCUDA_CUDA_TRY(cudaGetLastError());
     return Error::Ok;
   }
   constexpr int kThreads = 256;
   const int64_t blocks = std::min<int64_t>((numel + kThreads - 1) / kThreads, 65535);
   strided_copy_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(dst, dst_t, dst_es, src, src_t, src_es,
                                                                               plan, numel);
-  SLIMCUDA_CUDA_TRY_AT(function, cudaGetLastError());
+  SLIMCUDA_CUDA_TRY(cudaGetLastError());
   return Error::Ok;
 }
 

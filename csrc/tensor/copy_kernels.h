@@ -13,7 +13,6 @@ namespace slimcuda {
 /// when the plan is a same-dtype 2-D transpose, else the general strided, converting
 /// kernel. dtypes are ScalarType codes, es their element sizes. Returns once enqueued.
 [[nodiscard]] Error launch_copy(char* dst, int dst_t, int dst_es, const char* src, int src_t, int src_es,
-                                const CopyPlan& plan, int64_t numel, cudaStream_t stream,
-                                const char* function) noexcept;
+                                const CopyPlan& plan, int64_t numel, cudaStream_t stream) noexcept;
 
 }  // namespace slimcuda

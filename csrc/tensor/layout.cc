@@ -5,27 +5,26 @@
 
 namespace slimcuda {
 
-Error check_shape(int64_t ndim, const int64_t* sizes, const int64_t* strides, const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, ndim >= 0, Error::InvalidArgument, "ndim %lld < 0",
-                              static_cast<long long>(ndim));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, ndim <= kMaxDims, Error::InvalidArgument, "ndim %lld > %lld",
-                              static_cast<long long>(ndim), static_cast<long long>(kMaxDims));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, ndim == 0 || sizes != nullptr, Error::InvalidArgument,
-                              "null sizes with ndim %lld", static_cast<long long>(ndim));
+Error check_shape(int64_t ndim, const int64_t* sizes, const int64_t* strides) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(ndim >= 0, Error::InvalidArgument, "ndim %lld < 0", static_cast<long long>(ndim));
+  SLIMCUDA_CHECK_OR_RETURN(ndim <= kMaxDims, Error::InvalidArgument, "ndim %lld > %lld", static_cast<long long>(ndim),
+                           static_cast<long long>(kMaxDims));
+  SLIMCUDA_CHECK_OR_RETURN(ndim == 0 || sizes != nullptr, Error::InvalidArgument, "null sizes with ndim %lld",
+                           static_cast<long long>(ndim));
   for (int64_t d = 0; d < ndim; ++d) {
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, sizes[d] >= 0, Error::InvalidArgument, "negative size %lld in dimension %lld",
-                                static_cast<long long>(sizes[d]), static_cast<long long>(d));
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, strides == nullptr || strides[d] >= 0, Error::InvalidArgument,
-                                "negative stride %lld in dimension %lld (not supported)",
-                                static_cast<long long>(strides ? strides[d] : 0), static_cast<long long>(d));
+    SLIMCUDA_CHECK_OR_RETURN(sizes[d] >= 0, Error::InvalidArgument, "negative size %lld in dimension %lld",
+                             static_cast<long long>(sizes[d]), static_cast<long long>(d));
+    SLIMCUDA_CHECK_OR_RETURN(strides == nullptr || strides[d] >= 0, Error::InvalidArgument,
+                             "negative stride %lld in dimension %lld (not supported)",
+                             static_cast<long long>(strides ? strides[d] : 0), static_cast<long long>(d));
   }
   return Error::Ok;
 }
 
-Error required_elements(int64_t ndim, const int64_t* sizes, const int64_t* strides, int64_t offset, int64_t* out,
-                        const char* function) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, offset >= 0, Error::InvalidArgument, "negative storage offset %lld",
-                              static_cast<long long>(offset));
+Error required_elements(int64_t ndim, const int64_t* sizes, const int64_t* strides, int64_t offset,
+                        int64_t* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(offset >= 0, Error::InvalidArgument, "negative storage offset %lld",
+                           static_cast<long long>(offset));
   for (int64_t d = 0; d < ndim; ++d) {
     if (sizes[d] == 0) {
       *out = 0;
@@ -41,20 +40,20 @@ Error required_elements(int64_t ndim, const int64_t* sizes, const int64_t* strid
     int64_t reach = 0;
     if (__builtin_mul_overflow(sizes[d] - 1, stride, &reach) || __builtin_add_overflow(last, reach, &last) ||
         __builtin_mul_overflow(numel, sizes[d], &numel) || __builtin_mul_overflow(contiguous, sizes[d], &contiguous)) {
-      return set_last_error(Error::InvalidArgument, function, "sizes and strides overflow int64");
+      return set_last_error(Error::InvalidArgument, "sizes and strides overflow int64");
     }
   }
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, !__builtin_add_overflow(last, 1, out), Error::InvalidArgument,
-                              "sizes and strides overflow int64");
+  SLIMCUDA_CHECK_OR_RETURN(!__builtin_add_overflow(last, 1, out), Error::InvalidArgument,
+                           "sizes and strides overflow int64");
   return Error::Ok;
 }
 
 Error required_bytes(int64_t ndim, const int64_t* sizes, const int64_t* strides, int64_t offset, size_t element_size,
-                     int64_t* out, const char* function) noexcept {
+                     int64_t* out) noexcept {
   int64_t elements = 0;
-  SLIMCUDA_RETURN_IF_ERROR(required_elements(ndim, sizes, strides, offset, &elements, function));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, !__builtin_mul_overflow(elements, static_cast<int64_t>(element_size), out),
-                              Error::InvalidArgument, "sizes x strides x element size overflows int64");
+  SLIMCUDA_RETURN_IF_ERROR(required_elements(ndim, sizes, strides, offset, &elements));
+  SLIMCUDA_CHECK_OR_RETURN(!__builtin_mul_overflow(elements, static_cast<int64_t>(element_size), out),
+                           Error::InvalidArgument, "sizes x strides x element size overflows int64");
   return Error::Ok;
 }
 

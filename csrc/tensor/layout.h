@@ -12,19 +12,18 @@ namespace slimcuda {
 
 /// Checks untrusted shape input as the shims receive it: 0 <= ndim <= kMaxDims, sizes
 /// non-null when ndim > 0, sizes >= 0, strides (may be null: contiguous) >= 0. Records
-/// a message naming `function` on failure.
-[[nodiscard]] Error check_shape(int64_t ndim, const int64_t* sizes, const int64_t* strides,
-                                const char* function) noexcept;
+/// a message on failure.
+[[nodiscard]] Error check_shape(int64_t ndim, const int64_t* sizes, const int64_t* strides) noexcept;
 
 /// Elements of storage that a view with these sizes/strides at `offset` touches:
 /// 0 if any size is 0, else offset + 1 + sum((size-1)*stride). Overflow of int64 ->
 /// InvalidArgument. Inputs must have passed check_shape; strides null = contiguous.
 [[nodiscard]] Error required_elements(int64_t ndim, const int64_t* sizes, const int64_t* strides, int64_t offset,
-                                      int64_t* out, const char* function) noexcept;
+                                      int64_t* out) noexcept;
 
 /// required_elements * element_size, overflow-checked against int64.
 [[nodiscard]] Error required_bytes(int64_t ndim, const int64_t* sizes, const int64_t* strides, int64_t offset,
-                                   size_t element_size, int64_t* out, const char* function) noexcept;
+                                   size_t element_size, int64_t* out) noexcept;
 
 /// Row-major strides for `sizes` (a size-0 or size-1 dimension still gets a stride).
 [[nodiscard]] std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes);

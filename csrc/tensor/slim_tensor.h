@@ -54,7 +54,7 @@ class SlimTensor {
 /// Checks a dtype code, device type code and index from the C ABI and returns the Device
 /// (CUDA index -1 resolved to the current device; CPU accepts -1 or 0).
 [[nodiscard]] Error parse_device(int32_t dtype, int32_t device_type, int32_t device_index, ScalarType* out_dtype,
-                                 Device* out_device, const char* function) noexcept;
+                                 Device* out_device) noexcept;
 
 /// A new tensor's checked arguments (check_empty): what empty_strided allocates.
 struct EmptySpec {
@@ -72,29 +72,27 @@ struct EmptySpec {
 /// locked host memory, device must be CPU) in the contract's order, resolving a CUDA index
 /// -1 to the current device. Allocates nothing.
 [[nodiscard]] Error check_empty(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
-                                int32_t device_type, int32_t device_index, bool pinned, EmptySpec* out,
-                                const char* function) noexcept;
+                                int32_t device_type, int32_t device_index, bool pinned, EmptySpec* out) noexcept;
 
 /// A new tensor with fresh memory as `spec` says. CUDA and pinned memory are ordered on
 /// `ctx` (the entry's caller_context; moved to the tensor's device with
 /// StreamContext::for_allocation).
-[[nodiscard]] Error empty_strided(const EmptySpec& spec, const StreamContext& ctx, SlimTensor** out,
-                                  const char* function) noexcept;
+[[nodiscard]] Error empty_strided(const EmptySpec& spec, const StreamContext& ctx, SlimTensor** out) noexcept;
 
 /// A tensor over memory the caller owns (borrowed).
 [[nodiscard]] Error from_blob(void* data, int64_t ndim, const int64_t* sizes, const int64_t* strides,
                               int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index,
-                              SlimTensor** out, const char* function) noexcept;
+                              SlimTensor** out) noexcept;
 
 /// A new view of self's storage; it must fit inside the storage.
 [[nodiscard]] Error reinterpret(const SlimTensor& self, int64_t ndim, const int64_t* sizes, const int64_t* strides,
-                                int64_t storage_offset, SlimTensor** out, const char* function) noexcept;
+                                int64_t storage_offset, SlimTensor** out) noexcept;
 
 /// A new tensor with the same sizes, dtype and device and its own memory, holding a copy
 /// of self: contiguous, or (preserve_strides) with self's strides and the storage span they
 /// reach (O(span) work, as PyTorch). CUDA work and memory on `ctx`.
-[[nodiscard]] Error clone(const SlimTensor& self, bool preserve_strides, const StreamContext& ctx, SlimTensor** out,
-                          const char* function) noexcept;
+[[nodiscard]] Error clone(const SlimTensor& self, bool preserve_strides, const StreamContext& ctx,
+                          SlimTensor** out) noexcept;
 
 /// Whether clone(self, ...) needs a StreamContext (CUDA or pinned memory).
 [[nodiscard]] inline bool clone_needs_stream(const SlimTensor& self) noexcept {

@@ -13,41 +13,40 @@
 
 namespace slimcuda {
 
-Error Storage::allocate(size_t nbytes, Device device, const StreamContext& ctx, std::shared_ptr<Storage>* out,
-                        const char* function) noexcept {
+Error Storage::allocate(size_t nbytes, Device device, const StreamContext& ctx,
+                        std::shared_ptr<Storage>* out) noexcept {
   DeviceAllocator* allocator = get_device_allocator(device.type);
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, allocator != nullptr, Error::NotSupported, "no allocator for device type %d",
-                              static_cast<int>(device.type));
-  SLIMCUDA_CHECK_OR_RETURN_AT(function, !device.is_cuda() || device.index >= 0, Error::Internal,
-                              "unresolved CUDA device index %d", device.index);
+  SLIMCUDA_CHECK_OR_RETURN(allocator != nullptr, Error::NotSupported, "no allocator for device type %d",
+                           static_cast<int>(device.type));
+  SLIMCUDA_CHECK_OR_RETURN(!device.is_cuda() || device.index >= 0, Error::Internal, "unresolved CUDA device index %d",
+                           device.index);
   Result<void*> r = allocator->allocate(nbytes, 0, ctx.for_allocation(device.index));
   if (!r.ok()) return r.error();
   Storage* s = new (std::nothrow) Storage(r.value(), nbytes, device, Kind::Device);
   if (s == nullptr) {
     (void)allocator->deallocate(r.value(), device.index);
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
   out->reset(s);
   return Error::Ok;
 }
 
-Error Storage::allocate_pinned(size_t nbytes, const StreamContext& ctx, std::shared_ptr<Storage>* out,
-                               const char* function) noexcept {
+Error Storage::allocate_pinned(size_t nbytes, const StreamContext& ctx, std::shared_ptr<Storage>* out) noexcept {
   void* p = nullptr;
   if (nbytes > 0) {
     if (cuda::device_count() == 0) {
-      return set_last_error(Error::NotSupported, function, "pinned memory needs a CUDA driver and device: %s",
+      return set_last_error(Error::NotSupported, "pinned memory needs a CUDA driver and device: %s",
                             last_error_message());
     }
     const Error e = pinned_allocate(nbytes, ctx, &p);  // the cached pinned pool (pinned_pool.h)
     if (e != Error::Ok) {
-      return set_last_error(e, function, "pinned allocation of %zu bytes: %s", nbytes, last_error_message());
+      return set_last_error(e, "pinned allocation of %zu bytes: %s", nbytes, last_error_message());
     }
   }
   Storage* s = new (std::nothrow) Storage(p, nbytes, Device{DeviceType::CPU, -1}, Kind::Pinned);
   if (s == nullptr) {
     pinned_free(p);
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
   out->reset(s);
   return Error::Ok;

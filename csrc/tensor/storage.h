@@ -24,11 +24,11 @@ class Storage {
   /// Owned memory of `device` (index resolved) from the allocator registry; nbytes 0 gives a
   /// null pointer. CUDA memory is ordered on ctx.for_allocation(device.index).
   [[nodiscard]] static Error allocate(size_t nbytes, Device device, const StreamContext& ctx,
-                                      std::shared_ptr<Storage>* out, const char* function) noexcept;
+                                      std::shared_ptr<Storage>* out) noexcept;
   /// Owned page-locked host memory ordered on ctx.stream(): really pinned, or an error
   /// (NotSupported without a CUDA driver) — never a pageable fallback.
-  [[nodiscard]] static Error allocate_pinned(size_t nbytes, const StreamContext& ctx, std::shared_ptr<Storage>* out,
-                                             const char* function) noexcept;
+  [[nodiscard]] static Error allocate_pinned(size_t nbytes, const StreamContext& ctx,
+                                             std::shared_ptr<Storage>* out) noexcept;
   /// Borrowed memory: `data` stays valid while tensors use it.
   [[nodiscard]] static std::shared_ptr<Storage> borrow(void* data, size_t nbytes, Device device);
 

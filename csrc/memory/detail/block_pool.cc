@@ -172,7 +172,7 @@ Error BlockPool::allocate(size_t bytes, void* stream, void** out) noexcept {
     *out = b->ptr;
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
 }
 
@@ -215,7 +215,7 @@ Error BlockPool::free(void* ptr) noexcept {
     SLIMCUDA_CHECK_OR_RETURN(free_locked(ptr), Error::InvalidArgument, "%p is not a block of this pool", ptr);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
 }
 
@@ -227,7 +227,7 @@ bool BlockPool::free_if_owned(void* ptr) noexcept {
   } catch (const std::bad_alloc&) {
     // The block left in_use_ before the set insert failed: it is lost to the cache (its
     // segment stays reserved), never handed out twice.
-    set_last_error(Error::MemoryAllocationFailed, __func__, "out of host memory");
+    set_last_error(Error::MemoryAllocationFailed, "out of host memory");
     return true;
   }
 }

@@ -19,8 +19,7 @@ bool is_float_type(ScalarType t) noexcept {
 }
 
 // Device checks of one tensor: the op's device type, and one CUDA device for all.
-Error check_device(const char* function, const char* what, const SlimTensor* t, DeviceType device_type,
-                   int* device) noexcept {
+Error check_device(const char* what, const SlimTensor* t, DeviceType device_type, int* device) noexcept {
   SLIMCUDA_OP_CHECK(t->device().type == device_type, Error::InvalidArgument, "%s is a %s tensor; expected %s", what,
                     device_name(t->device().type), device_name(device_type));
   if (device_type == DeviceType::CUDA) {
@@ -107,9 +106,9 @@ std::vector<int64_t> empty_like_strides(const std::vector<int64_t>& sizes, const
   return dense_in(perm);
 }
 
-Error check_attention(const char* function, DeviceType device_type, AttentionOp op, AtenTensorHandle query,
-                      AtenTensorHandle key, AtenTensorHandle value, const AttentionOptions& o, AtenTensorHandle* ret0,
-                      AttentionProblem* p, AttentionLayout* layout) {
+Error check_attention(DeviceType device_type, AttentionOp op, AtenTensorHandle query, AtenTensorHandle key,
+                      AtenTensorHandle value, const AttentionOptions& o, AtenTensorHandle* ret0, AttentionProblem* p,
+                      AttentionLayout* layout) {
   SLIMCUDA_OP_CHECK(query != nullptr, Error::InvalidArgument, "null query");
   SLIMCUDA_OP_CHECK(key != nullptr, Error::InvalidArgument, "null key");
   SLIMCUDA_OP_CHECK(value != nullptr, Error::InvalidArgument, "null value");
@@ -131,7 +130,7 @@ Error check_attention(const char* function, DeviceType device_type, AttentionOp 
     const char* name;
     const SlimTensor* t;
   } qkv[3] = {{"query", q}, {"key", k}, {"value", v}};
-  for (const auto& x : qkv) SLIMCUDA_RETURN_IF_ERROR(check_device(function, x.name, x.t, device_type, &p->device));
+  for (const auto& x : qkv) SLIMCUDA_RETURN_IF_ERROR(check_device(x.name, x.t, device_type, &p->device));
   p->dtype = q->dtype();
   for (const auto& x : qkv) {
     const ScalarType d = x.t->dtype();
@@ -179,7 +178,7 @@ Error check_attention(const char* function, DeviceType device_type, AttentionOp 
   if (o.bias != nullptr && *o.bias != nullptr) {
     const char* what = op == AttentionOp::FlashForCpu ? "attn_mask" : "attn_bias";
     const SlimTensor* b = tensor_of(*o.bias);
-    SLIMCUDA_RETURN_IF_ERROR(check_device(function, what, b, device_type, &p->device));
+    SLIMCUDA_RETURN_IF_ERROR(check_device(what, b, device_type, &p->device));
     const ScalarType bd = b->dtype();
     SLIMCUDA_OP_CHECK(bd == p->dtype || bd == ScalarType::Float || bd == ScalarType::Bool, Error::InvalidArgument,
                       "%s has dtype %s; expected the query's (%s), float32 or bool", what, scalar_type_name(bd),
@@ -253,8 +252,8 @@ void set_attention_outputs(SlimTensor* out, SlimTensor* lse, AttentionProblem* p
   }
 }
 
-Error new_rng_placeholder(const char* function, const std::vector<int64_t>& sizes, std::unique_ptr<SlimTensor>* owner) {
-  SLIMCUDA_RETURN_IF_ERROR(new_tensor(function, ScalarType::Long, DeviceType::CPU, 0, sizes, contiguous_strides(sizes),
+Error new_rng_placeholder(const std::vector<int64_t>& sizes, std::unique_ptr<SlimTensor>* owner) {
+  SLIMCUDA_RETURN_IF_ERROR(new_tensor(ScalarType::Long, DeviceType::CPU, 0, sizes, contiguous_strides(sizes),
                                       StreamContext::unselected(-1), owner));
   void* data = (*owner)->data_ptr();
   if (data != nullptr) std::memset(data, 0, static_cast<size_t>(numel_of(sizes)) * sizeof(int64_t));

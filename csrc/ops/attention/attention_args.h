@@ -49,10 +49,9 @@ struct AttentionOptions {
 /// to [B, heads_q, seq_q, seq_kv]) and options (dropout_p > 0 and return_debug_mask are
 /// NotSupported: inference only). Fills *p (out/logsumexp left null: the op allocates them
 /// with *layout's shapes and calls set_attention_outputs) and *layout.
-[[nodiscard]] Error check_attention(const char* function, DeviceType device_type, AttentionOp op,
-                                    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
-                                    const AttentionOptions& options, AtenTensorHandle* ret0, AttentionProblem* p,
-                                    AttentionLayout* layout);
+[[nodiscard]] Error check_attention(DeviceType device_type, AttentionOp op, AtenTensorHandle query,
+                                    AtenTensorHandle key, AtenTensorHandle value, const AttentionOptions& options,
+                                    AtenTensorHandle* ret0, AttentionProblem* p, AttentionLayout* layout);
 
 /// Points p at the allocated output and logsumexp (lse may be null: not written). The
 /// logsumexp is written only when it has room for seq_q entries per row (efficient with
@@ -67,7 +66,6 @@ void set_attention_outputs(SlimTensor* out, SlimTensor* lse, AttentionProblem* p
 
 /// A zero-filled CPU int64 tensor of these sizes: the philox seed/offset placeholders
 /// PyTorch's ops return when there is no dropout.
-[[nodiscard]] Error new_rng_placeholder(const char* function, const std::vector<int64_t>& sizes,
-                                        std::unique_ptr<SlimTensor>* owner);
+[[nodiscard]] Error new_rng_placeholder(const std::vector<int64_t>& sizes, std::unique_ptr<SlimTensor>* owner);
 
 }  // namespace slimcuda::ops

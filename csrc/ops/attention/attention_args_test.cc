@@ -69,8 +69,8 @@ TEST(AttentionArgs, LayoutsAreTheMetaFunctions) {
     AtenTensorHandle ret0 = nullptr;
     ops::AttentionProblem p;
     ops::AttentionLayout layout;
-    ASSERT_EQ(ops::check_attention("test", DeviceType::CPU, op_of(c.data["fn"]), in[0].get(), in[1].get(), in[2].get(),
-                                   o, &ret0, &p, &layout),
+    ASSERT_EQ(ops::check_attention(DeviceType::CPU, op_of(c.data["fn"]), in[0].get(), in[1].get(), in[2].get(), o,
+                                   &ret0, &p, &layout),
               Error::Ok)
         << last_error_message();
     EXPECT_EQ(layout.out_sizes, ints(c.data, "expect_sizes"));
@@ -111,7 +111,7 @@ TEST(AttentionArgs, CudaBadInputIsRejectedByTheSharedChecks) {
     ops::AttentionProblem p;
     ops::AttentionLayout layout;
     const Error got =
-        ops::check_attention("test", DeviceType::CPU, op_of(c.data["fn"]), null == "query" ? nullptr : in[0].get(),
+        ops::check_attention(DeviceType::CPU, op_of(c.data["fn"]), null == "query" ? nullptr : in[0].get(),
                              null == "key" ? nullptr : in[1].get(), null == "value" ? nullptr : in[2].get(), o,
                              null == "ret0" ? nullptr : &ret0, &p, &layout);
     if (c.data["message"] == "at most 256") {

@@ -22,8 +22,7 @@ double bias_at(const AttentionProblem& p, const char* base, int64_t b, int64_t h
 
 }  // namespace
 
-Error attention_cpu(const AttentionProblem& p, const char* function) noexcept {
-  (void)function;
+Error attention_cpu(const AttentionProblem& p) noexcept {
   const ScalarType t = p.dtype;
   const char* q = static_cast<const char*>(p.q->data_ptr());
   const char* k = static_cast<const char*>(p.k->data_ptr());

@@ -12,6 +12,6 @@ namespace slimcuda::ops {
 /// softmax in double, the float16/bfloat16 output rounded once at the store. A row that
 /// every key is masked out of (a bool mask all false, an additive -inf bias) gets 0s and a
 /// logsumexp of 0, as PyTorch's CPU kernel gives.
-[[nodiscard]] Error attention_cpu(const AttentionProblem& p, const char* function) noexcept;
+[[nodiscard]] Error attention_cpu(const AttentionProblem& p) noexcept;
 
 }  // namespace slimcuda::ops

@@ -23,23 +23,23 @@ AttnType attn_type(ScalarType t) noexcept {
 
 }  // namespace
 
-Error attention_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
+Error attention_cuda(const AttentionProblem& p, const StreamContext& ctx) {
   // cuDNN's fused SDPA first (float16/bfloat16; it declines float32 and what it cannot
   // serve, quietly), unless SLIMCUDA_ATTENTION says otherwise (attention_cudnn.h).
   const AttentionPath path = attention_path_override();
   if (path != AttentionPath::Kernel) {
-    const Error e = attention_cudnn(p, ctx, function);
+    const Error e = attention_cudnn(p, ctx);
     if (e != Error::NotSupported) return e;  // served, or a real failure
     if (path == AttentionPath::Cudnn) {
-      return set_last_error(Error::NotSupported, function, "cuDNN cannot serve this attention: %s",
+      return set_last_error(Error::NotSupported, "cuDNN cannot serve this attention: %s",
                             attention_cudnn_unsupported_reason());
     }
   }
   // Everything that falls through runs on slimcuda's kernel.
-  return attention_kernel_cuda(p, ctx, function);
+  return attention_kernel_cuda(p, ctx);
 }
 
-Error attention_kernel_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
+Error attention_kernel_cuda(const AttentionProblem& p, const StreamContext& ctx) {
   AttentionKernelArgs a;
   a.batch = p.batch, a.heads_q = p.heads_q, a.heads_kv = p.heads_kv;
   a.seq_q = p.seq_q, a.seq_kv = p.seq_kv, a.head_dim = p.head_dim, a.head_dim_v = p.head_dim_v;
@@ -60,7 +60,7 @@ Error attention_kernel_cuda(const AttentionProblem& p, const StreamContext& ctx,
     a.lse = static_cast<float*>(p.logsumexp->data_ptr());
     for (int i = 0; i < 3; ++i) a.lse_strides[i] = p.lse_strides[i];
   }
-  return launch_attention(a, ctx.stream(), function);
+  return launch_attention(a, ctx.stream());
 }
 
 }  // namespace slimcuda::ops

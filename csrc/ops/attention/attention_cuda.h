@@ -13,10 +13,10 @@ namespace slimcuda::ops {
 /// Enqueues a checked AttentionProblem on ctx's stream (its device current): no
 /// synchronization, no cudaMalloc. Errors: NotSupported (head dims above 256 on the own
 /// kernel), Internal (a launch failure, the CUDA error in the message).
-[[nodiscard]] Error attention_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function);
+[[nodiscard]] Error attention_cuda(const AttentionProblem& p, const StreamContext& ctx);
 
 /// The same on slimcuda's own kernel only, whatever cuDNN could serve (what attention_cuda
 /// falls through to; benchmarks time it against cuDNN's path).
-[[nodiscard]] Error attention_kernel_cuda(const AttentionProblem& p, const StreamContext& ctx, const char* function);
+[[nodiscard]] Error attention_kernel_cuda(const AttentionProblem& p, const StreamContext& ctx);
 
 }  // namespace slimcuda::ops

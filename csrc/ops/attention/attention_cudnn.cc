@@ -223,12 +223,11 @@ class Temporary {
   Temporary(const Temporary&) = delete;  // owns its block
   Temporary& operator=(const Temporary&) = delete;
 
-  Error allocate(size_t bytes, const StreamContext& ctx, const char* what, const char* function) noexcept {
+  Error allocate(size_t bytes, const StreamContext& ctx, const char* what) noexcept {
     if (bytes == 0) return Error::Ok;
     auto r = device_memory::allocate(bytes, static_cast<size_t>(kAlignment), ctx);
     if (!r.ok()) {
-      return set_last_error(r.error(), function, "no %zu-byte %s on cuda:%d: %s", bytes, what, device_,
-                            last_error_message());
+      return set_last_error(r.error(), "no %zu-byte %s on cuda:%d: %s", bytes, what, device_, last_error_message());
     }
     ptr_ = r.value();
     return Error::Ok;
@@ -241,24 +240,23 @@ class Temporary {
 };
 
 // Fills `dst` (bias.strides, p.dtype) with the bias or mask seen as bias.dims.
-Error materialize_bias(const AttentionProblem& p, const BiasLayout& bias, void* dst, const StreamContext& ctx,
-                       const char* function) noexcept {
+Error materialize_bias(const AttentionProblem& p, const BiasLayout& bias, void* dst,
+                       const StreamContext& ctx) noexcept {
   // The caller's view: broadcast batch/head dimensions collapse to size 1 (any stride).
   int64_t src_strides[4];
   for (int i = 0; i < 4; ++i) src_strides[i] = p.bias_strides[i];
   if (bias.mode == BiasMode::FromMask) {
     return launch_mask_to_bias(dst, p.dtype == ScalarType::Half, bias.strides, p.bias->data_ptr(), src_strides,
-                               bias.dims, ctx.stream(), function);
+                               bias.dims, ctx.stream());
   }
   SlimTensor* src_view = nullptr;
-  SLIMCUDA_RETURN_IF_ERROR(
-      reinterpret(*p.bias, 4, bias.dims, src_strides, p.bias->storage_offset(), &src_view, function));
+  SLIMCUDA_RETURN_IF_ERROR(reinterpret(*p.bias, 4, bias.dims, src_strides, p.bias->storage_offset(), &src_view));
   std::unique_ptr<SlimTensor> src_owner(src_view);
   SlimTensor* dst_view = nullptr;
   SLIMCUDA_RETURN_IF_ERROR(from_blob(dst, 4, bias.dims, bias.strides, 0, static_cast<int32_t>(p.dtype),
-                                     static_cast<int32_t>(DeviceType::CUDA), p.device, &dst_view, function));
+                                     static_cast<int32_t>(DeviceType::CUDA), p.device, &dst_view));
   std::unique_ptr<SlimTensor> dst_owner(dst_view);
-  return copy_tensor(*dst_view, *src_view, ctx, function);
+  return copy_tensor(*dst_view, *src_view, ctx);
 }
 
 }  // namespace
@@ -287,7 +285,7 @@ AttentionCudnnStats attention_cudnn_stats() noexcept {
 
 namespace {
 
-Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, const char* function) {
+Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx) {
   ThreadState& ts = state();
   ts.unsupported_reason.clear();
   const LastErrorSnapshot snapshot;
@@ -296,7 +294,7 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
         snapshot, "cuDNN's fused attention takes float16 or bfloat16, not " + std::string(scalar_type_name(p.dtype)));
   }
   if (p.q == nullptr || p.k == nullptr || p.v == nullptr || p.out == nullptr) {
-    return set_last_error(Error::InvalidArgument, function, "attention problem without q, k, v or out");
+    return set_last_error(Error::InvalidArgument, "attention problem without q, k, v or out");
   }
   if (p.batch * p.heads_q * p.seq_q == 0) return Error::Ok;  // nothing to write
   if (p.seq_kv == 0 || p.head_dim == 0 || p.head_dim_v == 0) {
@@ -322,7 +320,7 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
                                      " attention (cuDNN takes the bias in the I/O dtype; slimcuda's kernel adds it "
                                      "in float32, as PyTorch does)");
   }
-  auto api = cuda_libs::cudnn(function);
+  auto api = cuda_libs::cudnn();
   if (!api.ok()) return unsupported(snapshot, last_error_message());
 
   const BiasLayout bias = bias_layout(p);
@@ -331,11 +329,11 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
   if (it != ts.graphs.end() && it->second.graph == nullptr) return unsupported(snapshot, it->second.reason);
 
   cudnnHandle_t handle = nullptr;
-  SLIMCUDA_RETURN_IF_ERROR(cudnn_handle(*api.value(), p.device, ctx.stream(), &handle, function));
+  SLIMCUDA_RETURN_IF_ERROR(cudnn_handle(*api.value(), p.device, ctx.stream(), &handle));
 
   if (it == ts.graphs.end()) {
     int sm = 0;
-    SLIMCUDA_RETURN_IF_ERROR(ts.sm_version.get(p.device, &sm, function));
+    SLIMCUDA_RETURN_IF_ERROR(ts.sm_version.get(p.device, &sm));
     CachedGraph built;
     std::string reason;
     const bool ok = build_graph(p, bias, handle, sm, &built, &reason);
@@ -344,7 +342,7 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
       if (!ok) built.reason = reason;
       it = ts.graphs.emplace(key, std::move(built)).first;
     } catch (...) {
-      return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory caching a cuDNN graph");
+      return set_last_error(Error::MemoryAllocationFailed, "out of host memory caching a cuDNN graph");
     }
     if (!ok) {
       ++ts.stats.rejected;
@@ -358,13 +356,12 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
   const void* bias_ptr = bias.mode == BiasMode::Direct ? p.bias->data_ptr() : nullptr;
   if (bias.mode == BiasMode::Expanded || bias.mode == BiasMode::FromMask) {
     const size_t bytes = static_cast<size_t>(bias.strides[0] * bias.dims[0]) * 2;
-    SLIMCUDA_RETURN_IF_ERROR(bias_temp.allocate(bytes, ctx, "attention bias temporary", function));
-    SLIMCUDA_RETURN_IF_ERROR(materialize_bias(p, bias, bias_temp.get(), ctx, function));
+    SLIMCUDA_RETURN_IF_ERROR(bias_temp.allocate(bytes, ctx, "attention bias temporary"));
+    SLIMCUDA_RETURN_IF_ERROR(materialize_bias(p, bias, bias_temp.get(), ctx));
     bias_ptr = bias_temp.get();
   }
   Temporary workspace(p.device);
-  SLIMCUDA_RETURN_IF_ERROR(
-      workspace.allocate(static_cast<size_t>(entry.workspace), ctx, "cuDNN attention workspace", function));
+  SLIMCUDA_RETURN_IF_ERROR(workspace.allocate(static_cast<size_t>(entry.workspace), ctx, "cuDNN attention workspace"));
 
   void* by_uid[kMaxUid + 1] = {};
   by_uid[kQ] = p.q->data_ptr();
@@ -376,7 +373,7 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
   void* ptrs[kMaxUid];
   const int n = static_cast<int>(entry.uids.size());
   for (int i = 0; i < n; ++i) ptrs[i] = by_uid[entry.uids[i]];
-  SLIMCUDA_RETURN_IF_ERROR(cudnn_graph::execute(*entry.graph, handle, ptrs, n, workspace.get(), "attention", function));
+  SLIMCUDA_RETURN_IF_ERROR(cudnn_graph::execute(*entry.graph, handle, ptrs, n, workspace.get(), "attention"));
   ++ts.stats.executions;
   // The workspace and temporary go back to the caching allocator here: its reuse is
   // ordered on this stream, after the attention (see gemm_cuda.cc).
@@ -385,13 +382,13 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx, 
 
 }  // namespace
 
-Error attention_cudnn(const AttentionProblem& p, const StreamContext& ctx, const char* function) noexcept {
+Error attention_cudnn(const AttentionProblem& p, const StreamContext& ctx) noexcept {
   try {
-    return attention_cudnn_impl(p, ctx, function);
+    return attention_cudnn_impl(p, ctx);
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory in cuDNN attention");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory in cuDNN attention");
   } catch (...) {
-    return set_last_error(Error::Internal, function, "unexpected exception in cuDNN attention");
+    return set_last_error(Error::Internal, "unexpected exception in cuDNN attention");
   }
 }
 

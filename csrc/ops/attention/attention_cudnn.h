@@ -49,7 +49,7 @@ enum class AttentionPath : int8_t { Auto, Kernel, Cudnn };
 /// A boolean mask (true = attend) is turned into an additive bias (0 / -inf) in a
 /// temporary first, as is a bias broadcast along the query dimension (cuDNN reads the bias
 /// with full [seq_q, seq_kv] rows).
-[[nodiscard]] Error attention_cudnn(const AttentionProblem& p, const StreamContext& ctx, const char* function) noexcept;
+[[nodiscard]] Error attention_cudnn(const AttentionProblem& p, const StreamContext& ctx) noexcept;
 
 /// Why this thread's last attention_cudnn call returned NotSupported ("" after any other
 /// result). Valid until this thread's next attention_cudnn call.

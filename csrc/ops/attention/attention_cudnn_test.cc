@@ -32,8 +32,6 @@ namespace {
 using ops::AttentionProblem;
 using testing::SdpaReference;
 
-constexpr const char* kFn = "attention_cudnn_test";
-
 enum class Layout { BHSD, BSHD };  // storage order; the 4-D view is always [B,H,S,D]
 enum class Mask { None, Full, KeyPadding, Bool, Float32 };
 
@@ -97,11 +95,11 @@ Owned device_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t
                     const void* host, const StreamContext& ctx) {
   EmptySpec spec;
   EXPECT_EQ(check_empty(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(), static_cast<int32_t>(t),
-                        static_cast<int32_t>(DeviceType::CUDA), 0, false, &spec, kFn),
+                        static_cast<int32_t>(DeviceType::CUDA), 0, false, &spec),
             Error::Ok)
       << last_error_message();
   SlimTensor* out = nullptr;
-  EXPECT_EQ(empty_strided(spec, ctx, &out, kFn), Error::Ok) << last_error_message();
+  EXPECT_EQ(empty_strided(spec, ctx, &out), Error::Ok) << last_error_message();
   if (out != nullptr && host != nullptr) {
     EXPECT_EQ(cudaMemcpy(out->data_ptr(), host, span(sizes, strides) * out->element_size(), cudaMemcpyHostToDevice),
               cudaSuccess);
@@ -263,7 +261,7 @@ class AttentionCudnnTest : public ::testing::Test {
   }
   // attention_cudnn that must run (a NotSupported here is a failure with its reason).
   void run(const AttentionProblem& p) {
-    const Error e = ops::attention_cudnn(p, ctx(), kFn);
+    const Error e = ops::attention_cudnn(p, ctx());
     ASSERT_EQ(e, Error::Ok) << last_error_message() << " / " << ops::attention_cudnn_unsupported_reason();
     ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   }
@@ -376,7 +374,7 @@ TEST_F(AttentionCudnnTest, EachThreadBuildsItsOwnGraph) {
     cudaSetDevice(0);
     cudaStream_t s = nullptr;
     if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return;
-    e = ops::attention_cudnn(pr.p, StreamContext::selected(s, 0), kFn);
+    e = ops::attention_cudnn(pr.p, StreamContext::selected(s, 0));
     cudaStreamSynchronize(s);
     other = ops::attention_cudnn_stats();
     cudaStreamDestroy(s);
@@ -398,18 +396,18 @@ TEST_F(AttentionCudnnTest, RejectedShapeIsNotSupportedQuietlyAndRemembered) {
   Problem pr;
   make_problem(c, ctx(), &pr);
   ASSERT_FALSE(HasFailure());
-  (void)set_last_error(Error::InvalidArgument, "earlier_call", "sentinel %d", 7);
+  (void)set_last_error(Error::InvalidArgument, "sentinel %d", 7);
   const ops::AttentionCudnnStats before = ops::attention_cudnn_stats();
-  EXPECT_EQ(ops::attention_cudnn(pr.p, ctx(), kFn), Error::NotSupported);
-  EXPECT_STREQ(last_error_message(), "earlier_call: sentinel 7");
+  EXPECT_EQ(ops::attention_cudnn(pr.p, ctx()), Error::NotSupported);
+  EXPECT_STREQ(last_error_message(), "slimcuda: sentinel 7");
   EXPECT_NE(std::string(ops::attention_cudnn_unsupported_reason()).find("multiples of 8"), std::string::npos)
       << ops::attention_cudnn_unsupported_reason();
-  EXPECT_EQ(ops::attention_cudnn(pr.p, ctx(), kFn), Error::NotSupported);
+  EXPECT_EQ(ops::attention_cudnn(pr.p, ctx()), Error::NotSupported);
   EXPECT_EQ(ops::attention_cudnn_stats().graphs_built, before.graphs_built);
   EXPECT_EQ(ops::attention_cudnn_stats().rejected, before.rejected) << "cuDNN was never asked";
-  EXPECT_STREQ(last_error_message(), "earlier_call: sentinel 7");
+  EXPECT_STREQ(last_error_message(), "slimcuda: sentinel 7");
   clear_last_error();
-  EXPECT_EQ(ops::attention_cudnn(pr.p, ctx(), kFn), Error::NotSupported);
+  EXPECT_EQ(ops::attention_cudnn(pr.p, ctx()), Error::NotSupported);
   EXPECT_STREQ(last_error_message(), "");
 }
 
@@ -418,9 +416,9 @@ TEST_F(AttentionCudnnTest, Float32BiasWith16BitAttentionIsLeftToTheKernel) {
   Problem pr;
   make_problem(c, ctx(), &pr);
   ASSERT_FALSE(HasFailure());
-  (void)set_last_error(Error::InvalidArgument, "earlier_call", "sentinel");
-  EXPECT_EQ(ops::attention_cudnn(pr.p, ctx(), kFn), Error::NotSupported);
-  EXPECT_STREQ(last_error_message(), "earlier_call: sentinel");
+  (void)set_last_error(Error::InvalidArgument, "sentinel");
+  EXPECT_EQ(ops::attention_cudnn(pr.p, ctx()), Error::NotSupported);
+  EXPECT_STREQ(last_error_message(), "slimcuda: sentinel");
   EXPECT_NE(std::string(ops::attention_cudnn_unsupported_reason()).find("float32 bias"), std::string::npos)
       << ops::attention_cudnn_unsupported_reason();
 }
@@ -433,13 +431,13 @@ TEST_F(AttentionCudnnTest, MisalignedOperandIsNotSupported) {
   // A view of q one element into its storage: 2 bytes off the 16-byte alignment.
   SlimTensor* view = nullptr;
   const int64_t one[4] = {1, 1, 1, 1};
-  ASSERT_EQ(reinterpret(*pr.q, 4, one, one, 1, &view, kFn), Error::Ok) << last_error_message();
+  ASSERT_EQ(reinterpret(*pr.q, 4, one, one, 1, &view), Error::Ok) << last_error_message();
   Owned owned(view);
   AttentionProblem p = pr.p;
   p.q = view;
-  (void)set_last_error(Error::InvalidArgument, "earlier_call", "sentinel");
-  EXPECT_EQ(ops::attention_cudnn(p, ctx(), kFn), Error::NotSupported);
-  EXPECT_STREQ(last_error_message(), "earlier_call: sentinel");
+  (void)set_last_error(Error::InvalidArgument, "sentinel");
+  EXPECT_EQ(ops::attention_cudnn(p, ctx()), Error::NotSupported);
+  EXPECT_STREQ(last_error_message(), "slimcuda: sentinel");
   EXPECT_NE(std::string(ops::attention_cudnn_unsupported_reason()).find("aligned"), std::string::npos);
 }
 
@@ -455,7 +453,7 @@ TEST_F(AttentionCudnnTest, CapturesIntoACudaGraph) {
 
   // Capture fails if the call synchronizes or allocates device memory with cudaMalloc.
   ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-  const Error e = ops::attention_cudnn(pr.p, ctx(), kFn);
+  const Error e = ops::attention_cudnn(pr.p, ctx());
   cudaGraph_t graph = nullptr;
   ASSERT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess);
   ASSERT_EQ(e, Error::Ok) << last_error_message();
@@ -478,12 +476,12 @@ TEST(AttentionCudnnNoGpu, Float32IsNotSupportedWithoutALastError) {
   p.batch = p.heads_q = p.heads_kv = 1;
   p.seq_q = p.seq_kv = 4;
   p.head_dim = p.head_dim_v = 8;
-  (void)set_last_error(Error::InvalidArgument, "earlier_call", "sentinel");
-  EXPECT_EQ(ops::attention_cudnn(p, StreamContext::unselected(0), kFn), Error::NotSupported);
-  EXPECT_STREQ(last_error_message(), "earlier_call: sentinel");
+  (void)set_last_error(Error::InvalidArgument, "sentinel");
+  EXPECT_EQ(ops::attention_cudnn(p, StreamContext::unselected(0)), Error::NotSupported);
+  EXPECT_STREQ(last_error_message(), "slimcuda: sentinel");
   EXPECT_NE(std::string(ops::attention_cudnn_unsupported_reason()).find("float16 or bfloat16"), std::string::npos);
   clear_last_error();
-  EXPECT_EQ(ops::attention_cudnn(p, StreamContext::unselected(0), kFn), Error::NotSupported);
+  EXPECT_EQ(ops::attention_cudnn(p, StreamContext::unselected(0)), Error::NotSupported);
   EXPECT_STREQ(last_error_message(), "");
 }
 

@@ -39,6 +39,6 @@ constexpr int64_t kAttentionMaxHeadDim = 256;
 /// allocation: one block per (query tile, head, batch), K/V tiles through shared memory,
 /// an online softmax in float. Head dims above kAttentionMaxHeadDim, or a grid too large,
 /// are NotSupported; launch failures Internal, with the CUDA error in the message.
-[[nodiscard]] Error launch_attention(const AttentionKernelArgs& a, cudaStream_t stream, const char* function) noexcept;
+[[nodiscard]] Error launch_attention(const AttentionKernelArgs& a, cudaStream_t stream) noexcept;
 
 }  // namespace slimcuda::ops

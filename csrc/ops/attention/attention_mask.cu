@@ -33,8 +33,7 @@ __global__ void mask_to_bias(T* dst, const uint8_t* mask, Dims d, int64_t n, T z
 }  // namespace
 
 Error launch_mask_to_bias(void* dst, bool dst_half, const int64_t dst_strides[4], const void* mask,
-                          const int64_t mask_strides[4], const int64_t sizes[4], cudaStream_t stream,
-                          const char* function) noexcept {
+                          const int64_t mask_strides[4], const int64_t sizes[4], cudaStream_t stream) noexcept {
   Dims d;
   int64_t n = 1;
   for (int k = 0; k < 4; ++k) {
@@ -55,7 +54,7 @@ Error launch_mask_to_bias(void* dst, bool dst_half, const int64_t dst_strides[4]
                                                                  static_cast<const uint8_t*>(mask), d, n,
                                                                  __float2bfloat16(0.0f), __float2bfloat16(-INFINITY));
   }
-  SLIMCUDA_CUDA_TRY_AT(function, cudaGetLastError());
+  SLIMCUDA_CUDA_TRY(cudaGetLastError());
   return Error::Ok;
 }
 

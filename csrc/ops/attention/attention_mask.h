@@ -14,7 +14,7 @@ namespace slimcuda::ops {
 /// for sizes[4] with element strides (the mask's may be 0 where it broadcasts). dst_half:
 /// float16 when true, else bfloat16. Returns once enqueued.
 [[nodiscard]] Error launch_mask_to_bias(void* dst, bool dst_half, const int64_t dst_strides[4], const void* mask,
-                                        const int64_t mask_strides[4], const int64_t sizes[4], cudaStream_t stream,
-                                        const char* function) noexcept;
+                                        const int64_t mask_strides[4], const int64_t sizes[4],
+                                        cudaStream_t stream) noexcept;
 
 }  // namespace slimcuda::ops

@@ -42,26 +42,26 @@ bool finalize(fe::graph::Graph& graph, cudnnHandle_t handle, int64_t first_uid, 
 }
 
 Error execute(const fe::graph::Graph& graph, cudnnHandle_t handle, void** ptrs, int n, void* workspace,
-              const char* what, const char* function) noexcept {
+              const char* what) noexcept {
   try {
     fe::error_t st = graph.execute(handle, ptrs, n, workspace);
-    if (st.is_bad()) return set_last_error(Error::Internal, function, "cuDNN %s failed: %s", what, st.err_msg.c_str());
+    if (st.is_bad()) return set_last_error(Error::Internal, "cuDNN %s failed: %s", what, st.err_msg.c_str());
   } catch (const std::exception& e) {
-    return set_last_error(Error::Internal, function, "cuDNN %s failed: %s", what, e.what());
+    return set_last_error(Error::Internal, "cuDNN %s failed: %s", what, e.what());
   } catch (...) {
-    return set_last_error(Error::Internal, function, "cuDNN %s failed (non-standard exception)", what);
+    return set_last_error(Error::Internal, "cuDNN %s failed (non-standard exception)", what);
   }
   return Error::Ok;
 }
 
-Error SmVersionCache::get(int device, int* out, const char* function) noexcept {
+Error SmVersionCache::get(int device, int* out) noexcept {
   if (device_ != device) {
     int major = 0, minor = 0;
     cudaError_t err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
-      return set_last_error(Error::Internal, function, "cudaDeviceGetAttribute(cuda:%d) failed: %s", device,
+      return set_last_error(Error::Internal, "cudaDeviceGetAttribute(cuda:%d) failed: %s", device,
                             cudaGetErrorString(err));
     }
     device_ = device;

@@ -67,9 +67,9 @@ struct GraphKeyHash {
 
 /// Runs a finalized `graph` on `handle` (bound to the call's stream) with the user pointers
 /// in the order finalize's uids gave; the frontend's error or exception is Internal, with the
-/// last error "cuDNN <what> failed: ..." naming `function`.
+/// last error "cuDNN <what> failed: ...".
 [[nodiscard]] Error execute(const cudnn_frontend::graph::Graph& graph, cudnnHandle_t handle, void** ptrs, int n,
-                            void* workspace, const char* what, const char* function) noexcept;
+                            void* workspace, const char* what) noexcept;
 
 /// build() (returning false with *reason set when cuDNN cannot serve the problem), with an
 /// exception it throws made a reason too ("the cuDNN frontend threw: ..."): a frontend
@@ -92,9 +92,9 @@ template <typename Build>
 /// for the last device asked about. One per op's per-thread state: not thread-safe.
 class SmVersionCache {
  public:
-  /// *out = the sm_version of `device`; Internal (the last error naming `function`) when the
+  /// *out = the sm_version of `device`; Internal (with the reason in the last error) when the
   /// runtime cannot tell, with its sticky error cleared and nothing cached.
-  [[nodiscard]] Error get(int device, int* out, const char* function) noexcept;
+  [[nodiscard]] Error get(int device, int* out) noexcept;
 
  private:
   int device_ = -1;  // the device version_ was read for

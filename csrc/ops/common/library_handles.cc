@@ -49,20 +49,19 @@ struct Leases {
 
 }  // namespace
 
-Error cublaslt_handle(const cuda_libs::CublasLtApi& api, int device, cublasLtHandle_t* out,
-                      const char* function) noexcept {
+Error cublaslt_handle(const cuda_libs::CublasLtApi& api, int device, cublasLtHandle_t* out) noexcept {
   thread_local Leases<cublasLtHandle_t> leases;
   try {
     if (static_cast<size_t>(device) >= leases.by_device.size()) leases.by_device.resize(device + 1, nullptr);
   } catch (...) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
   cublasLtHandle_t& h = leases.by_device[device];
   if (h == nullptr && !pool<cublasLtHandle_t>().take(device, &h)) {
     const cublasStatus_t st = api.cublasLtCreate(&h);
     if (st != CUBLAS_STATUS_SUCCESS) {
       h = nullptr;
-      return set_last_error(Error::Internal, function, "cublasLtCreate failed on cuda:%d: %s", device,
+      return set_last_error(Error::Internal, "cublasLtCreate failed on cuda:%d: %s", device,
                             api.cublasLtGetStatusString(st));
     }
   }
@@ -70,26 +69,24 @@ Error cublaslt_handle(const cuda_libs::CublasLtApi& api, int device, cublasLtHan
   return Error::Ok;
 }
 
-Error cudnn_handle(const cuda_libs::CudnnApi& api, int device, cudaStream_t stream, cudnnHandle_t* out,
-                   const char* function) noexcept {
+Error cudnn_handle(const cuda_libs::CudnnApi& api, int device, cudaStream_t stream, cudnnHandle_t* out) noexcept {
   thread_local Leases<cudnnHandle_t> leases;
   try {
     if (static_cast<size_t>(device) >= leases.by_device.size()) leases.by_device.resize(device + 1, nullptr);
   } catch (...) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
   cudnnHandle_t& h = leases.by_device[device];
   if (h == nullptr && !pool<cudnnHandle_t>().take(device, &h)) {
     const cudnnStatus_t st = api.cudnnCreate(&h);
     if (st != CUDNN_STATUS_SUCCESS) {
       h = nullptr;
-      return set_last_error(Error::Internal, function, "cudnnCreate failed on cuda:%d: %s", device,
-                            api.cudnnGetErrorString(st));
+      return set_last_error(Error::Internal, "cudnnCreate failed on cuda:%d: %s", device, api.cudnnGetErrorString(st));
     }
   }
   const cudnnStatus_t st = api.cudnnSetStream(h, stream);
   if (st != CUDNN_STATUS_SUCCESS) {
-    return set_last_error(Error::Internal, function, "cudnnSetStream failed: %s", api.cudnnGetErrorString(st));
+    return set_last_error(Error::Internal, "cudnnSetStream failed: %s", api.cudnnGetErrorString(st));
   }
   *out = h;
   return Error::Ok;

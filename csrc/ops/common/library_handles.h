@@ -16,11 +16,10 @@
 namespace slimcuda::ops {
 
 /// This thread's cuBLASLt handle for `device` (current when called), created on first use.
-[[nodiscard]] Error cublaslt_handle(const cuda_libs::CublasLtApi& api, int device, cublasLtHandle_t* out,
-                                    const char* function) noexcept;
+[[nodiscard]] Error cublaslt_handle(const cuda_libs::CublasLtApi& api, int device, cublasLtHandle_t* out) noexcept;
 
 /// This thread's cuDNN handle for `device` (current when called), bound to `stream`.
-[[nodiscard]] Error cudnn_handle(const cuda_libs::CudnnApi& api, int device, cudaStream_t stream, cudnnHandle_t* out,
-                                 const char* function) noexcept;
+[[nodiscard]] Error cudnn_handle(const cuda_libs::CudnnApi& api, int device, cudaStream_t stream,
+                                 cudnnHandle_t* out) noexcept;
 
 }  // namespace slimcuda::ops

@@ -27,7 +27,7 @@ const char* dtype_name(ScalarType t) noexcept {
 const char* device_name(DeviceType t) noexcept { return t == DeviceType::CUDA ? "CUDA" : "CPU"; }
 
 // Common checks of one operand: type of device, one CUDA device for all, the op's dtype.
-Error check_operand(const char* function, const char* what, const SlimTensor* t, DeviceType device_type, int* device,
+Error check_operand(const char* what, const SlimTensor* t, DeviceType device_type, int* device,
                     ScalarType* dtype) noexcept {
   SLIMCUDA_OP_CHECK(t->device().type == device_type, Error::InvalidArgument, "%s is a %s tensor; expected %s", what,
                     device_name(t->device().type), device_name(device_type));
@@ -56,14 +56,15 @@ void as_3d(const SlimTensor& t, int64_t sizes[3], int64_t strides[3]) noexcept {
 
 }  // namespace
 
-Error warn_last_error(Error error, const char* function, const char* file, int line) noexcept {
-  SLIMCUDA_SHIM(aoti_torch_warn)(function, file, static_cast<uint32_t>(line), last_error_message());
+Error warn_last_error(Error error, const char* file, int line) noexcept {
+  const char* function = ErrorContext::current();
+  SLIMCUDA_SHIM(aoti_torch_warn)
+  (function ? function : "slimcuda", file, static_cast<uint32_t>(line), last_error_message());
   return error;
 }
 
-Error check_gemm(const char* function, DeviceType device_type, bool batched, AtenTensorHandle out,
-                 AtenTensorHandle self, AtenTensorHandle a, AtenTensorHandle b, double beta, double alpha,
-                 GemmProblem* p) noexcept {
+Error check_gemm(DeviceType device_type, bool batched, AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle a,
+                 AtenTensorHandle b, double beta, double alpha, GemmProblem* p) noexcept {
   const char* names[2] = {batched ? "batch1" : "mat1", batched ? "batch2" : "mat2"};
   SLIMCUDA_OP_CHECK(a != nullptr, Error::InvalidArgument, "null %s", names[0]);
   SLIMCUDA_OP_CHECK(b != nullptr, Error::InvalidArgument, "null %s", names[1]);
@@ -71,8 +72,8 @@ Error check_gemm(const char* function, DeviceType device_type, bool batched, Ate
   const SlimTensor* tb = tensor_of(b);
   p->dtype = ta->dtype();
   p->device = -1;
-  SLIMCUDA_RETURN_IF_ERROR(check_operand(function, names[0], ta, device_type, &p->device, &p->dtype));
-  SLIMCUDA_RETURN_IF_ERROR(check_operand(function, names[1], tb, device_type, &p->device, &p->dtype));
+  SLIMCUDA_RETURN_IF_ERROR(check_operand(names[0], ta, device_type, &p->device, &p->dtype));
+  SLIMCUDA_RETURN_IF_ERROR(check_operand(names[1], tb, device_type, &p->device, &p->dtype));
   const int64_t rank = batched ? 3 : 2;
   SLIMCUDA_OP_CHECK(ta->dim() == rank && tb->dim() == rank, Error::InvalidArgument,
                     "%s and %s must be %lld-D, got %lld-D and %lld-D", names[0], names[1], static_cast<long long>(rank),
@@ -91,7 +92,7 @@ Error check_gemm(const char* function, DeviceType device_type, bool batched, Ate
   const int64_t want[3] = {p->batch, p->m, p->n};
   if (out != nullptr) {
     const SlimTensor* to = tensor_of(out);
-    SLIMCUDA_RETURN_IF_ERROR(check_operand(function, "out", to, device_type, &p->device, &p->dtype));
+    SLIMCUDA_RETURN_IF_ERROR(check_operand("out", to, device_type, &p->device, &p->dtype));
     int64_t os[3];
     SLIMCUDA_OP_CHECK(to->dim() == rank, Error::InvalidArgument, "out must be %lld-D, got %lld-D",
                       static_cast<long long>(rank), static_cast<long long>(to->dim()));
@@ -106,7 +107,7 @@ Error check_gemm(const char* function, DeviceType device_type, bool batched, Ate
   p->self = nullptr;
   if (self != nullptr) {
     const SlimTensor* ts = tensor_of(self);
-    SLIMCUDA_RETURN_IF_ERROR(check_operand(function, "self", ts, device_type, &p->device, &p->dtype));
+    SLIMCUDA_RETURN_IF_ERROR(check_operand("self", ts, device_type, &p->device, &p->dtype));
     SLIMCUDA_OP_CHECK(ts->dim() <= rank, Error::InvalidArgument, "self has %lld dimensions, at most %lld allowed",
                       static_cast<long long>(ts->dim()), static_cast<long long>(rank));
     // Right-aligned broadcasting to [B, M, N], as ATen's expand.
@@ -126,15 +127,13 @@ Error check_gemm(const char* function, DeviceType device_type, bool batched, Ate
   return Error::Ok;
 }
 
-Error new_tensor(const char* function, ScalarType dtype, DeviceType type, int device_index,
-                 const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, const StreamContext& ctx,
-                 std::unique_ptr<SlimTensor>* owner) {
+Error new_tensor(ScalarType dtype, DeviceType type, int device_index, const std::vector<int64_t>& sizes,
+                 const std::vector<int64_t>& strides, const StreamContext& ctx, std::unique_ptr<SlimTensor>* owner) {
   EmptySpec spec;
   SLIMCUDA_OP_TRY(check_empty(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(),
-                              static_cast<int32_t>(dtype), static_cast<int32_t>(type), device_index, false, &spec,
-                              function));
+                              static_cast<int32_t>(dtype), static_cast<int32_t>(type), device_index, false, &spec));
   SlimTensor* t = nullptr;
-  SLIMCUDA_OP_TRY(empty_strided(spec, ctx, &t, function));
+  SLIMCUDA_OP_TRY(empty_strided(spec, ctx, &t));
   owner->reset(t);
   return Error::Ok;
 }
@@ -182,9 +181,9 @@ std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& sizes) {
   return strides;
 }
 
-Error check_convolution(const char* function, DeviceType device_type, AtenTensorHandle input, AtenTensorHandle weight,
-                        AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len, const int64_t* padding,
-                        int64_t padding_len, const int64_t* dilation, int64_t dilation_len, int32_t transposed,
+Error check_convolution(DeviceType device_type, AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias,
+                        const int64_t* stride, int64_t stride_len, const int64_t* padding, int64_t padding_len,
+                        const int64_t* dilation, int64_t dilation_len, int32_t transposed,
                         const int64_t* output_padding, int64_t output_padding_len, int64_t groups,
                         AtenTensorHandle* ret0, ConvProblem* p) {
   SLIMCUDA_OP_CHECK(input != nullptr, Error::InvalidArgument, "null input");
@@ -194,8 +193,8 @@ Error check_convolution(const char* function, DeviceType device_type, AtenTensor
   const SlimTensor* w = tensor_of(weight);
   p->dtype = in->dtype();
   p->device = -1;
-  SLIMCUDA_RETURN_IF_ERROR(check_operand(function, "input", in, device_type, &p->device, &p->dtype));
-  SLIMCUDA_RETURN_IF_ERROR(check_operand(function, "weight", w, device_type, &p->device, &p->dtype));
+  SLIMCUDA_RETURN_IF_ERROR(check_operand("input", in, device_type, &p->device, &p->dtype));
+  SLIMCUDA_RETURN_IF_ERROR(check_operand("weight", w, device_type, &p->device, &p->dtype));
   const int64_t nd = in->dim();
   SLIMCUDA_OP_CHECK(nd >= 3 && nd <= 5, Error::InvalidArgument,
                     "input must be 3-D, 4-D or 5-D ([N, C, *spatial]), got %lld-D", static_cast<long long>(nd));
@@ -274,7 +273,7 @@ Error check_convolution(const char* function, DeviceType device_type, AtenTensor
   p->bias = nullptr;
   if (bias != nullptr && *bias != nullptr) {
     const SlimTensor* b = tensor_of(*bias);
-    SLIMCUDA_RETURN_IF_ERROR(check_operand(function, "bias", b, device_type, &p->device, &p->dtype));
+    SLIMCUDA_RETURN_IF_ERROR(check_operand("bias", b, device_type, &p->device, &p->dtype));
     SLIMCUDA_OP_CHECK(b->dim() == 1 && b->sizes()[0] == p->c_out, Error::InvalidArgument,
                       "bias must be [%lld] (one per output channel)", static_cast<long long>(p->c_out));
     p->bias = b;

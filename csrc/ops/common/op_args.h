@@ -22,7 +22,7 @@ inline SlimTensor* tensor_of(AtenTensorHandle h) noexcept { return reinterpret_c
 inline AtenTensorHandle handle_of(SlimTensor* t) noexcept { return reinterpret_cast<AtenTensorHandle>(t); }
 
 /// Repeats this thread's last-error message through aoti_torch_warn and returns `error`.
-Error warn_last_error(Error error, const char* function, const char* file, int line) noexcept;
+Error warn_last_error(Error error, const char* file, int line) noexcept;
 
 enum class Activation : int8_t { None, Relu, Gelu };
 
@@ -49,15 +49,15 @@ struct GemmProblem {
 /// set_gemm_out), devices (all `device_type`, one CUDA device), dtypes (equal; float32,
 /// float16 or bfloat16), ranks (2-D, or 3-D when batched) and shapes (a [B,M,K], b [B,K,N],
 /// out [B,M,N], self broadcastable to it).
-[[nodiscard]] Error check_gemm(const char* function, DeviceType device_type, bool batched, AtenTensorHandle out,
-                               AtenTensorHandle self, AtenTensorHandle a, AtenTensorHandle b, double beta, double alpha,
+[[nodiscard]] Error check_gemm(DeviceType device_type, bool batched, AtenTensorHandle out, AtenTensorHandle self,
+                               AtenTensorHandle a, AtenTensorHandle b, double beta, double alpha,
                                GemmProblem* p) noexcept;
 
 /// A new tensor (CPU, or CUDA `device_index`) with these sizes and strides, allocated on
 /// ctx (ignored for the CPU); *owner holds it until the op hands it out.
-[[nodiscard]] Error new_tensor(const char* function, ScalarType dtype, DeviceType type, int device_index,
-                               const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
-                               const StreamContext& ctx, std::unique_ptr<SlimTensor>* owner);
+[[nodiscard]] Error new_tensor(ScalarType dtype, DeviceType type, int device_index, const std::vector<int64_t>& sizes,
+                               const std::vector<int64_t>& strides, const StreamContext& ctx,
+                               std::unique_ptr<SlimTensor>* owner);
 
 /// Fills p->out and its strides from a tensor with p's shape.
 void set_gemm_out(const SlimTensor* out, bool batched, GemmProblem* p) noexcept;
@@ -82,12 +82,12 @@ struct ConvProblem {
 
 /// Checks a convolution's handles, devices, dtypes, ranks, channel counts and option lists
 /// and computes the output shape (may throw std::bad_alloc; call inside c_entry).
-[[nodiscard]] Error check_convolution(const char* function, DeviceType device_type, AtenTensorHandle input,
-                                      AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride,
-                                      int64_t stride_len, const int64_t* padding, int64_t padding_len,
-                                      const int64_t* dilation, int64_t dilation_len, int32_t transposed,
-                                      const int64_t* output_padding, int64_t output_padding_len, int64_t groups,
-                                      AtenTensorHandle* ret0, ConvProblem* p);
+[[nodiscard]] Error check_convolution(DeviceType device_type, AtenTensorHandle input, AtenTensorHandle weight,
+                                      AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len,
+                                      const int64_t* padding, int64_t padding_len, const int64_t* dilation,
+                                      int64_t dilation_len, int32_t transposed, const int64_t* output_padding,
+                                      int64_t output_padding_len, int64_t groups, AtenTensorHandle* ret0,
+                                      ConvProblem* p);
 
 /// Whether strides (of sizes [N,C,*spatial]) are channels-last: C innermost, then the
 /// spatial dimensions, then N, and not also plain contiguous (C == 1, all-1 spatial, ...).
@@ -98,20 +98,20 @@ struct ConvProblem {
 
 }  // namespace slimcuda::ops
 
-/// In an op body (a `function` variable in scope): fails with `error` and a formatted
+/// In an op body: fails with `error` and a formatted
 /// message, recorded and warned, when `cond` is false.
-#define SLIMCUDA_OP_CHECK(cond, error, ...)                                           \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      ::slimcuda::set_last_error((error), function, __VA_ARGS__);                     \
-      return ::slimcuda::ops::warn_last_error((error), function, __FILE__, __LINE__); \
-    }                                                                                 \
+#define SLIMCUDA_OP_CHECK(cond, error, ...)                                 \
+  do {                                                                      \
+    if (!(cond)) {                                                          \
+      ::slimcuda::set_last_error((error), __VA_ARGS__);                     \
+      return ::slimcuda::ops::warn_last_error((error), __FILE__, __LINE__); \
+    }                                                                       \
   } while (0)
 
 /// Propagates a failing Error (its message already recorded), warning it once more.
-#define SLIMCUDA_OP_TRY(expr)                                                                  \
-  do {                                                                                         \
-    const ::slimcuda::Error slimcuda_op_err_ = (expr);                                         \
-    if (slimcuda_op_err_ != ::slimcuda::Error::Ok)                                             \
-      return ::slimcuda::ops::warn_last_error(slimcuda_op_err_, function, __FILE__, __LINE__); \
+#define SLIMCUDA_OP_TRY(expr)                                                        \
+  do {                                                                               \
+    const ::slimcuda::Error slimcuda_op_err_ = (expr);                               \
+    if (slimcuda_op_err_ != ::slimcuda::Error::Ok)                                   \
+      return ::slimcuda::ops::warn_last_error(slimcuda_op_err_, __FILE__, __LINE__); \
   } while (0)

@@ -30,7 +30,7 @@ void launch(void* out, const void* bias, int64_t n, int64_t channels, int64_t in
 }  // namespace
 
 Error launch_add_channel_bias(void* out, const void* bias, BiasElement type, int64_t n, int64_t channels, int64_t inner,
-                              int64_t bias_stride, cudaStream_t stream, const char* function) noexcept {
+                              int64_t bias_stride, cudaStream_t stream) noexcept {
   if (n == 0) return Error::Ok;
   constexpr unsigned kThreads = 256;
   const int64_t want = (n + kThreads - 1) / kThreads;
@@ -46,7 +46,7 @@ Error launch_add_channel_bias(void* out, const void* bias, BiasElement type, int
       launch<__nv_bfloat16>(out, bias, n, channels, inner, bias_stride, blocks, kThreads, stream);
       break;
   }
-  SLIMCUDA_CUDA_TRY_AT(function, cudaGetLastError());
+  SLIMCUDA_CUDA_TRY(cudaGetLastError());
   return Error::Ok;
 }
 

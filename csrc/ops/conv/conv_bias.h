@@ -18,7 +18,6 @@ enum class BiasElement : int8_t { Float, Half, BFloat16 };
 /// the spatial sizes for a contiguous (NCHW) output and 1 for a channels-last one. Sums in
 /// float32. Returns once enqueued.
 [[nodiscard]] Error launch_add_channel_bias(void* out, const void* bias, BiasElement type, int64_t n, int64_t channels,
-                                            int64_t inner, int64_t bias_stride, cudaStream_t stream,
-                                            const char* function) noexcept;
+                                            int64_t inner, int64_t bias_stride, cudaStream_t stream) noexcept;
 
 }  // namespace slimcuda::ops

@@ -19,7 +19,7 @@ void as_5d(const SlimTensor& t, int spatial, int64_t s[5]) {
 
 }  // namespace
 
-Error convolution_cpu(const ConvProblem& p, const SlimTensor& out, const char* function) {
+Error convolution_cpu(const ConvProblem& p, const SlimTensor& out) {
   const ScalarType t = p.dtype;
   const char* in = static_cast<const char*>(p.input->data_ptr());
   const char* w = static_cast<const char*>(p.weight->data_ptr());

@@ -9,6 +9,6 @@ namespace slimcuda::ops {
 
 /// Computes a checked ConvProblem into `out` (shaped p.out_sizes, any strides): a direct
 /// loop accumulating in double, bias added, one rounding at the store.
-[[nodiscard]] Error convolution_cpu(const ConvProblem& p, const SlimTensor& out, const char* function);
+[[nodiscard]] Error convolution_cpu(const ConvProblem& p, const SlimTensor& out);
 
 }  // namespace slimcuda::ops

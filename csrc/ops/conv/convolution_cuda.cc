@@ -21,12 +21,11 @@ namespace {
 
 constexpr size_t kMaxCachedPlans = 256;  // per thread
 
-#define SLIMCUDA_CUDNN_TRY(api, call)                                          \
-  do {                                                                         \
-    const cudnnStatus_t slimcuda_st_ = (call);                                 \
-    if (slimcuda_st_ != CUDNN_STATUS_SUCCESS)                                  \
-      return set_last_error(Error::Internal, function, "%s failed: %s", #call, \
-                            (api).cudnnGetErrorString(slimcuda_st_));          \
+#define SLIMCUDA_CUDNN_TRY(api, call)                                                                          \
+  do {                                                                                                         \
+    const cudnnStatus_t slimcuda_st_ = (call);                                                                 \
+    if (slimcuda_st_ != CUDNN_STATUS_SUCCESS)                                                                  \
+      return set_last_error(Error::Internal, "%s failed: %s", #call, (api).cudnnGetErrorString(slimcuda_st_)); \
   } while (0)
 
 cudnnDataType_t data_type(ScalarType t) {
@@ -74,7 +73,7 @@ struct Plan {
 };
 
 Error tensor_desc(const cuda_libs::CudnnApi& api, cudnnDataType_t type, const std::vector<int64_t>& sizes,
-                  const std::vector<int64_t>& strides, cudnnTensorDescriptor_t* out, const char* function) {
+                  const std::vector<int64_t>& strides, cudnnTensorDescriptor_t* out) {
   std::vector<int> dims, str;
   as_cudnn_dims(sizes, strides, &dims, &str);
   SLIMCUDA_CUDNN_TRY(api, api.cudnnCreateTensorDescriptor(out));
@@ -115,13 +114,13 @@ bool benchmark_algorithms() {
 constexpr size_t kFindWorkspace = size_t{256} << 20;
 
 Error build_plan(const cuda_libs::CudnnApi& api, cudnnHandle_t handle, const ConvProblem& p, const SlimTensor& w,
-                 bool weight_nhwc, const SlimTensor& out, const StreamContext& ctx, Plan* plan, const char* function) {
+                 bool weight_nhwc, const SlimTensor& out, const StreamContext& ctx, Plan* plan) {
   plan->api = &api;
   const cudnnDataType_t type = data_type(p.dtype);
   // Transposed: y = conv_transpose(x, w) is the backward-data pass of a forward convolution
   // from y to x, whose "dy" is our input and "dx" our output.
-  SLIMCUDA_RETURN_IF_ERROR(tensor_desc(api, type, p.input->sizes(), p.input->strides(), &plan->x, function));
-  SLIMCUDA_RETURN_IF_ERROR(tensor_desc(api, type, out.sizes(), out.strides(), &plan->y, function));
+  SLIMCUDA_RETURN_IF_ERROR(tensor_desc(api, type, p.input->sizes(), p.input->strides(), &plan->x));
+  SLIMCUDA_RETURN_IF_ERROR(tensor_desc(api, type, out.sizes(), out.strides(), &plan->y));
   std::vector<int> wdims, wstr;
   as_cudnn_dims(w.sizes(), w.strides(), &wdims, &wstr);
   SLIMCUDA_CUDNN_TRY(api, api.cudnnCreateFilterDescriptor(&plan->w));
@@ -147,14 +146,13 @@ Error build_plan(const cuda_libs::CudnnApi& api, cudnnHandle_t handle, const Con
     std::vector<int64_t> bsizes(out.dim(), 1), bstrides(out.dim(), 1);
     bsizes[1] = p.c_out;
     bstrides = contiguous_strides(bsizes);
-    SLIMCUDA_RETURN_IF_ERROR(tensor_desc(api, type, bsizes, bstrides, &plan->bias, function));
+    SLIMCUDA_RETURN_IF_ERROR(tensor_desc(api, type, bsizes, bstrides, &plan->bias));
   }
   constexpr int kRequest = 8;
   int found = 0;
   if (benchmark_algorithms()) {
     auto scratch = device_memory::allocate(kFindWorkspace, 0, ctx);
-    if (!scratch.ok())
-      return set_last_error(scratch.error(), function, "cuDNN benchmark scratch: %s", last_error_message());
+    if (!scratch.ok()) return set_last_error(scratch.error(), "cuDNN benchmark scratch: %s", last_error_message());
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     if (!p.transposed) {
       cudnnConvolutionFwdAlgoPerf_t perf[kRequest];
@@ -180,8 +178,8 @@ Error build_plan(const cuda_libs::CudnnApi& api, cudnnHandle_t handle, const Con
       }
     }
     (void)device_memory::free(scratch.value(), ctx.device());
-    SLIMCUDA_CHECK_OR_RETURN_AT(function, st == CUDNN_STATUS_SUCCESS && found > 0, Error::Internal,
-                                "cuDNN could not benchmark this convolution: %s", api.cudnnGetErrorString(st));
+    SLIMCUDA_CHECK_OR_RETURN(st == CUDNN_STATUS_SUCCESS && found > 0, Error::Internal,
+                             "cuDNN could not benchmark this convolution: %s", api.cudnnGetErrorString(st));
     return Error::Ok;
   }
   if (!p.transposed) {
@@ -207,17 +205,17 @@ Error build_plan(const cuda_libs::CudnnApi& api, cudnnHandle_t handle, const Con
       return Error::Ok;
     }
   }
-  return set_last_error(Error::NotSupported, function, "cuDNN offers no algorithm for this convolution");
+  return set_last_error(Error::NotSupported, "cuDNN offers no algorithm for this convolution");
 }
 
 // The legacy API's convolution of p with `w` (packed) and `bias` (packed or null).
 Error convolution_legacy(const ConvProblem& p, const SlimTensor* w, bool weight_nhwc, const SlimTensor* bias,
-                         const SlimTensor& out, const StreamContext& ctx, const char* function) {
-  auto api_r = cuda_libs::cudnn(function);
+                         const SlimTensor& out, const StreamContext& ctx) {
+  auto api_r = cuda_libs::cudnn();
   if (!api_r.ok()) return api_r.error();
   const cuda_libs::CudnnApi& api = *api_r.value();
   cudnnHandle_t handle = nullptr;
-  SLIMCUDA_RETURN_IF_ERROR(cudnn_handle(api, ctx.device(), ctx.stream(), &handle, function));
+  SLIMCUDA_RETURN_IF_ERROR(cudnn_handle(api, ctx.device(), ctx.stream(), &handle));
 
   thread_local std::unordered_map<std::string, std::unique_ptr<Plan>> plans;
   const std::string key = plan_key(p, *w, out, weight_nhwc);
@@ -225,7 +223,7 @@ Error convolution_legacy(const ConvProblem& p, const SlimTensor* w, bool weight_
   if (it == plans.end()) {
     if (plans.size() >= kMaxCachedPlans) plans.clear();
     auto plan = std::make_unique<Plan>();
-    SLIMCUDA_RETURN_IF_ERROR(build_plan(api, handle, p, *w, weight_nhwc, out, ctx, plan.get(), function));
+    SLIMCUDA_RETURN_IF_ERROR(build_plan(api, handle, p, *w, weight_nhwc, out, ctx, plan.get()));
     it = plans.emplace(key, std::move(plan)).first;
   }
   const Plan& plan = *it->second;
@@ -234,8 +232,7 @@ Error convolution_legacy(const ConvProblem& p, const SlimTensor* w, bool weight_
   if (plan.workspace > 0) {
     auto r = device_memory::allocate(plan.workspace, 0, ctx);
     if (!r.ok())
-      return set_last_error(r.error(), function, "no %zu-byte cuDNN workspace: %s", plan.workspace,
-                            last_error_message());
+      return set_last_error(r.error(), "no %zu-byte cuDNN workspace: %s", plan.workspace, last_error_message());
     workspace = r.value();
   }
   const float one = 1.0f, zero = 0.0f;
@@ -250,7 +247,7 @@ Error convolution_legacy(const ConvProblem& p, const SlimTensor* w, bool weight_
   // Stream-ordered reuse makes freeing right after the launch safe (see gemm_cuda.cc).
   if (workspace != nullptr) (void)device_memory::free(workspace, ctx.device());
   if (st != CUDNN_STATUS_SUCCESS) {
-    return set_last_error(Error::Internal, function, "cuDNN convolution failed: %s", api.cudnnGetErrorString(st));
+    return set_last_error(Error::Internal, "cuDNN convolution failed: %s", api.cudnnGetErrorString(st));
   }
   if (bias != nullptr) {
     SLIMCUDA_CUDNN_TRY(api,
@@ -261,7 +258,7 @@ Error convolution_legacy(const ConvProblem& p, const SlimTensor* w, bool weight_
 
 }  // namespace
 
-Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const StreamContext& ctx, const char* function) {
+Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const StreamContext& ctx) {
   if (out.numel() == 0) return Error::Ok;
 
   // The filter must be packed: NCHW (contiguous) or NHWC (channels-last); else a copy.
@@ -274,7 +271,7 @@ Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const Stream
     weight_nhwc = true;
   } else {
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(clone(*w, false, ctx, &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(clone(*w, false, ctx, &t));
     w_copy.reset(t);
     w = t;
   }
@@ -284,22 +281,22 @@ Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const Stream
   std::unique_ptr<SlimTensor> bias_copy;
   if (bias != nullptr && p.c_out > 1 && bias->strides()[0] != 1) {
     SlimTensor* t = nullptr;
-    SLIMCUDA_RETURN_IF_ERROR(clone(*bias, false, ctx, &t, function));
+    SLIMCUDA_RETURN_IF_ERROR(clone(*bias, false, ctx, &t));
     bias_copy.reset(t);
     bias = t;
   }
 
   const ConvPath path = convolution_path();
   if (path != ConvPath::Legacy) {
-    const Error e = convolution_cudnn(p, *w, bias, out, ctx, function);
+    const Error e = convolution_cudnn(p, *w, bias, out, ctx);
     if (e != Error::NotSupported) return e;
     if (path == ConvPath::Frontend) {
-      return set_last_error(Error::NotSupported, function,
+      return set_last_error(Error::NotSupported,
                             "SLIMCUDA_CONV=frontend and the cuDNN frontend declined this convolution: %s",
                             convolution_cudnn_unsupported_reason());
     }
   }
-  return convolution_legacy(p, w, weight_nhwc, bias, out, ctx, function);
+  return convolution_legacy(p, w, weight_nhwc, bias, out, ctx);
 }
 
 }  // namespace slimcuda::ops

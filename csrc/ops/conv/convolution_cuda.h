@@ -19,7 +19,6 @@ namespace slimcuda::ops {
 /// workspace from the caching allocator. SLIMCUDA_CONV=frontend|auto sends the call to
 /// convolution_cudnn first (same operand preparation; auto falls back here on NotSupported,
 /// frontend fails with the frontend's reason); legacy (the default) never does.
-[[nodiscard]] Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const StreamContext& ctx,
-                                     const char* function);
+[[nodiscard]] Error convolution_cuda(const ConvProblem& p, const SlimTensor& out, const StreamContext& ctx);
 
 }  // namespace slimcuda::ops

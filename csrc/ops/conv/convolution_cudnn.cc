@@ -195,7 +195,7 @@ BiasElement bias_element(ScalarType t) {
 std::atomic<int> g_path_override{-1};
 
 Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const SlimTensor* bias, const SlimTensor& out,
-                             const StreamContext& ctx, const char* function) {
+                             const StreamContext& ctx) {
   ThreadState& ts = state();
   ts.unsupported_reason.clear();
   const LastErrorSnapshot snapshot;
@@ -203,12 +203,12 @@ Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const Sl
     return unsupported(snapshot, "the cuDNN graph convolution takes float32, float16 or bfloat16, not " +
                                      std::string(scalar_type_name(p.dtype)));
   }
-  if (p.input == nullptr) return set_last_error(Error::InvalidArgument, function, "convolution without an input");
+  if (p.input == nullptr) return set_last_error(Error::InvalidArgument, "convolution without an input");
   if (!aligned(p.input->data_ptr()) || !aligned(w.data_ptr()) || !aligned(out.data_ptr()) ||
       (bias != nullptr && !aligned(bias->data_ptr()))) {
     return unsupported(snapshot, "input, weight, bias or output is not 16-byte aligned");
   }
-  auto api = cuda_libs::cudnn(function);
+  auto api = cuda_libs::cudnn();
   if (!api.ok()) return unsupported(snapshot, last_error_message());
 
   const Key key = make_key(p, w, bias, out);
@@ -216,11 +216,11 @@ Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const Sl
   if (it != ts.graphs.end() && it->second.graph == nullptr) return unsupported(snapshot, it->second.reason);
 
   cudnnHandle_t handle = nullptr;
-  SLIMCUDA_RETURN_IF_ERROR(cudnn_handle(*api.value(), p.device, ctx.stream(), &handle, function));
+  SLIMCUDA_RETURN_IF_ERROR(cudnn_handle(*api.value(), p.device, ctx.stream(), &handle));
 
   if (it == ts.graphs.end()) {
     int sm = 0;
-    SLIMCUDA_RETURN_IF_ERROR(ts.sm_version.get(p.device, &sm, function));
+    SLIMCUDA_RETURN_IF_ERROR(ts.sm_version.get(p.device, &sm));
     CachedGraph built;
     std::string reason;
     bool ok = build_graph(p, w, bias, out, true, handle, sm, &built, &reason);
@@ -236,7 +236,7 @@ Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const Sl
       if (!ok) built.reason = reason;
       it = ts.graphs.emplace(key, std::move(built)).first;
     } catch (...) {
-      return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory caching a cuDNN graph");
+      return set_last_error(Error::MemoryAllocationFailed, "out of host memory caching a cuDNN graph");
     }
     if (!ok) {
       ++ts.stats.rejected;
@@ -251,7 +251,7 @@ Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const Sl
   if (entry.workspace > 0) {
     auto r = device_memory::allocate(static_cast<size_t>(entry.workspace), kAlignment, ctx);
     if (!r.ok()) {
-      return set_last_error(r.error(), function, "no %lld-byte cuDNN convolution workspace on cuda:%d: %s",
+      return set_last_error(r.error(), "no %lld-byte cuDNN convolution workspace on cuda:%d: %s",
                             static_cast<long long>(entry.workspace), p.device, last_error_message());
     }
     workspace = r.value();
@@ -264,7 +264,7 @@ Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const Sl
   void* ptrs[kMaxUid];
   const int n = static_cast<int>(entry.uids.size());
   for (int i = 0; i < n; ++i) ptrs[i] = by_uid[entry.uids[i]];
-  const Error result = cudnn_graph::execute(*entry.graph, handle, ptrs, n, workspace, "convolution", function);
+  const Error result = cudnn_graph::execute(*entry.graph, handle, ptrs, n, workspace, "convolution");
   // Stream-ordered reuse makes freeing right after the launch safe (see gemm_cuda.cc).
   if (workspace != nullptr) (void)device_memory::free(workspace, p.device);
   SLIMCUDA_RETURN_IF_ERROR(result);
@@ -276,7 +276,7 @@ Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const Sl
     const int64_t bias_stride = p.c_out > 1 ? bias->strides()[0] : 0;
     SLIMCUDA_RETURN_IF_ERROR(launch_add_channel_bias(out.data_ptr(), bias->data_ptr(), bias_element(p.dtype),
                                                      out.numel(), p.c_out, std::max<int64_t>(inner, 1), bias_stride,
-                                                     ctx.stream(), function));
+                                                     ctx.stream()));
   }
   ++ts.stats.executions;
   return Error::Ok;
@@ -313,13 +313,13 @@ ConvolutionCudnnStats convolution_cudnn_stats() noexcept {
 }
 
 Error convolution_cudnn(const ConvProblem& p, const SlimTensor& weight, const SlimTensor* bias, const SlimTensor& out,
-                        const StreamContext& ctx, const char* function) noexcept {
+                        const StreamContext& ctx) noexcept {
   try {
-    return convolution_cudnn_impl(p, weight, bias, out, ctx, function);
+    return convolution_cudnn_impl(p, weight, bias, out, ctx);
   } catch (const std::bad_alloc&) {
-    return set_last_error(Error::MemoryAllocationFailed, function, "out of host memory in cuDNN convolution");
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory in cuDNN convolution");
   } catch (...) {
-    return set_last_error(Error::Internal, function, "unexpected exception in cuDNN convolution");
+    return set_last_error(Error::Internal, "unexpected exception in cuDNN convolution");
   }
 }
 

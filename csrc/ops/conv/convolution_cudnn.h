@@ -55,7 +55,7 @@ void set_convolution_path(ConvPath path) noexcept;
 ///  - Any other code (with the last-error message set): a real failure (cuDNN's execution,
 ///    the workspace allocation, the bias kernel's launch).
 [[nodiscard]] Error convolution_cudnn(const ConvProblem& p, const SlimTensor& weight, const SlimTensor* bias,
-                                      const SlimTensor& out, const StreamContext& ctx, const char* function) noexcept;
+                                      const SlimTensor& out, const StreamContext& ctx) noexcept;
 
 /// Why this thread's last convolution_cudnn call returned NotSupported ("" after any other
 /// result). Valid until this thread's next convolution_cudnn call.

@@ -22,7 +22,7 @@ double activate(Activation act, double v) noexcept {
 
 }  // namespace
 
-Error gemm_cpu(const GemmProblem& p, const char* function) noexcept {
+Error gemm_cpu(const GemmProblem& p) noexcept {
   const ScalarType t = p.dtype;
   const char* a = static_cast<const char*>(p.a->data_ptr());
   const char* b = static_cast<const char*>(p.b->data_ptr());

@@ -90,16 +90,15 @@ struct Plan {
   }
 };
 
-#define SLIMCUDA_CUBLAS_TRY(api, call)                                         \
-  do {                                                                         \
-    const cublasStatus_t slimcuda_st_ = (call);                                \
-    if (slimcuda_st_ != CUBLAS_STATUS_SUCCESS)                                 \
-      return set_last_error(Error::Internal, function, "%s failed: %s", #call, \
-                            (api).cublasLtGetStatusString(slimcuda_st_));      \
+#define SLIMCUDA_CUBLAS_TRY(api, call)                                                                             \
+  do {                                                                                                             \
+    const cublasStatus_t slimcuda_st_ = (call);                                                                    \
+    if (slimcuda_st_ != CUBLAS_STATUS_SUCCESS)                                                                     \
+      return set_last_error(Error::Internal, "%s failed: %s", #call, (api).cublasLtGetStatusString(slimcuda_st_)); \
   } while (0)
 
 Error make_layout(const cuda_libs::CublasLtApi& api, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
-                  int64_t batch, int64_t batch_stride, cublasLtMatrixLayout_t* out, const char* function) {
+                  int64_t batch, int64_t batch_stride, cublasLtMatrixLayout_t* out) {
   SLIMCUDA_CUBLAS_TRY(
       api, api.cublasLtMatrixLayoutCreate(out, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
   if (batch > 1) {
@@ -141,7 +140,7 @@ std::string plan_key(const GemmProblem& p, const Call& c) {
 }
 
 Error build_plan(const cuda_libs::CublasLtApi& api, cublasLtHandle_t handle, const GemmProblem& p, const Call& c,
-                 Plan* plan, const char* function) {
+                 Plan* plan) {
   plan->api = &api;
   const cudaDataType_t type = data_type(p.dtype);
   // TF32 stays off for float32 (CUBLAS_COMPUTE_32F, not _FAST_TF32): PyTorch's default
@@ -161,11 +160,11 @@ Error build_plan(const cuda_libs::CublasLtApi& api, cublasLtHandle_t handle, con
                                                                 sizeof(c.bias)));
   }
   SLIMCUDA_RETURN_IF_ERROR(
-      make_layout(api, type, c.x.stored_rows, c.x.stored_cols, c.x.ld, p.batch, c.x_batch_stride, &plan->a, function));
+      make_layout(api, type, c.x.stored_rows, c.x.stored_cols, c.x.ld, p.batch, c.x_batch_stride, &plan->a));
   SLIMCUDA_RETURN_IF_ERROR(
-      make_layout(api, type, c.y.stored_rows, c.y.stored_cols, c.y.ld, p.batch, c.y_batch_stride, &plan->b, function));
+      make_layout(api, type, c.y.stored_rows, c.y.stored_cols, c.y.ld, p.batch, c.y_batch_stride, &plan->b));
   SLIMCUDA_RETURN_IF_ERROR(make_layout(api, type, c.dview.stored_rows, c.dview.stored_cols, c.dview.ld, p.batch,
-                                       c.d_batch_stride, &plan->d, function));
+                                       c.d_batch_stride, &plan->d));
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceCreate(&plan->pref));
   const uint64_t ws = kMaxWorkspace;
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulPreferenceSetAttribute(
@@ -186,7 +185,7 @@ Error build_plan(const cuda_libs::CublasLtApi& api, cublasLtHandle_t handle, con
   SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulAlgoGetHeuristic(handle, plan->desc, plan->a, plan->b, plan->d, plan->d,
                                                               plan->pref, kGemmCandidates, found_algos, &found));
   if (found == 0) {
-    return set_last_error(Error::NotSupported, function,
+    return set_last_error(Error::NotSupported,
                           "cuBLASLt has no algorithm for this GEMM (m %lld n %lld k %lld batch %lld)",
                           static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
                           static_cast<long long>(p.batch));
@@ -207,7 +206,7 @@ std::vector<int64_t> strides_3d_to(const SlimTensor& out, const int64_t s[3]) {
 
 // k == 0: nothing to multiply (and cuBLASLt takes no empty k): out = act(beta * self), or
 // act(0), written with out's strides by one kernel.
-Error gemm_empty_k(const GemmProblem& p, const StreamContext& ctx, const char* function) {
+Error gemm_empty_k(const GemmProblem& p, const StreamContext& ctx) {
   GemmElement type = GemmElement::Float;
   if (p.dtype == ScalarType::Half) type = GemmElement::Half;
   if (p.dtype == ScalarType::BFloat16) type = GemmElement::BFloat16;
@@ -218,7 +217,7 @@ Error gemm_empty_k(const GemmProblem& p, const StreamContext& ctx, const char* f
   int64_t self_strides[3] = {p.self_strides[0], p.self_strides[1], p.self_strides[2]};
   if (p.batch == 1) out_strides[0] = self_strides[0] = 0;
   return launch_gemm_empty(p.out->data_ptr(), out_strides, p.self != nullptr ? p.self->data_ptr() : nullptr,
-                           self_strides, type, p.batch, p.m, p.n, p.beta, act, ctx.stream(), function);
+                           self_strides, type, p.batch, p.m, p.n, p.beta, act, ctx.stream());
 }
 
 // SLIMCUDA_GEMM_PLAIN=1 (read once): every GEMM on contiguous copies of its factors into a
@@ -234,14 +233,14 @@ bool plain_gemms() {
 }
 
 // One GEMM; `plain`: on contiguous copies into a contiguous temporary (see plain_gemms).
-Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain, const char* function) {
+Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return Error::Ok;
-  if (p.k == 0) return gemm_empty_k(p, ctx, function);
-  auto api_r = cuda_libs::cublaslt(function);
+  if (p.k == 0) return gemm_empty_k(p, ctx);
+  auto api_r = cuda_libs::cublaslt();
   if (!api_r.ok()) return api_r.error();
   const cuda_libs::CublasLtApi& api = *api_r.value();
   cublasLtHandle_t handle = nullptr;
-  SLIMCUDA_RETURN_IF_ERROR(cublaslt_handle(api, ctx.device(), &handle, function));
+  SLIMCUDA_RETURN_IF_ERROR(cublaslt_handle(api, ctx.device(), &handle));
 
   // The result: `out` itself when cuBLASLt can write its layout, else a contiguous temporary.
   Call c;
@@ -254,7 +253,7 @@ Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain,
   } else if (!plain && col_major_view(p.m, p.n, os[1], os[2], &c.dview) && !c.dview.trans) {
     transposed_orientation = false;  // D (M x N, column-major) = A B
   } else {
-    SLIMCUDA_RETURN_IF_ERROR(new_tensor(function, p.dtype, DeviceType::CUDA, ctx.device(), p.out->sizes(),
+    SLIMCUDA_RETURN_IF_ERROR(new_tensor(p.dtype, DeviceType::CUDA, ctx.device(), p.out->sizes(),
                                         contiguous_strides(p.out->sizes()), ctx, &temp_out));
     target = temp_out.get();
     transposed_orientation = true;
@@ -286,19 +285,19 @@ Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain,
                                                         : col_major_view(p.k, p.n, bs[1], bs[2], &probe));
     if (!a_ok) {
       SlimTensor* t = nullptr;
-      SLIMCUDA_RETURN_IF_ERROR(clone(*p.a, false, ctx, &t, function));
+      SLIMCUDA_RETURN_IF_ERROR(clone(*p.a, false, ctx, &t));
       a_copy.reset(t);
       a = t;
       as[0] = p.m * p.k, as[1] = p.k, as[2] = 1;
     }
     if (!b_ok) {
       SlimTensor* t = nullptr;
-      SLIMCUDA_RETURN_IF_ERROR(clone(*p.b, false, ctx, &t, function));
+      SLIMCUDA_RETURN_IF_ERROR(clone(*p.b, false, ctx, &t));
       b_copy.reset(t);
       b = t;
       bs[0] = p.k * p.n, bs[1] = p.n, bs[2] = 1;
     }
-    if (!views()) return set_last_error(Error::Internal, function, "no cuBLASLt layout for contiguous operands");
+    if (!views()) return set_last_error(Error::Internal, "no cuBLASLt layout for contiguous operands");
   }
   if (p.batch == 1) as[0] = bs[0] = 0;
   if (transposed_orientation) {
@@ -319,7 +318,7 @@ Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain,
     c.bias = p.self->data_ptr();
   } else if (p.self != nullptr) {
     const SlimTensor self_view = view_as(*p.self, target->sizes(), strides_3d_to(*target, p.self_strides));
-    SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*target, self_view, ctx, function));
+    SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*target, self_view, ctx));
     c.beta = static_cast<float>(p.beta);
   }
   switch (p.act) {
@@ -341,7 +340,7 @@ Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain,
   if (it == plans.end()) {
     if (plans.size() >= kMaxCachedPlans) plans.clear();
     auto plan = std::make_unique<Plan>();
-    SLIMCUDA_RETURN_IF_ERROR(build_plan(api, handle, p, c, plan.get(), function));
+    SLIMCUDA_RETURN_IF_ERROR(build_plan(api, handle, p, c, plan.get()));
     it = plans.emplace(key, std::move(plan)).first;
   } else if (c.bias != nullptr) {
     SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulDescSetAttribute(it->second->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
@@ -353,8 +352,7 @@ Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain,
   const size_t ws = plan.heuristic.workspaceSize;
   if (ws > 0) {
     auto w = device_memory::allocate(ws, 0, ctx);
-    if (!w.ok())
-      return set_last_error(w.error(), function, "no %zu-byte cuBLASLt workspace: %s", ws, last_error_message());
+    if (!w.ok()) return set_last_error(w.error(), "no %zu-byte cuBLASLt workspace: %s", ws, last_error_message());
     workspace = w.value();
   }
   const cublasStatus_t st =
@@ -364,20 +362,20 @@ Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain,
   // on this stream, so freeing right after the launch is safe.
   if (workspace != nullptr) (void)device_memory::free(workspace, ctx.device());
   if (st != CUBLAS_STATUS_SUCCESS) {
-    return set_last_error(Error::Internal, function, "cublasLtMatmul failed: %s", api.cublasLtGetStatusString(st));
+    return set_last_error(Error::Internal, "cublasLtMatmul failed: %s", api.cublasLtGetStatusString(st));
   }
-  if (temp_out != nullptr) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*p.out, *temp_out, ctx, function));
+  if (temp_out != nullptr) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*p.out, *temp_out, ctx));
   return Error::Ok;
 }
 
 }  // namespace
 
-Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* function) {
+Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx) {
   const bool plain = plain_gemms();
-  const Error e = gemm_cuda_once(p, ctx, plain, function);
+  const Error e = gemm_cuda_once(p, ctx, plain);
   // cuBLASLt may have no algorithm for operands this little aligned (views at odd offsets):
   // aligned contiguous copies then (what ATen does: the unfused path).
-  if (e == Error::NotSupported && !plain) return gemm_cuda_once(p, ctx, true, function);
+  if (e == Error::NotSupported && !plain) return gemm_cuda_once(p, ctx, true);
   return e;
 }
 

@@ -16,6 +16,6 @@ namespace slimcuda::ops {
 /// contiguous temporary when cuBLASLt cannot write its layout. A [N] bias with beta == 1 uses
 /// the bias epilogue; any other self is first expanded into the result (then beta * C).
 /// Plans (descriptors and the heuristic's algorithm) are cached per thread and shape.
-[[nodiscard]] Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx, const char* function);
+[[nodiscard]] Error gemm_cuda(const GemmProblem& p, const StreamContext& ctx);
 
 }  // namespace slimcuda::ops

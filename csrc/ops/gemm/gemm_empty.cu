@@ -41,7 +41,7 @@ void launch(void* out, const void* self, const Shape& s, float beta, GemmEpilogu
 
 Error launch_gemm_empty(void* out, const int64_t out_strides[3], const void* self, const int64_t self_strides[3],
                         GemmElement type, int64_t batch, int64_t m, int64_t n, double beta, GemmEpilogue act,
-                        cudaStream_t stream, const char* function) noexcept {
+                        cudaStream_t stream) noexcept {
   const int64_t total = batch * m * n;
   if (total == 0) return Error::Ok;
   Shape s{batch, m, n, {out_strides[0], out_strides[1], out_strides[2]}, {0, 0, 0}};
@@ -64,7 +64,7 @@ Error launch_gemm_empty(void* out, const int64_t out_strides[3], const void* sel
       launch<__nv_bfloat16>(out, self, s, b, act, blocks, kThreads, stream);
       break;
   }
-  SLIMCUDA_CUDA_TRY_AT(function, cudaGetLastError());
+  SLIMCUDA_CUDA_TRY(cudaGetLastError());
   return Error::Ok;
 }
 

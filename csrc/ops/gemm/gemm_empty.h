@@ -23,7 +23,6 @@ enum class GemmEpilogue : int8_t { None, Relu, GeluTanh };
 /// PyTorch ignores it, NaN included). Arithmetic in float32. Returns once enqueued.
 [[nodiscard]] Error launch_gemm_empty(void* out, const int64_t out_strides[3], const void* self,
                                       const int64_t self_strides[3], GemmElement type, int64_t batch, int64_t m,
-                                      int64_t n, double beta, GemmEpilogue act, cudaStream_t stream,
-                                      const char* function) noexcept;
+                                      int64_t n, double beta, GemmEpilogue act, cudaStream_t stream) noexcept;
 
 }  // namespace slimcuda::ops
