@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // The model part of the C ABI (slimcuda_package_*, slimcuda_model_*).
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -9,15 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "csrc/archive/pt2_archive.h"
-#include "csrc/archive/pt2_model.h"
-#include "csrc/archive/pt2_weights.h"
 #include "csrc/entry/c_entry.h"
 #include "csrc/entry/caller_context.h"
+#include "csrc/model/load.h"
 #include "csrc/model/model.h"
-#include "csrc/package/elf_check.h"
+#include "csrc/model/pt2_weights.h"
 #include "csrc/package/file_reader.h"
-#include "csrc/package/library_hash.h"
 #include "csrc/package/manifest.h"
 #include "csrc/package/model_package.h"
 #include "slimcuda/slimcuda.h"
@@ -29,127 +24,25 @@ namespace {
 Model* cast(slimcuda_model* m) { return reinterpret_cast<Model*>(m); }
 const Model* cast(const slimcuda_model* m) { return reinterpret_cast<const Model*>(m); }
 
-// A compressed library is inflated into memory before the memfd; beyond this, store it
-// (PyTorch stores every entry).
-constexpr uint64_t kMaxCompressedLibraryBytes = uint64_t{4} << 30;
-// The generated wrapper source read for the input checks (megabytes for large models).
-constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
-
-// Loads one model of an opened .pt2.
-Error load_pt2(const Pt2Archive& archive, const slimcuda_load_options& o, slimcuda_model** out) {
-  SLIMCUDA_RETURN_IF_ERROR(Model::check_device_type(o.device_type));
-  Pt2Model pm;
-  SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(archive, o.model_name, &pm));
-  const char* device_name = pm.device_type == DeviceType::CUDA ? "cuda" : "cpu";
-  SLIMCUDA_CHECK_OR_RETURN(o.device_type == -1 || o.device_type == static_cast<int>(pm.device_type),
-                           Error::NotSupported,
-                           "model '%s' is compiled for %s (AOTI_DEVICE_KEY); a .pt2 model runs on that device "
-                           "only",
-                           pm.name.c_str(), device_name);
-  // AOTInductor's GPU kernels are either inside the .so (aot_inductor.embed_kernel_binary)
-  // or beside it, loaded at run time from a folder on disk: that needs extraction, which we
-  // never do.
-  for (const ArchiveEntry* f : pm.files) {
-    for (const char* ext : {".cubin", ".fatbin", ".hsaco", ".spv"}) {
-      const size_t n = std::strlen(ext);
-      SLIMCUDA_CHECK_OR_RETURN(
-          f->name.size() < n || f->name.compare(f->name.size() - n, n, ext) != 0, Error::NotSupported,
-          "model '%s' keeps its GPU kernels beside its library (%s), loaded from a folder on disk at run time; "
-          "export with inductor_configs={\"aot_inductor.embed_kernel_binary\": True} to embed them",
-          pm.name.c_str(), f->name.c_str());
-    }
-  }
-  const ArchiveEntry& lib = *pm.library;
-  ArchiveSpan so;
-  std::vector<uint8_t> inflated;
-  if (lib.stored) {
-    SLIMCUDA_RETURN_IF_ERROR(archive.view(lib, &so));
-    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(lib));
-  } else {
-    SLIMCUDA_CHECK_OR_RETURN(lib.size <= kMaxCompressedLibraryBytes, Error::NotSupported,
-                             "model '%s': its library is compressed and %llu bytes inflated (at most %llu; store "
-                             "it, as PyTorch does)",
-                             pm.name.c_str(), static_cast<unsigned long long>(lib.size),
-                             static_cast<unsigned long long>(kMaxCompressedLibraryBytes));
-    inflated.resize(static_cast<size_t>(lib.size));
-    SLIMCUDA_RETURN_IF_ERROR(archive.read(lib, 0, lib.size, inflated.data()));  // CRC-checked
-    so = ArchiveSpan{inflated.data(), inflated.size()};
-  }
-  SLIMCUDA_CHECK_OR_RETURN(so.size > 0, Error::InvalidProgram, "model '%s': empty library %s", pm.name.c_str(),
-                           lib.name.c_str());
-  SLIMCUDA_RETURN_IF_ERROR(check_elf(so.data, so.size));
-  // The generated source beside the library: the input checks, and what proves a buffer
-  // read-only (the model's state).
-  std::string wrapper;
-  if (pm.wrapper_source != nullptr) {
-    SLIMCUDA_CHECK_OR_RETURN(pm.wrapper_source->size <= kMaxWrapperSourceBytes, Error::InvalidProgram,
-                             "%s: %llu bytes (at most %llu)", pm.wrapper_source->name.c_str(),
-                             static_cast<unsigned long long>(pm.wrapper_source->size),
-                             static_cast<unsigned long long>(kMaxWrapperSourceBytes));
-    wrapper.resize(static_cast<size_t>(pm.wrapper_source->size));
-    SLIMCUDA_RETURN_IF_ERROR(archive.read(*pm.wrapper_source, 0, wrapper.size(), wrapper.data()));
-  }
-  const Model::DescribeInputs describe = [&](size_t num_inputs, std::vector<TensorSpec>* specs) -> Error {
-    if (pm.wrapper_source == nullptr) {
-      return set_last_error(Error::NotFound, "no wrapper source in the archive");
-    }
-    return parse_input_checks(wrapper, num_inputs, specs);
-  };
-  std::unique_ptr<Model> model;
-  SLIMCUDA_RETURN_IF_ERROR(Model::load_library(so.data, so.size, pm.device_type, o.device_index, o.instances, nullptr,
-                                               describe, &model, static_cast<graph::GraphMode>(o.cuda_graphs)));
-  // Weights kept outside the library (docs/weights.md): uploaded before the model can run,
-  // on the caller's stream when one is selected (this call's context), else on the
-  // model's own; attach returns once they are on the device, so any stream may run it.
-  StreamContext ctx = StreamContext::unselected(-1);
-  if (model->device().is_cuda()) SLIMCUDA_RETURN_IF_ERROR(caller_context(model->device().index, &ctx));
-  const LibraryHash hash = library_hash(so.data, so.size);
-  static const char kDigits[] = "0123456789abcdef";
-  std::string hash_hex;
-  for (uint8_t b : hash.bytes) hash_hex += {kDigits[b >> 4], kDigits[b & 15]};
-  SLIMCUDA_RETURN_IF_ERROR(attach_pt2_weights(archive, pm, hash_hex, model.get(), ctx, nullptr));
-  // What runs write gets a copy of this load's own (docs/state.md).
-  SLIMCUDA_RETURN_IF_ERROR(model->prepare_state(pm.wrapper_source != nullptr ? &wrapper : nullptr, ctx));
-  *out = reinterpret_cast<slimcuda_model*>(model.release());
-  return Error::Ok;
+// The C options as the model component's.
+LoadOptions load_options(const slimcuda_load_options& o) {
+  LoadOptions l;
+  l.device_type = o.device_type;
+  l.device_index = o.device_index;
+  l.instances = o.instances;
+  l.model_name = o.model_name;
+  l.graphs = static_cast<graph::GraphMode>(o.cuda_graphs);
+  l.caller_context = caller_context;
+  return l;
 }
 
-Error load(const uint8_t* data, size_t size, const slimcuda_load_options& o, slimcuda_model** out) {
+Error load(const LoadSource& source, const slimcuda_load_options& o, slimcuda_model** out) {
   SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
   *out = nullptr;
-  if (Pt2Archive::looks_like_zip(data, size)) {
-    std::unique_ptr<Pt2Archive> archive;
-    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open_memory(data, size, &archive));
-    return load_pt2(*archive, o, out);
-  }
-  ModelPackage package;
-  SLIMCUDA_RETURN_IF_ERROR(ModelPackage::parse(data, size, &package));
   std::unique_ptr<Model> model;
-  SLIMCUDA_RETURN_IF_ERROR(Model::load(package, o.device_type, o.device_index, o.instances, &model,
-                                       static_cast<graph::GraphMode>(o.cuda_graphs)));
+  SLIMCUDA_RETURN_IF_ERROR(load_model(source, load_options(o), &model));
   *out = reinterpret_cast<slimcuda_model*>(model.release());
   return Error::Ok;
-}
-
-Error load_file(const char* path, const slimcuda_load_options& o, slimcuda_model** out) {
-  SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
-  *out = nullptr;
-  SLIMCUDA_CHECK_OR_RETURN(path != nullptr, Error::InvalidArgument, "null path");
-  // The first bytes say which kind of file it is.
-  int fd = -1;
-  uint64_t file_size = 0;
-  SLIMCUDA_RETURN_IF_ERROR(open_regular_file(path, &fd, &file_size));
-  uint8_t magic[4] = {};
-  const ssize_t got = ::pread(fd, magic, sizeof magic, 0);
-  (void)::close(fd);
-  if (got == static_cast<ssize_t>(sizeof magic) && Pt2Archive::looks_like_zip(magic, sizeof magic)) {
-    std::unique_ptr<Pt2Archive> archive;
-    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(path, &archive));
-    return load_pt2(*archive, o, out);
-  }
-  std::vector<uint8_t> bytes;
-  SLIMCUDA_RETURN_IF_ERROR(read_regular_file(path, kMaxPackageFileBytes, &bytes));
-  return load(bytes.data(), bytes.size(), o, out);
 }
 
 slimcuda_load_options default_options() {
@@ -231,7 +124,7 @@ int32_t slimcuda_model_load(const void* data, size_t size, int32_t device_type, 
     slimcuda_load_options o = default_options();
     o.device_type = device_type;
     o.device_index = device_index;
-    return load(static_cast<const uint8_t*>(data), size, o, out);
+    return load(LoadSource::bytes(data, size), o, out);
   });
 }
 
@@ -240,7 +133,7 @@ int32_t slimcuda_model_load_with(const void* data, size_t size, const slimcuda_l
   return c_entry(__func__, [&]() {
     slimcuda_load_options o;
     SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o));
-    return load(static_cast<const uint8_t*>(data), size, o, out);
+    return load(LoadSource::bytes(data, size), o, out);
   });
 }
 
@@ -249,7 +142,8 @@ int32_t slimcuda_model_load_file(const char* path, int32_t device_type, int32_t 
     slimcuda_load_options o = default_options();
     o.device_type = device_type;
     o.device_index = device_index;
-    return load_file(path, o, out);
+    SLIMCUDA_CHECK_OR_RETURN(path != nullptr, Error::InvalidArgument, "null path");
+    return load(LoadSource::file(path), o, out);
   });
 }
 
@@ -257,7 +151,8 @@ int32_t slimcuda_model_load_file_with(const char* path, const slimcuda_load_opti
   return c_entry(__func__, [&]() {
     slimcuda_load_options o;
     SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o));
-    return load_file(path, o, out);
+    SLIMCUDA_CHECK_OR_RETURN(path != nullptr, Error::InvalidArgument, "null path");
+    return load(LoadSource::file(path), o, out);
   });
 }
 
@@ -413,48 +308,9 @@ int32_t slimcuda_model_stage_weights(slimcuda_model* model, const char* const* n
 int32_t slimcuda_model_stage_weights_file(slimcuda_model* model, const char* path) {
   return c_entry(__func__, [&]() {
     SLIMCUDA_CHECK_OR_RETURN(model != nullptr && path != nullptr, Error::InvalidArgument, "null argument");
-    std::unique_ptr<Pt2Archive> archive;
-    SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(path, &archive));
-    Pt2Model pm;
-    SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(*archive, nullptr, &pm));
-    std::vector<ConstantEntry> entries;
-    Pt2WeightsFormat format = Pt2WeightsFormat::InLibrary;
-    SLIMCUDA_RETURN_IF_ERROR(pt2_weight_entries(*archive, pm, cast(model), &entries, &format));
-    SLIMCUDA_CHECK_OR_RETURN(format == Pt2WeightsFormat::BinaryBlob || format == Pt2WeightsFormat::PickleWeights,
-                             Error::NotSupported,
-                             "%s keeps its weights inside its library, where they cannot be read without loading "
-                             "it: export with package_constants_in_so=False and a package_constants_on_disk_format",
-                             path);
-    // The archive's read-only weights as host tensors over its mapping (the state's values
-    // in the file are not used: a swap keeps the model's state); stage_weights checks them.
-    std::vector<std::string> names;
-    std::vector<std::unique_ptr<SlimTensor>> owned;
-    std::vector<const SlimTensor*> tensors;
-    for (const ConstantEntry& e : entries) {
-      const Model::Constant* c = nullptr;
-      for (const Model::Constant& k : cast(model)->constants_table()) {
-        if (k.info.name == e.name || (!k.info.original_fqn.empty() && k.info.original_fqn == e.name)) c = &k;
-      }
-      if (c != nullptr && c->state) continue;
-      SLIMCUDA_CHECK_OR_RETURN(e.source != nullptr && e.source->view() != nullptr, Error::NotSupported,
-                               "weight '%s' is not in memory as it is", e.name.c_str());
-      const int32_t dtype = e.dtype != -1 ? e.dtype : (c != nullptr ? c->info.dtype : -1);
-      SLIMCUDA_CHECK_OR_RETURN(is_supported_scalar_type(dtype), Error::InvalidProgram, "weight '%s': dtype %d",
-                               e.name.c_str(), dtype);
-      std::vector<int64_t> strides = e.strides;
-      if (strides.empty()) {
-        strides.assign(e.sizes.size(), 1);
-        for (size_t d = e.sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * std::max<int64_t>(e.sizes[d], 1);
-      }
-      auto* bytes = const_cast<uint8_t*>(e.source->view() + e.source_offset);  // read only: a copy's source
-      owned.push_back(std::make_unique<SlimTensor>(Storage::borrow(bytes, static_cast<size_t>(e.nbytes), Device{}),
-                                                   e.sizes, strides, static_cast<ScalarType>(dtype), e.storage_offset));
-      names.push_back(e.name);
-      tensors.push_back(owned.back().get());
-    }
     StreamContext ctx = StreamContext::unselected(-1);
     SLIMCUDA_RETURN_IF_ERROR(state_context(*cast(model), &ctx));
-    return cast(model)->stage_weights(names, tensors, ctx);  // copied before the archive closes
+    return stage_pt2_weights_file(cast(model), path, ctx);
   });
 }
 

@@ -90,4 +90,11 @@ enum class Pt2WeightsFormat {
                                        const std::string& library_hash_hex, Model* model, const StreamContext& ctx,
                                        Pt2WeightsFormat* format) noexcept;
 
+/// Stages the read-only weights of the `.pt2` at `path` (binary_blob or pickle_weights; a
+/// library that keeps its own -> NotSupported) for Model::swap_weights: its entries (the
+/// state's values in the file are not used: a swap keeps the model's state) as host tensors
+/// over the archive's mapping, checked and copied by Model::stage_weights on ctx's stream
+/// before the archive closes. May throw std::bad_alloc.
+[[nodiscard]] Error stage_pt2_weights_file(Model* model, const char* path, const StreamContext& ctx);
+
 }  // namespace slimcuda

@@ -4,7 +4,7 @@
 // library, none), that two loads of one archive share one
 // copy (from a file and from memory), and the wrapper source's include_weights flag.
 // The C ABI's view of the same archives: csrc/c_api/pt2_load_test.cc.
-#include "csrc/archive/pt2_weights.h"
+#include "csrc/model/pt2_weights.h"
 
 #include <atomic>
 #include <fstream>

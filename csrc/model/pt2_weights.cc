@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "csrc/archive/pt2_weights.h"
+#include "csrc/model/pt2_weights.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -270,6 +271,49 @@ Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const st
   SLIMCUDA_RETURN_IF_ERROR(e);
   if (found != Pt2WeightsFormat::BinaryBlob && found != Pt2WeightsFormat::PickleWeights) return Error::Ok;
   return model->attach_constants(entries, library_hash_hex.empty() ? std::string() : "pt2:" + library_hash_hex, ctx);
+}
+
+Error stage_pt2_weights_file(Model* model, const char* path, const StreamContext& ctx) {
+  std::unique_ptr<Pt2Archive> archive;
+  SLIMCUDA_RETURN_IF_ERROR(Pt2Archive::open(path, &archive));
+  Pt2Model pm;
+  SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(*archive, nullptr, &pm));
+  std::vector<ConstantEntry> entries;
+  Pt2WeightsFormat format = Pt2WeightsFormat::InLibrary;
+  SLIMCUDA_RETURN_IF_ERROR(pt2_weight_entries(*archive, pm, model, &entries, &format));
+  SLIMCUDA_CHECK_OR_RETURN(format == Pt2WeightsFormat::BinaryBlob || format == Pt2WeightsFormat::PickleWeights,
+                           Error::NotSupported,
+                           "%s keeps its weights inside its library, where they cannot be read without loading "
+                           "it: export with package_constants_in_so=False and a package_constants_on_disk_format",
+                           path);
+  // The archive's read-only weights as host tensors over its mapping (the state's values
+  // in the file are not used: a swap keeps the model's state); stage_weights checks them.
+  std::vector<std::string> names;
+  std::vector<std::unique_ptr<SlimTensor>> owned;
+  std::vector<const SlimTensor*> tensors;
+  for (const ConstantEntry& e : entries) {
+    const Model::Constant* c = nullptr;
+    for (const Model::Constant& k : model->constants_table()) {
+      if (k.info.name == e.name || (!k.info.original_fqn.empty() && k.info.original_fqn == e.name)) c = &k;
+    }
+    if (c != nullptr && c->state) continue;
+    SLIMCUDA_CHECK_OR_RETURN(e.source != nullptr && e.source->view() != nullptr, Error::NotSupported,
+                             "weight '%s' is not in memory as it is", e.name.c_str());
+    const int32_t dtype = e.dtype != -1 ? e.dtype : (c != nullptr ? c->info.dtype : -1);
+    SLIMCUDA_CHECK_OR_RETURN(is_supported_scalar_type(dtype), Error::InvalidProgram, "weight '%s': dtype %d",
+                             e.name.c_str(), dtype);
+    std::vector<int64_t> strides = e.strides;
+    if (strides.empty()) {
+      strides.assign(e.sizes.size(), 1);
+      for (size_t d = e.sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * std::max<int64_t>(e.sizes[d], 1);
+    }
+    auto* bytes = const_cast<uint8_t*>(e.source->view() + e.source_offset);  // read only: a copy's source
+    owned.push_back(std::make_unique<SlimTensor>(Storage::borrow(bytes, static_cast<size_t>(e.nbytes), Device{}),
+                                                 e.sizes, strides, static_cast<ScalarType>(dtype), e.storage_offset));
+    names.push_back(e.name);
+    tensors.push_back(owned.back().get());
+  }
+  return model->stage_weights(names, tensors, ctx);  // copied before the archive closes
 }
 
 }  // namespace slimcuda

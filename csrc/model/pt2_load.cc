@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "csrc/model/pt2_load.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "csrc/archive/pt2_model.h"
+#include "csrc/model/pt2_weights.h"
+#include "csrc/package/elf_check.h"
+#include "csrc/package/library_hash.h"
+#include "slimcuda/last_error.h"
+
+namespace slimcuda {
+namespace {
+
+// A compressed library is inflated into memory before the memfd; beyond this, store it
+// (PyTorch stores every entry).
+constexpr uint64_t kMaxCompressedLibraryBytes = uint64_t{4} << 30;
+// The generated wrapper source read for the input checks (megabytes for large models).
+constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
+
+// The model runs where it was compiled for, with every GPU kernel inside its library.
+Error check_runnable(const Pt2Model& pm, int device_type) {
+  const char* device_name = pm.device_type == DeviceType::CUDA ? "cuda" : "cpu";
+  SLIMCUDA_CHECK_OR_RETURN(device_type == -1 || device_type == static_cast<int>(pm.device_type), Error::NotSupported,
+                           "model '%s' is compiled for %s (AOTI_DEVICE_KEY); a .pt2 model runs on that device only",
+                           pm.name.c_str(), device_name);
+  // AOTInductor's GPU kernels are either inside the .so (aot_inductor.embed_kernel_binary)
+  // or beside it, loaded at run time from a folder on disk: that needs extraction, which we
+  // never do.
+  for (const ArchiveEntry* f : pm.files) {
+    for (const char* ext : {".cubin", ".fatbin", ".hsaco", ".spv"}) {
+      const size_t n = std::strlen(ext);
+      SLIMCUDA_CHECK_OR_RETURN(
+          f->name.size() < n || f->name.compare(f->name.size() - n, n, ext) != 0, Error::NotSupported,
+          "model '%s' keeps its GPU kernels beside its library (%s), loaded from a folder on disk at run time; "
+          "export with inductor_configs={\"aot_inductor.embed_kernel_binary\": True} to embed them",
+          pm.name.c_str(), f->name.c_str());
+    }
+  }
+  return Error::Ok;
+}
+
+// The library's bytes, checked before anything dlopens them: a view of a STORED entry
+// (CRC-checked), or a bounded inflation into `inflated`; then the ELF shape check.
+Error library_bytes(const Pt2Archive& archive, const Pt2Model& pm, std::vector<uint8_t>* inflated, ArchiveSpan* so) {
+  const ArchiveEntry& lib = *pm.library;
+  if (lib.stored) {
+    SLIMCUDA_RETURN_IF_ERROR(archive.view(lib, so));
+    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(lib));
+  } else {
+    SLIMCUDA_CHECK_OR_RETURN(lib.size <= kMaxCompressedLibraryBytes, Error::NotSupported,
+                             "model '%s': its library is compressed and %llu bytes inflated (at most %llu; store "
+                             "it, as PyTorch does)",
+                             pm.name.c_str(), static_cast<unsigned long long>(lib.size),
+                             static_cast<unsigned long long>(kMaxCompressedLibraryBytes));
+    inflated->resize(static_cast<size_t>(lib.size));
+    SLIMCUDA_RETURN_IF_ERROR(archive.read(lib, 0, lib.size, inflated->data()));  // CRC-checked
+    *so = ArchiveSpan{inflated->data(), inflated->size()};
+  }
+  SLIMCUDA_CHECK_OR_RETURN(so->size > 0, Error::InvalidProgram, "model '%s': empty library %s", pm.name.c_str(),
+                           lib.name.c_str());
+  return check_elf(so->data, so->size);
+}
+
+// The generated source beside the library ("" when not packaged): the input checks, and
+// what proves a buffer read-only (the model's state).
+Error wrapper_source(const Pt2Archive& archive, const Pt2Model& pm, std::string* out) {
+  out->clear();
+  if (pm.wrapper_source == nullptr) return Error::Ok;
+  SLIMCUDA_CHECK_OR_RETURN(pm.wrapper_source->size <= kMaxWrapperSourceBytes, Error::InvalidProgram,
+                           "%s: %llu bytes (at most %llu)", pm.wrapper_source->name.c_str(),
+                           static_cast<unsigned long long>(pm.wrapper_source->size),
+                           static_cast<unsigned long long>(kMaxWrapperSourceBytes));
+  out->resize(static_cast<size_t>(pm.wrapper_source->size));
+  return archive.read(*pm.wrapper_source, 0, out->size(), out->data());
+}
+
+std::string hex(const LibraryHash& hash) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : hash.bytes) s += {kDigits[b >> 4], kDigits[b & 15]};
+  return s;
+}
+
+}  // namespace
+
+Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<Model>* out) {
+  SLIMCUDA_RETURN_IF_ERROR(Model::check_device_type(o.device_type));
+  Pt2Model pm;
+  SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(archive, o.model_name, &pm));
+  SLIMCUDA_RETURN_IF_ERROR(check_runnable(pm, o.device_type));
+  std::vector<uint8_t> inflated;
+  ArchiveSpan so;
+  SLIMCUDA_RETURN_IF_ERROR(library_bytes(archive, pm, &inflated, &so));
+  std::string wrapper;
+  SLIMCUDA_RETURN_IF_ERROR(wrapper_source(archive, pm, &wrapper));
+  const Model::DescribeInputs describe = [&](size_t num_inputs, std::vector<TensorSpec>* specs) -> Error {
+    if (pm.wrapper_source == nullptr) {
+      return set_last_error(Error::NotFound, "no wrapper source in the archive");
+    }
+    return parse_input_checks(wrapper, num_inputs, specs);
+  };
+  std::unique_ptr<Model> model;
+  SLIMCUDA_RETURN_IF_ERROR(Model::load_library(so.data, so.size, pm.device_type, o.device_index, o.instances, nullptr,
+                                               describe, &model, o.graphs));
+  // Weights kept outside the library (docs/weights.md): uploaded before the model can run,
+  // on the caller's stream when one is selected, else on the model's own; attach returns
+  // once they are on the device, so any stream may run it.
+  StreamContext ctx = StreamContext::unselected(-1);
+  if (model->device().is_cuda() && o.caller_context != nullptr) {
+    SLIMCUDA_RETURN_IF_ERROR(o.caller_context(model->device().index, &ctx));
+  }
+  SLIMCUDA_RETURN_IF_ERROR(
+      attach_pt2_weights(archive, pm, hex(library_hash(so.data, so.size)), model.get(), ctx, nullptr));
+  // What runs write gets a copy of this load's own (docs/state.md).
+  SLIMCUDA_RETURN_IF_ERROR(model->prepare_state(pm.wrapper_source != nullptr ? &wrapper : nullptr, ctx));
+  *out = std::move(model);
+  return Error::Ok;
+}
+
+}  // namespace slimcuda
