@@ -368,8 +368,8 @@ Error Model::hand_to(const ContainerConstantsApi& api, void* container, const De
   return e;
 }
 
-Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
-                 const StreamContext& ctx) noexcept {
+Error Model::check_run_args(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs,
+                            size_t num_outputs) const noexcept {
   SLIMCUDA_CHECK_OR_RETURN(num_inputs == method_.inputs.size(), Error::InvalidArgument,
                            "%zu inputs, the model takes %zu", num_inputs, method_.inputs.size());
   SLIMCUDA_CHECK_OR_RETURN(num_outputs == method_.outputs.size(), Error::InvalidArgument,
@@ -381,24 +381,49 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     SLIMCUDA_RETURN_IF_ERROR(
         check_tensor_against(*inputs[i], method_.inputs[i], device_, "input", i, Error::InvalidArgument));
   }
-  void* stream = nullptr;
-  const bool on_caller_stream = device_.is_cuda() && ctx.is_selected();
-  std::optional<cuda::DeviceGuard> guard;
-  if (device_.is_cuda()) {
-    SLIMCUDA_CHECK_OR_RETURN(!ctx.is_selected() || ctx.device() == device_.index, Error::InvalidArgument,
-                             "the caller stream belongs to device %d, the model to device %d", ctx.device(),
-                             device_.index);
-    stream = on_caller_stream ? ctx.stream() : stream_;
-    guard.emplace(device_.index);
-    SLIMCUDA_RETURN_IF_ERROR(guard->error());
+  return Error::Ok;
+}
+
+Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
+                 const StreamContext& ctx) noexcept {
+  try {
+    SLIMCUDA_RETURN_IF_ERROR(check_run_args(inputs, num_inputs, outputs, num_outputs));
+    void* stream = nullptr;
+    const bool on_caller_stream = device_.is_cuda() && ctx.is_selected();
+    std::optional<cuda::DeviceGuard> guard;
+    if (device_.is_cuda()) {
+      SLIMCUDA_CHECK_OR_RETURN(!ctx.is_selected() || ctx.device() == device_.index, Error::InvalidArgument,
+                               "the caller stream belongs to device %d, the model to device %d", ctx.device(),
+                               device_.index);
+      stream = on_caller_stream ? ctx.stream() : stream_;
+      guard.emplace(device_.index);
+      SLIMCUDA_RETURN_IF_ERROR(guard->error());
+    }
+    // Every output is owned here until the last check passes: any failure below drops them.
+    Outputs out(num_outputs);
+    SLIMCUDA_RETURN_IF_ERROR(enqueue(inputs, num_inputs, &out, stream));
+    SLIMCUDA_RETURN_IF_ERROR(check_outputs(out));
+    if (device_.is_cuda() && !on_caller_stream) {
+      // Our own stream: the outputs are ready when run returns.
+      SLIMCUDA_RETURN_IF_ERROR(cuda::wait_for_stream(stream_, device_.index));
+    }
+    keep_owners(&out);
+    for (size_t i = 0; i < num_outputs; ++i) outputs[i] = out[i].release();
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
   }
-  std::vector<void*> out(num_outputs, nullptr);
+}
+
+Error Model::enqueue(SlimTensor* const* inputs, size_t num_inputs, Outputs* out, void* stream) {
+  const size_t num_outputs = out->size();
+  std::vector<void*> handles(num_outputs, nullptr);
   clear_last_error();  // what the model's shim calls report, if anything, goes into ours
   int32_t rc = 0;
   {
     // A free instance in the container while we hold it. On a caller stream the slot goes back
     // once the work is enqueued; AOTInductor keeps that instance pending until its GPU work is
-    // done, so the (N+1)th caller may wait inside the container: to measure on the H200.
+    // done, so the (N+1)th caller may wait inside the container.
     InstanceSlot slot(*slots_);
     // A model with state: after the previous run or state operation, whatever its stream.
     if (state_fence_ != nullptr) {
@@ -409,97 +434,68 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
       SlimTensor* made[graph::GraphRunner::kMaxOutputs] = {};
       SLIMCUDA_RETURN_IF_ERROR(graphs_->run(slot.index(), inputs, num_inputs, made, num_outputs,
                                             static_cast<cudaStream_t>(stream), &replayed));
-      for (size_t i = 0; replayed && i < num_outputs; ++i) out[i] = made[i];
+      for (size_t i = 0; replayed && i < num_outputs; ++i) handles[i] = made[i];
     }
     if (!replayed) {
-      // The container steals the input handles: give it new handles to the same tensors.
+      // The container steals the input handles: new handles to the same tensors, ours until
+      // it takes them.
+      std::vector<std::unique_ptr<SlimTensor>> copies;
+      copies.reserve(num_inputs);
+      for (size_t i = 0; i < num_inputs; ++i) copies.push_back(std::make_unique<SlimTensor>(*inputs[i]));
       std::vector<void*> in(num_inputs, nullptr);
-      try {
-        for (size_t i = 0; i < num_inputs; ++i) in[i] = new SlimTensor(*inputs[i]);
-      } catch (const std::bad_alloc&) {
-        for (void* h : in) delete static_cast<SlimTensor*>(h);
-        return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
-      }
-      rc = run_(loaded_->container, in.data(), num_inputs, out.data(), num_outputs, stream, nullptr);
+      for (size_t i = 0; i < num_inputs; ++i) in[i] = copies[i].release();
+      rc = run_(loaded_->container, in.data(), num_inputs, handles.data(), num_outputs, stream, nullptr);
     }
+    for (size_t i = 0; i < num_outputs; ++i) (*out)[i].reset(static_cast<SlimTensor*>(handles[i]));
     if (state_fence_ != nullptr) {
       SLIMCUDA_CUDA_TRY(cudaEventRecord(state_fence_, static_cast<cudaStream_t>(stream)));
     }
   }
-  auto drop_outputs = [&] {
-    for (void* h : out) delete static_cast<SlimTensor*>(h);
-  };
-  if (rc != 0) {
-    drop_outputs();
-    const std::string why = last_error_message();
-    // A kernel of the model's that faulted (an index past a cache) leaves the context lost:
-    // say so, and every later call on the device says it too (cuda::check_not_lost).
-    if (device_.is_cuda() && cuda::note_if_sticky(cudaStreamQuery(static_cast<cudaStream_t>(stream)), device_.index)) {
-      (void)cudaGetLastError();
-      const Error lost = cuda::check_not_lost(device_.index);
-      const std::string said = last_error_message();
-      return set_last_error(lost, "the model's Run failed with %d%s%s; %s", rc, why.empty() ? "" : ": ", why.c_str(),
-                            said.c_str());
-    }
-    return set_last_error(Error::InvalidProgram, "the model's Run failed with %d%s%s", rc, why.empty() ? "" : ": ",
-                          why.c_str());
+  return rc != 0 ? run_failure(rc, stream) : Error::Ok;
+}
+
+Error Model::run_failure(int32_t rc, void* stream) const {
+  const std::string why = last_error_message();
+  // A kernel of the model's that faulted (an index past a cache) leaves the context lost:
+  // say so, and every later call on the device says it too (cuda::check_not_lost).
+  if (device_.is_cuda() && cuda::note_if_sticky(cudaStreamQuery(static_cast<cudaStream_t>(stream)), device_.index)) {
+    (void)cudaGetLastError();
+    const Error lost = cuda::check_not_lost(device_.index);
+    const std::string said = last_error_message();
+    return set_last_error(lost, "the model's Run failed with %d%s%s; %s", rc, why.empty() ? "" : ": ", why.c_str(),
+                          said.c_str());
   }
-  for (size_t i = 0; i < num_outputs; ++i) {
-    if (out[i] == nullptr) {
-      drop_outputs();
-      return set_last_error(Error::InvalidProgram, "the model returned no output %zu", i);
-    }
+  return set_last_error(Error::InvalidProgram, "the model's Run failed with %d%s%s", rc, why.empty() ? "" : ": ",
+                        why.c_str());
+}
+
+Error Model::check_outputs(const Outputs& out) const noexcept {
+  for (size_t i = 0; i < out.size(); ++i) {
+    SLIMCUDA_CHECK_OR_RETURN(out[i] != nullptr, Error::InvalidProgram, "the model returned no output %zu", i);
     // An output nothing describes (a .pt2) is the model's to shape.
-    const Error e = method_.outputs[i].known
-                        ? check_tensor_against(*static_cast<SlimTensor*>(out[i]), method_.outputs[i], device_, "output",
-                                               i, Error::InvalidProgram)
-                        : Error::Ok;
-    if (e != Error::Ok) {
-      drop_outputs();
-      return e;
+    if (method_.outputs[i].known) {
+      SLIMCUDA_RETURN_IF_ERROR(
+          check_tensor_against(*out[i], method_.outputs[i], device_, "output", i, Error::InvalidProgram));
     }
-  }
-  if (device_.is_cuda() && !on_caller_stream) {
-    // Our own stream: the outputs are ready when run returns.
-    const Error e = cuda::wait_for_stream(stream_, device_.index);
-    if (e != Error::Ok) {
-      drop_outputs();
-      return e;
-    }
-  }
-  const auto* weights = static_cast<const DeviceWeights*>(loaded_->weights.get());  // attached, or null
-  for (size_t i = 0; i < num_outputs; ++i) {
-    SlimTensor* t = static_cast<SlimTensor*>(out[i]);
-    // Memory the model lent (create_tensor_from_blob over its own data): keep its owner.
-    if (t->storage() != nullptr && t->storage()->kind() == Storage::Kind::Borrowed) {
-      if (weights != nullptr && weights->contains(t->storage()->data())) {
-        // An output aliasing an attached constant: a storage of its own that keeps the model
-        // (the constant's is shared with the weights, which the model holds: no cycle).
-        SlimTensor* fresh = nullptr;
-        try {
-          std::shared_ptr<Storage> own = Storage::borrow(t->storage()->data(), t->storage()->nbytes(), device_);
-          own->retain_owner(loaded_);
-          fresh = new SlimTensor(std::move(own), t->sizes(), t->strides(), t->dtype(), t->storage_offset());
-        } catch (const std::bad_alloc&) {
-          fresh = nullptr;
-        }
-        if (fresh == nullptr) {
-          for (size_t k = i; k < num_outputs; ++k) delete static_cast<SlimTensor*>(out[k]);
-          for (size_t k = 0; k < i; ++k) {
-            delete outputs[k];
-            outputs[k] = nullptr;
-          }
-          return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
-        }
-        delete t;
-        t = fresh;
-      } else {
-        t->storage()->retain_owner(loaded_);
-      }
-    }
-    outputs[i] = t;
   }
   return Error::Ok;
+}
+
+void Model::keep_owners(Outputs* out) const {
+  const auto* weights = static_cast<const DeviceWeights*>(loaded_->weights.get());  // attached, or null
+  for (std::unique_ptr<SlimTensor>& t : *out) {
+    // Memory the model lent (create_tensor_from_blob over its own data): keep its owner.
+    if (t->storage() == nullptr || t->storage()->kind() != Storage::Kind::Borrowed) continue;
+    if (weights != nullptr && weights->contains(t->storage()->data())) {
+      // An output aliasing an attached constant: a storage of its own that keeps the model
+      // (the constant's is shared with the weights, which the model holds: no cycle).
+      std::shared_ptr<Storage> own = Storage::borrow(t->storage()->data(), t->storage()->nbytes(), device_);
+      own->retain_owner(loaded_);
+      t = std::make_unique<SlimTensor>(std::move(own), t->sizes(), t->strides(), t->dtype(), t->storage_offset());
+    } else {
+      t->storage()->retain_owner(loaded_);
+    }
+  }
 }
 
 Error Model::prepare_state(const std::string* wrapper_source, const StreamContext& ctx) noexcept {

@@ -202,6 +202,18 @@ class Model {
   // (Re)makes the CUDA graph runner from graph_abi_ (load, and after a weight swap).
   void make_graphs();
 
+  // A run's steps (run): the arguments against the method; the run enqueued on one instance
+  // (a graph replay, or the container's Run) with the outputs owned in `out`; a failed Run's
+  // error; the outputs against the method; outputs borrowing the model's memory made to keep
+  // it loaded. enqueue and keep_owners may throw std::bad_alloc (run catches it).
+  using Outputs = std::vector<std::unique_ptr<SlimTensor>>;
+  [[nodiscard]] Error check_run_args(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs,
+                                     size_t num_outputs) const noexcept;
+  [[nodiscard]] Error enqueue(SlimTensor* const* inputs, size_t num_inputs, Outputs* out, void* stream);
+  [[nodiscard]] Error run_failure(int32_t rc, void* stream) const;
+  [[nodiscard]] Error check_outputs(const Outputs& out) const noexcept;
+  void keep_owners(Outputs* out) const;
+
   using CreateFn = int32_t (*)(void**, size_t, const char*, const char*);
   using DeleteFn = int32_t (*)(void*);
   using CountFn = int32_t (*)(void*, size_t*);
