@@ -29,7 +29,7 @@
 #                       running ones stopped; timing stops 20 s before it; the report is written
 #                       after every phase (and on SIGTERM/SIGINT), so a cut-off run keeps its results
 # WORK (default $TMPDIR/slimcuda-zoo) keeps the exports; results.md (the tables for
-# docs/aoti-zoo.md), fallback-shims.md (tools/aoti/shim_coverage.py), results.jsonl,
+# docs/runs/aoti-zoo.md), fallback-shims.md (tools/aoti/shim_coverage.py), results.jsonl,
 # torch_runner.json, failures.jsonl and every model's meta.json/shims.json/export.log (as
 # models/VARIANT.meta.json ...) go to $OUT when it is set.
 set -uo pipefail

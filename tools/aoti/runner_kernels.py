@@ -5,7 +5,7 @@ AOTInductor runner on a zoo model's .pt2 (the model's first case's inputs), from
 torch.profiler: for each kernel name, calls per model call and µs per model call, the
 largest first, and the sum. Set beside slimcuda's kernels of the same model, from
 `ncu --clock-control none --metrics gpu__time_duration.sum --csv --print-summary per-kernel
-zoo_runner MODEL_DIR --load pt2 --stream --iterations 20 --warmup 5` (docs/aoti-zoo.md run
+zoo_runner MODEL_DIR --load pt2 --stream --iterations 20 --warmup 5` (docs/runs/aoti-zoo.md run
 10: ncu times each kernel alone, so compare through a kernel both sides share), to say which
 op of ours is slower than ATen's where a model misses "≤ 1.0 × PyTorch's runner". Prints one
 JSON line per kernel, then one with the totals. Needs a GPU.

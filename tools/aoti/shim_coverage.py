@@ -6,14 +6,14 @@ libslimcuda.so exports it, and which zoo models' exports call it.
 
   python3 tools/aoti/shim_coverage.py --header .../aoti_torch/generated/c_shim_cuda.h
       (--library-symbols FILE | --library libslimcuda.so | --exports tools/exports.txt)
-      [--zoo WORK ...] [--zoo-doc docs/aoti-zoo.md] [--note SHIM=TEXT ...] [--source TEXT] > out.md
+      [--zoo WORK ...] [--zoo-doc docs/runs/aoti-zoo.md] [--note SHIM=TEXT ...] [--source TEXT] > out.md
 
 What a zoo model needs comes from the export's shims.json (`nm -D -u` of its .so, written by
 export_models.py into WORK/VARIANT/): CUDA exports name aoti_torch_cuda_* directly; a CPU dry
 run's aoti_torch_cpu_X is listed under aoti_torch_cuda_X, marked "(CPU dry run)", because a
 CUDA export of the same model may lower the op differently (e.g. attention: the CPU export calls
 _scaled_dot_product_flash_attention_for_cpu). --zoo-doc reads the fallbacks of the last measured
-run from docs/aoti-zoo.md's per-model table ("ATen fallbacks" column) for runs without their
+run from docs/runs/aoti-zoo.md's per-model table ("ATen fallbacks" column) for runs without their
 WORK folder. Shims a zoo export needs outside c_shim_cuda.h (shim.h's core ones, CPU-only
 fallbacks) are listed after the table.
 """
@@ -60,7 +60,7 @@ def zoo_needs(dirs):
 
 
 def doc_needs(path):
-    """The ATen fallbacks of the first per-model table in docs/aoti-zoo.md (the last run)."""
+    """The ATen fallbacks of the first per-model table in docs/runs/aoti-zoo.md (the last run)."""
     needs, cols = {}, None
     for line in open(path):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -85,8 +85,8 @@ def main():
     g.add_argument("--library", help="libslimcuda.so (read with nm -D --defined-only)")
     g.add_argument("--exports", help="tools/exports.txt")
     p.add_argument("--zoo", nargs="*", default=[], help="zoo WORK folders (VARIANT/shims.json)")
-    p.add_argument("--zoo-doc", help="docs/aoti-zoo.md: the last measured run's fallbacks")
-    p.add_argument("--zoo-doc-label", default="last GPU run in docs/aoti-zoo.md")
+    p.add_argument("--zoo-doc", help="docs/runs/aoti-zoo.md: the last measured run's fallbacks")
+    p.add_argument("--zoo-doc-label", default="last GPU run in docs/runs/aoti-zoo.md")
     p.add_argument("--note", action="append", default=[], help="SHIM=TEXT, shown in the table")
     p.add_argument("--source", default="", help="where the zoo figures come from (printed)")
     a = p.parse_args()

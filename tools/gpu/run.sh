@@ -64,7 +64,7 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   # (wgmma/TMA, synchronized through mbarriers, which racecheck does not follow: NVIDIA's
   # tool has known false positives on them). That code is the vendor's, not ours, and its
   # outputs match the references; it is left out so that a hazard in slimcuda's kernels
-  # fails the run. SLIMCUDA_RACECHECK_VENDOR=1 checks it too (docs/gpu-runs.md, 18:30 UTC).
+  # fails the run. SLIMCUDA_RACECHECK_VENDOR=1 checks it too (docs/runs/gpu.md, 18:30 UTC).
   if [[ "$2" == racecheck && "${SLIMCUDA_RACECHECK_VENDOR:-0}" != 1 ]]; then
     wrap+=(--kernel-name-exclude kns=cudnn_generated_fort_native_sdpa_sm90_flash_fprop)
   fi
