@@ -409,6 +409,83 @@ Error hand_over_constants(const ContainerConstantsApi& api, void* container, con
   }
 }
 
+namespace {
+
+// Checks every entry against the container's constants, and that none is missing, before
+// anything is allocated; lays them out in one block of `*total` bytes. May throw
+// std::bad_alloc.
+Error plan_constants(const std::vector<ContainerConstant>& constants, const std::vector<ConstantEntry>& entries,
+                     std::vector<Planned>* out, uint64_t* out_total) {
+  std::vector<Planned>& plan = *out;
+  std::unordered_map<std::string, size_t> by_name, by_fqn;
+  for (size_t i = 0; i < constants.size(); ++i) {
+    by_name.emplace(constants[i].name, i);
+    if (!constants[i].original_fqn.empty()) by_fqn.emplace(constants[i].original_fqn, i);
+  }
+  plan.reserve(entries.size());
+  std::vector<const ConstantEntry*> given(constants.size(), nullptr);
+  uint64_t total = 0;
+  for (const ConstantEntry& e : entries) {
+    std::optional<size_t> found;
+    if (auto it = by_name.find(e.name); it != by_name.end()) {
+      found = it->second;
+    } else if (auto fqn = by_fqn.find(e.name); fqn != by_fqn.end()) {
+      found = fqn->second;
+    }
+    SLIMCUDA_CHECK_OR_RETURN(found.has_value(), Error::InvalidProgram,
+                             "weights name a constant '%s' the model does not have", e.name.c_str());
+    const size_t i = *found;
+    const ContainerConstant& c = constants[i];
+    SLIMCUDA_CHECK_OR_RETURN(given[i] == nullptr, Error::InvalidProgram, "constant '%s' is given twice ('%s' and '%s')",
+                             c.name.c_str(), given[i] ? given[i]->name.c_str() : "", e.name.c_str());
+    given[i] = &e;
+    SLIMCUDA_CHECK_OR_RETURN(e.dtype == -1 || e.dtype == c.dtype, Error::InvalidProgram,
+                             "constant '%s': dtype %d given, the model's is %d", c.name.c_str(), e.dtype, c.dtype);
+    SLIMCUDA_CHECK_OR_RETURN(is_supported_scalar_type(c.dtype), Error::InvalidProgram,
+                             "constant '%s' has dtype %d, which slimcuda does not know", c.name.c_str(), c.dtype);
+    const ScalarType dtype = static_cast<ScalarType>(c.dtype);
+    Planned p{&e, i, dtype, {}, 0};
+    SLIMCUDA_RETURN_IF_ERROR(check_entry(e, c, dtype, &p.strides));
+    const uint64_t aligned = (total + kConstantAlignment - 1) / kConstantAlignment * kConstantAlignment;
+    SLIMCUDA_CHECK_OR_RETURN(aligned >= total && e.nbytes <= UINT64_MAX - aligned, Error::InvalidProgram,
+                             "the constants' sizes overflow 64 bits at '%s'", c.name.c_str());
+    p.offset = aligned;
+    total = aligned + e.nbytes;
+    plan.push_back(std::move(p));
+  }
+  SLIMCUDA_CHECK_OR_RETURN(total <= SIZE_MAX, Error::InvalidProgram, "%llu bytes of constants",
+                           static_cast<unsigned long long>(total));
+  for (size_t i = 0; i < constants.size(); ++i) {
+    SLIMCUDA_CHECK_OR_RETURN(given[i] != nullptr || constants[i].from_folded || constants[i].data_size == 0,
+                             Error::InvalidProgram, "the weights lack constant '%s'%s%s%s (%llu bytes)",
+                             constants[i].name.c_str(), constants[i].original_fqn.empty() ? "" : " (",
+                             constants[i].original_fqn.c_str(), constants[i].original_fqn.empty() ? "" : ")",
+                             static_cast<unsigned long long>(constants[i].data_size));
+  }
+  *out_total = total;
+  return Error::Ok;
+}
+
+// The weights cache's key: every fact the uploaded tensors depend on, in clear (no hash
+// that could collide); "" when a source cannot be named across loads (never shared).
+std::string weights_key(const std::string& model_identity, Device device, const std::vector<Planned>& plan,
+                        const std::vector<ContainerConstant>& constants) {
+  // One upload per (model, constants, device): the key names every fact the tensors depend on.
+  bool shareable = !model_identity.empty();
+  std::string facts = model_identity + "|" + device_name(device);
+  for (const Planned& p : plan) {
+    const ConstantEntry& e = *p.entry;
+    const std::string id = e.source ? e.source->identity() : std::string("none");
+    shareable = shareable && !id.empty();
+    facts += "|" + constants[p.index].name + ":" + std::to_string(static_cast<int>(p.dtype)) + ":" +
+             shape_text(e.sizes) + shape_text(p.strides) + ":" + std::to_string(e.storage_offset) + ":" + id + "@" +
+             std::to_string(e.source_offset) + "+" + std::to_string(e.nbytes);
+  }
+  return shareable ? facts : std::string();
+}
+
+}  // namespace
+
 Error attach_constants(const ContainerConstantsApi& api, void* container, Device device,
                        const std::string& model_identity, const std::vector<ConstantEntry>& entries,
                        const StreamContext& ctx, cudaStream_t model_stream, AttachedConstants* out) noexcept {
@@ -423,54 +500,10 @@ Error attach_constants(const ContainerConstantsApi& api, void* container, Device
   try {
     std::vector<ContainerConstant> constants;
     SLIMCUDA_RETURN_IF_ERROR(read_container_constants(api, container, &constants));
-    std::unordered_map<std::string, size_t> by_name, by_fqn;
-    for (size_t i = 0; i < constants.size(); ++i) {
-      by_name.emplace(constants[i].name, i);
-      if (!constants[i].original_fqn.empty()) by_fqn.emplace(constants[i].original_fqn, i);
-    }
     // Checks first: nothing is allocated for entries that cannot all be used.
     std::vector<Planned> plan;
-    plan.reserve(entries.size());
-    std::vector<const ConstantEntry*> given(constants.size(), nullptr);
     uint64_t total = 0;
-    for (const ConstantEntry& e : entries) {
-      std::optional<size_t> found;
-      if (auto it = by_name.find(e.name); it != by_name.end()) {
-        found = it->second;
-      } else if (auto fqn = by_fqn.find(e.name); fqn != by_fqn.end()) {
-        found = fqn->second;
-      }
-      SLIMCUDA_CHECK_OR_RETURN(found.has_value(), Error::InvalidProgram,
-                               "weights name a constant '%s' the model does not have", e.name.c_str());
-      const size_t i = *found;
-      const ContainerConstant& c = constants[i];
-      SLIMCUDA_CHECK_OR_RETURN(given[i] == nullptr, Error::InvalidProgram,
-                               "constant '%s' is given twice ('%s' and '%s')", c.name.c_str(),
-                               given[i] ? given[i]->name.c_str() : "", e.name.c_str());
-      given[i] = &e;
-      SLIMCUDA_CHECK_OR_RETURN(e.dtype == -1 || e.dtype == c.dtype, Error::InvalidProgram,
-                               "constant '%s': dtype %d given, the model's is %d", c.name.c_str(), e.dtype, c.dtype);
-      SLIMCUDA_CHECK_OR_RETURN(is_supported_scalar_type(c.dtype), Error::InvalidProgram,
-                               "constant '%s' has dtype %d, which slimcuda does not know", c.name.c_str(), c.dtype);
-      const ScalarType dtype = static_cast<ScalarType>(c.dtype);
-      Planned p{&e, i, dtype, {}, 0};
-      SLIMCUDA_RETURN_IF_ERROR(check_entry(e, c, dtype, &p.strides));
-      const uint64_t aligned = (total + kConstantAlignment - 1) / kConstantAlignment * kConstantAlignment;
-      SLIMCUDA_CHECK_OR_RETURN(aligned >= total && e.nbytes <= UINT64_MAX - aligned, Error::InvalidProgram,
-                               "the constants' sizes overflow 64 bits at '%s'", c.name.c_str());
-      p.offset = aligned;
-      total = aligned + e.nbytes;
-      plan.push_back(std::move(p));
-    }
-    SLIMCUDA_CHECK_OR_RETURN(total <= SIZE_MAX, Error::InvalidProgram, "%llu bytes of constants",
-                             static_cast<unsigned long long>(total));
-    for (size_t i = 0; i < constants.size(); ++i) {
-      SLIMCUDA_CHECK_OR_RETURN(given[i] != nullptr || constants[i].from_folded || constants[i].data_size == 0,
-                               Error::InvalidProgram, "the weights lack constant '%s'%s%s%s (%llu bytes)",
-                               constants[i].name.c_str(), constants[i].original_fqn.empty() ? "" : " (",
-                               constants[i].original_fqn.c_str(), constants[i].original_fqn.empty() ? "" : ")",
-                               static_cast<unsigned long long>(constants[i].data_size));
-    }
+    SLIMCUDA_RETURN_IF_ERROR(plan_constants(constants, entries, &plan, &total));
 
     StreamContext upload_ctx = StreamContext::unselected(0);
     if (device.is_cuda()) {
@@ -480,19 +513,7 @@ Error attach_constants(const ContainerConstantsApi& api, void* container, Device
       upload_ctx = ctx.is_selected() ? ctx : StreamContext::selected(model_stream, device.index);
     }
 
-    // One upload per (model, constants, device): the key names every fact the tensors depend on.
-    std::string key;
-    bool shareable = !model_identity.empty();
-    std::string facts = model_identity + "|" + device_name(device);
-    for (const Planned& p : plan) {
-      const ConstantEntry& e = *p.entry;
-      const std::string id = e.source ? e.source->identity() : std::string("none");
-      shareable = shareable && !id.empty();
-      facts += "|" + constants[p.index].name + ":" + std::to_string(static_cast<int>(p.dtype)) + ":" +
-               shape_text(e.sizes) + shape_text(p.strides) + ":" + std::to_string(e.storage_offset) + ":" + id + "@" +
-               std::to_string(e.source_offset) + "+" + std::to_string(e.nbytes);
-    }
-    if (shareable) key = std::move(facts);  // the facts themselves: no hash that could collide
+    const std::string key = weights_key(model_identity, device, plan, constants);
     std::shared_ptr<DeviceWeights> weights;
     bool shared = false;
     SLIMCUDA_RETURN_IF_ERROR(WeightsCache::instance().get_or_upload(

@@ -673,6 +673,77 @@ Error Model::write_constant(const char* name, const SlimTensor& src, const Strea
   return copy_constant(*c->tensor, src, ctx);
 }
 
+Error Model::match_staged_weights(const std::vector<std::string>& names, const std::vector<const SlimTensor*>& tensors,
+                                  std::vector<const Constant*>* wanted, std::vector<const SlimTensor*>* given) const {
+  for (const Constant& c : table_) {
+    if (!c.state && !c.info.from_folded && c.info.kind != ConstantKind::Folded) wanted->push_back(&c);
+  }
+  given->assign(wanted->size(), nullptr);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const Constant* c = find_constant(names[i].c_str());
+    SLIMCUDA_CHECK_OR_RETURN(c != nullptr, Error::InvalidArgument, "the model has no constant '%s'", names[i].c_str());
+    SLIMCUDA_CHECK_OR_RETURN(!c->state, Error::InvalidArgument,
+                             "'%s' is the model's state, not a weight: write it with write_constant", names[i].c_str());
+    const size_t k = static_cast<size_t>(std::find(wanted->begin(), wanted->end(), c) - wanted->begin());
+    SLIMCUDA_CHECK_OR_RETURN(k < wanted->size(), Error::InvalidArgument,
+                             "constant '%s' is not a weight that can be swapped", names[i].c_str());
+    SLIMCUDA_CHECK_OR_RETURN((*given)[k] == nullptr, Error::InvalidArgument, "weight '%s' is given twice",
+                             c->info.name.c_str());
+    const SlimTensor* t = tensors[i];
+    SLIMCUDA_CHECK_OR_RETURN(t != nullptr, Error::InvalidArgument, "null tensor for '%s'", names[i].c_str());
+    SLIMCUDA_CHECK_OR_RETURN(static_cast<int32_t>(t->dtype()) == c->info.dtype, Error::InvalidArgument,
+                             "weight '%s': dtype %s, the model's is %s", c->info.name.c_str(),
+                             scalar_type_name(t->dtype()), scalar_type_name(static_cast<ScalarType>(c->info.dtype)));
+    SLIMCUDA_CHECK_OR_RETURN(c->tensor != nullptr && t->sizes() == c->tensor->sizes(), Error::InvalidArgument,
+                             "weight '%s': sizes %s, the model's are %s", c->info.name.c_str(),
+                             shape(t->sizes()).c_str(),
+                             c->tensor != nullptr ? shape(c->tensor->sizes()).c_str() : "unknown");
+    (*given)[k] = t;
+  }
+  for (size_t k = 0; k < wanted->size(); ++k) {
+    SLIMCUDA_CHECK_OR_RETURN((*given)[k] != nullptr, Error::InvalidArgument,
+                             "%zu weights given; the model has %zu (no '%s')", names.size(), wanted->size(),
+                             (*wanted)[k]->info.name.c_str());
+  }
+  return Error::Ok;
+}
+
+Error Model::copy_staged_weights(const std::vector<const Constant*>& wanted,
+                                 const std::vector<const SlimTensor*>& given, const StreamContext& ctx,
+                                 std::shared_ptr<DeviceWeights>* out) {
+  // One block, each weight at its own aligned offset with the active one's layout.
+  constexpr uint64_t kAlign = 256;
+  std::vector<uint64_t> offsets(wanted.size());
+  uint64_t total = 0;
+  for (size_t k = 0; k < wanted.size(); ++k) {
+    total = (total + kAlign - 1) / kAlign * kAlign;
+    offsets[k] = total;
+    total += wanted[k]->tensor->storage()->nbytes();
+  }
+  cudaStream_t stream = nullptr;
+  bool own = false;
+  SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own));
+  const StreamContext on =
+      device_.is_cuda() ? StreamContext::selected(stream, device_.index) : StreamContext::unselected(0);
+  std::shared_ptr<Storage> memory;
+  SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device_, on, &memory));
+  char* base = static_cast<char*>(memory->data());
+  std::vector<std::string> staged_names;
+  std::vector<std::unique_ptr<SlimTensor>> staged;
+  for (size_t k = 0; k < wanted.size(); ++k) {
+    const SlimTensor& like = *wanted[k]->tensor;
+    const size_t n = like.storage()->nbytes();
+    staged.push_back(std::make_unique<SlimTensor>(Storage::borrow(n > 0 ? base + offsets[k] : nullptr, n, device_),
+                                                  like.sizes(), like.strides(), like.dtype(), like.storage_offset()));
+    staged_names.push_back(wanted[k]->info.name);
+    // On the caller's stream (the transfer engine stages a host source); runs go on.
+    SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*staged.back(), *given[k], on));
+  }
+  if (own) SLIMCUDA_RETURN_IF_ERROR(cuda::wait_for_stream(stream, device_.index));
+  *out = std::make_shared<DeviceWeights>(std::move(memory), std::move(staged_names), std::move(staged));
+  return Error::Ok;
+}
+
 Error Model::stage_weights(const std::vector<std::string>& names, const std::vector<const SlimTensor*>& tensors,
                            const StreamContext& ctx) noexcept {
   try {
@@ -690,68 +761,10 @@ Error Model::stage_weights(const std::vector<std::string>& names, const std::vec
     // Every read-only weight once, each of the constant's dtype and sizes: checked before
     // anything is allocated (the active weights are never touched by a refusal).
     std::vector<const Constant*> wanted;
-    for (const Constant& c : table_) {
-      if (!c.state && !c.info.from_folded && c.info.kind != ConstantKind::Folded) wanted.push_back(&c);
-    }
-    std::vector<const SlimTensor*> given(wanted.size(), nullptr);
-    for (size_t i = 0; i < names.size(); ++i) {
-      const Constant* c = find_constant(names[i].c_str());
-      SLIMCUDA_CHECK_OR_RETURN(c != nullptr, Error::InvalidArgument, "the model has no constant '%s'",
-                               names[i].c_str());
-      SLIMCUDA_CHECK_OR_RETURN(!c->state, Error::InvalidArgument,
-                               "'%s' is the model's state, not a weight: write it with write_constant",
-                               names[i].c_str());
-      const size_t k = static_cast<size_t>(std::find(wanted.begin(), wanted.end(), c) - wanted.begin());
-      SLIMCUDA_CHECK_OR_RETURN(k < wanted.size(), Error::InvalidArgument,
-                               "constant '%s' is not a weight that can be swapped", names[i].c_str());
-      SLIMCUDA_CHECK_OR_RETURN(given[k] == nullptr, Error::InvalidArgument, "weight '%s' is given twice",
-                               c->info.name.c_str());
-      const SlimTensor* t = tensors[i];
-      SLIMCUDA_CHECK_OR_RETURN(t != nullptr, Error::InvalidArgument, "null tensor for '%s'", names[i].c_str());
-      SLIMCUDA_CHECK_OR_RETURN(static_cast<int32_t>(t->dtype()) == c->info.dtype, Error::InvalidArgument,
-                               "weight '%s': dtype %s, the model's is %s", c->info.name.c_str(),
-                               scalar_type_name(t->dtype()), scalar_type_name(static_cast<ScalarType>(c->info.dtype)));
-      SLIMCUDA_CHECK_OR_RETURN(c->tensor != nullptr && t->sizes() == c->tensor->sizes(), Error::InvalidArgument,
-                               "weight '%s': sizes %s, the model's are %s", c->info.name.c_str(),
-                               shape(t->sizes()).c_str(),
-                               c->tensor != nullptr ? shape(c->tensor->sizes()).c_str() : "unknown");
-      given[k] = t;
-    }
-    for (size_t k = 0; k < wanted.size(); ++k) {
-      SLIMCUDA_CHECK_OR_RETURN(given[k] != nullptr, Error::InvalidArgument,
-                               "%zu weights given; the model has %zu (no '%s')", names.size(), wanted.size(),
-                               wanted[k]->info.name.c_str());
-    }
-    // One block, each weight at its own aligned offset with the active one's layout.
-    constexpr uint64_t kAlign = 256;
-    std::vector<uint64_t> offsets(wanted.size());
-    uint64_t total = 0;
-    for (size_t k = 0; k < wanted.size(); ++k) {
-      total = (total + kAlign - 1) / kAlign * kAlign;
-      offsets[k] = total;
-      total += wanted[k]->tensor->storage()->nbytes();
-    }
-    cudaStream_t stream = nullptr;
-    bool own = false;
-    SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own));
-    const StreamContext on =
-        device_.is_cuda() ? StreamContext::selected(stream, device_.index) : StreamContext::unselected(0);
-    std::shared_ptr<Storage> memory;
-    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device_, on, &memory));
-    char* base = static_cast<char*>(memory->data());
-    std::vector<std::string> staged_names;
-    std::vector<std::unique_ptr<SlimTensor>> staged;
-    for (size_t k = 0; k < wanted.size(); ++k) {
-      const SlimTensor& like = *wanted[k]->tensor;
-      const size_t n = like.storage()->nbytes();
-      staged.push_back(std::make_unique<SlimTensor>(Storage::borrow(n > 0 ? base + offsets[k] : nullptr, n, device_),
-                                                    like.sizes(), like.strides(), like.dtype(), like.storage_offset()));
-      staged_names.push_back(wanted[k]->info.name);
-      // On the caller's stream (the transfer engine stages a host source); runs go on.
-      SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*staged.back(), *given[k], on));
-    }
-    if (own) SLIMCUDA_RETURN_IF_ERROR(cuda::wait_for_stream(stream, device_.index));
-    auto weights = std::make_shared<DeviceWeights>(std::move(memory), std::move(staged_names), std::move(staged));
+    std::vector<const SlimTensor*> given;
+    SLIMCUDA_RETURN_IF_ERROR(match_staged_weights(names, tensors, &wanted, &given));
+    std::shared_ptr<DeviceWeights> weights;
+    SLIMCUDA_RETURN_IF_ERROR(copy_staged_weights(wanted, given, ctx, &weights));
     // The container's inactive set: these weights, and the state it keeps from the active one.
     clear_last_error();
     std::vector<ContainerConstantsApi::Pair> pairs(weights->count());

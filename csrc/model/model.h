@@ -214,6 +214,17 @@ class Model {
   [[nodiscard]] Error check_outputs(const Outputs& out) const noexcept;
   void keep_owners(Outputs* out) const;
 
+  // stage_weights' steps: each read-only weight matched to one given tensor of its dtype and
+  // sizes (before anything is allocated), then copied into one new block. May throw
+  // std::bad_alloc (stage_weights catches it).
+  [[nodiscard]] Error match_staged_weights(const std::vector<std::string>& names,
+                                           const std::vector<const SlimTensor*>& tensors,
+                                           std::vector<const Constant*>* wanted,
+                                           std::vector<const SlimTensor*>* given) const;
+  [[nodiscard]] Error copy_staged_weights(const std::vector<const Constant*>& wanted,
+                                          const std::vector<const SlimTensor*>& given, const StreamContext& ctx,
+                                          std::shared_ptr<DeviceWeights>* out);
+
   using CreateFn = int32_t (*)(void**, size_t, const char*, const char*);
   using DeleteFn = int32_t (*)(void*);
   using CountFn = int32_t (*)(void*, size_t*);

@@ -94,32 +94,125 @@ Error check_tensor_spec(const TensorSpec& s, const char* what) noexcept {
   return Error::Ok;
 }
 
+namespace {
+
+// The readers below may throw std::bad_alloc: parse catches it.
+
+Error read_tensor_spec(const fb::TensorSpec* t, const char* what, TensorSpec* out) {
+  TensorSpec s;
+  if (t->name() != nullptr) s.name = t->name()->str();
+  s.dtype = static_cast<ScalarType>(t->dtype() >= -128 && t->dtype() <= 127 ? t->dtype() : -1);
+  if (!is_supported_scalar_type(t->dtype())) {
+    return set_last_error(Error::InvalidProgram, "%s '%s': unknown dtype %d", what, s.name.c_str(), t->dtype());
+  }
+  if (t->sizes() != nullptr) {
+    SLIMCUDA_CHECK_OR_RETURN(t->sizes()->size() <= static_cast<uint32_t>(kMaxDims), Error::InvalidProgram,
+                             "rank %u > %lld", t->sizes()->size(), static_cast<long long>(kMaxDims));
+    s.sizes = read_longs(t->sizes());
+  }
+  if (t->min_sizes() != nullptr) {
+    SLIMCUDA_CHECK_OR_RETURN(t->min_sizes()->size() <= static_cast<uint32_t>(kMaxDims), Error::InvalidProgram,
+                             "min_sizes longer than %lld", static_cast<long long>(kMaxDims));
+    s.min_sizes = read_longs(t->min_sizes());
+  }
+  if (t->dim_order() != nullptr) {
+    SLIMCUDA_CHECK_OR_RETURN(t->dim_order()->size() <= static_cast<uint32_t>(kMaxDims), Error::InvalidProgram,
+                             "dim_order longer than %lld", static_cast<long long>(kMaxDims));
+    s.dim_order.assign(t->dim_order()->begin(), t->dim_order()->end());
+  }
+  s.dynamism = static_cast<Dynamism>(t->dynamism());
+  s.device = Device{static_cast<DeviceType>(t->device_type()), t->device_index()};
+  SLIMCUDA_RETURN_IF_ERROR(check_tensor_spec(s, what));
+  *out = std::move(s);
+  return Error::Ok;
+}
+
+// One method; `tensors` counts the specs across the package (bounded by kMaxTensors).
+Error read_method(const fb::Method* m, size_t* tensors, MethodSpec* out) {
+  SLIMCUDA_CHECK_OR_RETURN(m->name()->size() <= kMaxNameLength, Error::InvalidProgram, "method name too long");
+  out->name = m->name()->str();
+  for (int io = 0; io < 2; ++io) {
+    const auto* list = io == 0 ? m->inputs() : m->outputs();
+    if (list == nullptr) continue;
+    *tensors += list->size();
+    SLIMCUDA_CHECK_OR_RETURN(*tensors <= kMaxTensors, Error::InvalidProgram, "more than %zu tensor specs", kMaxTensors);
+    for (const fb::TensorSpec* t : *list) {
+      TensorSpec s;
+      SLIMCUDA_RETURN_IF_ERROR(read_tensor_spec(t, io == 0 ? "input" : "output", &s));
+      (io == 0 ? out->inputs : out->outputs).push_back(std::move(s));
+    }
+  }
+  return Error::Ok;
+}
+
+// One library: a device type not seen before in `pkg`, its bytes matching their hash and
+// shaped as the dynamic loader needs, then its methods.
+Error read_library(const fb::Library* lib, const ModelPackage& pkg, size_t* tensors, LibrarySpec* out) {
+  const int type = static_cast<int>(lib->device_type());
+  SLIMCUDA_CHECK_OR_RETURN(valid_device_type(type), Error::InvalidProgram, "library for unknown device type %d", type);
+  out->device_type = static_cast<DeviceType>(type);
+  SLIMCUDA_CHECK_OR_RETURN(pkg.library(out->device_type) == nullptr, Error::InvalidProgram,
+                           "two libraries for device type %d", type);
+  SLIMCUDA_CHECK_OR_RETURN(lib->so()->size() > 0, Error::InvalidProgram, "empty library");
+  // Integrity first (a corrupted copy says so), then the shape the dynamic loader needs.
+  const auto* hash = lib->so_xxh3_128();
+  SLIMCUDA_CHECK_OR_RETURN(hash != nullptr && hash->size() == kLibraryHashBytes, Error::InvalidProgram,
+                           "library for device type %d has no %zu-byte XXH3-128 hash", type, kLibraryHashBytes);
+  SLIMCUDA_CHECK_OR_RETURN(library_hash_matches(lib->so()->data(), lib->so()->size(), hash->data()),
+                           Error::InvalidProgram,
+                           "library for device type %d: its bytes do not match the package's hash (corrupted "
+                           "or altered)",
+                           type);
+  SLIMCUDA_RETURN_IF_ERROR(check_elf(lib->so()->data(), lib->so()->size()));
+  out->so.assign(lib->so()->begin(), lib->so()->end());
+  SLIMCUDA_CHECK_OR_RETURN(lib->methods() != nullptr && lib->methods()->size() > 0, Error::InvalidProgram,
+                           "library without methods");
+  SLIMCUDA_CHECK_OR_RETURN(lib->methods()->size() <= kMaxMethods, Error::InvalidProgram, "%u methods (at most %zu)",
+                           lib->methods()->size(), kMaxMethods);
+  for (const fb::Method* m : *lib->methods()) {
+    MethodSpec ms;
+    SLIMCUDA_RETURN_IF_ERROR(read_method(m, tensors, &ms));
+    out->methods.push_back(std::move(ms));
+  }
+  return Error::Ok;
+}
+
+// The buffer verified as a package of this format version (copied into `aligned` when
+// `data` is not 8-byte aligned, as the verifier wants).
+Error verified_package(const uint8_t* data, size_t size, std::vector<uint64_t>* aligned, const fb::Package** out) {
+  SLIMCUDA_CHECK_OR_RETURN(data != nullptr || size == 0, Error::InvalidArgument, "null data");
+  SLIMCUDA_CHECK_OR_RETURN(size >= 8, Error::InvalidProgram, "%zu bytes: too short for a package", size);
+  SLIMCUDA_CHECK_OR_RETURN(size < FLATBUFFERS_MAX_BUFFER_SIZE, Error::InvalidProgram,
+                           "%zu bytes: larger than a package can be", size);
+  SLIMCUDA_CHECK_OR_RETURN(fb::PackageBufferHasIdentifier(data), Error::InvalidProgram,
+                           "bad magic: not a slimcuda model package (identifier SCPK)");
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
+    aligned->resize((size + 7) / 8);
+    std::memcpy(aligned->data(), data, size);
+    data = reinterpret_cast<const uint8_t*>(aligned->data());
+  }
+  flatbuffers::Verifier verifier(data, size, /*max_depth=*/64, /*max_tables=*/1000000);
+  SLIMCUDA_CHECK_OR_RETURN(fb::VerifyPackageBuffer(verifier), Error::InvalidProgram,
+                           "corrupt package: offsets or lengths out of range (FlatBuffers verifier)");
+  const fb::Package* p = fb::GetPackage(data);
+  SLIMCUDA_CHECK_OR_RETURN(p->format_version() != 1, Error::InvalidProgram,
+                           "package format version 1 carries no library hash; repack it with this slimcuda "
+                           "(slimcuda pack), which writes version %u",
+                           ModelPackage::kFormatVersion);
+  SLIMCUDA_CHECK_OR_RETURN(p->format_version() == ModelPackage::kFormatVersion, Error::InvalidProgram,
+                           "package format version %u; this slimcuda reads version %u", p->format_version(),
+                           ModelPackage::kFormatVersion);
+  *out = p;
+  return Error::Ok;
+}
+
+}  // namespace
+
 Error ModelPackage::parse(const uint8_t* data, size_t size, ModelPackage* out) noexcept {
   try {
-    SLIMCUDA_CHECK_OR_RETURN(data != nullptr || size == 0, Error::InvalidArgument, "null data");
-    SLIMCUDA_CHECK_OR_RETURN(size >= 8, Error::InvalidProgram, "%zu bytes: too short for a package", size);
-    SLIMCUDA_CHECK_OR_RETURN(size < FLATBUFFERS_MAX_BUFFER_SIZE, Error::InvalidProgram,
-                             "%zu bytes: larger than a package can be", size);
-    SLIMCUDA_CHECK_OR_RETURN(fb::PackageBufferHasIdentifier(data), Error::InvalidProgram,
-                             "bad magic: not a slimcuda model package (identifier SCPK)");
-    // The verifier wants the buffer 8-byte aligned (as any allocator gives); copy if not.
     std::vector<uint64_t> aligned;
-    if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
-      aligned.resize((size + 7) / 8);
-      std::memcpy(aligned.data(), data, size);
-      data = reinterpret_cast<const uint8_t*>(aligned.data());
-    }
-    flatbuffers::Verifier verifier(data, size, /*max_depth=*/64, /*max_tables=*/1000000);
-    SLIMCUDA_CHECK_OR_RETURN(fb::VerifyPackageBuffer(verifier), Error::InvalidProgram,
-                             "corrupt package: offsets or lengths out of range (FlatBuffers verifier)");
-    const fb::Package* p = fb::GetPackage(data);
-    SLIMCUDA_CHECK_OR_RETURN(p->format_version() != 1, Error::InvalidProgram,
-                             "package format version 1 carries no library hash; repack it with this slimcuda "
-                             "(slimcuda pack), which writes version %u",
-                             kFormatVersion);
-    SLIMCUDA_CHECK_OR_RETURN(p->format_version() == kFormatVersion, Error::InvalidProgram,
-                             "package format version %u; this slimcuda reads version %u", p->format_version(),
-                             kFormatVersion);
+    const fb::Package* p = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(verified_package(data, size, &aligned, &p));
     ModelPackage pkg;
     const auto* libs = p->libraries();
     SLIMCUDA_CHECK_OR_RETURN(libs != nullptr && libs->size() > 0, Error::InvalidProgram,
@@ -129,69 +222,7 @@ Error ModelPackage::parse(const uint8_t* data, size_t size, ModelPackage* out) n
     size_t tensors = 0;
     for (const fb::Library* lib : *libs) {
       LibrarySpec l;
-      const int type = static_cast<int>(lib->device_type());
-      SLIMCUDA_CHECK_OR_RETURN(valid_device_type(type), Error::InvalidProgram, "library for unknown device type %d",
-                               type);
-      l.device_type = static_cast<DeviceType>(type);
-      SLIMCUDA_CHECK_OR_RETURN(pkg.library(l.device_type) == nullptr, Error::InvalidProgram,
-                               "two libraries for device type %d", type);
-      SLIMCUDA_CHECK_OR_RETURN(lib->so()->size() > 0, Error::InvalidProgram, "empty library");
-      // Integrity first (a corrupted copy says so), then the shape the dynamic loader needs.
-      const auto* hash = lib->so_xxh3_128();
-      SLIMCUDA_CHECK_OR_RETURN(hash != nullptr && hash->size() == kLibraryHashBytes, Error::InvalidProgram,
-                               "library for device type %d has no %zu-byte XXH3-128 hash", type, kLibraryHashBytes);
-      SLIMCUDA_CHECK_OR_RETURN(library_hash_matches(lib->so()->data(), lib->so()->size(), hash->data()),
-                               Error::InvalidProgram,
-                               "library for device type %d: its bytes do not match the package's hash (corrupted "
-                               "or altered)",
-                               type);
-      SLIMCUDA_RETURN_IF_ERROR(check_elf(lib->so()->data(), lib->so()->size()));
-      l.so.assign(lib->so()->begin(), lib->so()->end());
-      SLIMCUDA_CHECK_OR_RETURN(lib->methods() != nullptr && lib->methods()->size() > 0, Error::InvalidProgram,
-                               "library without methods");
-      SLIMCUDA_CHECK_OR_RETURN(lib->methods()->size() <= kMaxMethods, Error::InvalidProgram, "%u methods (at most %zu)",
-                               lib->methods()->size(), kMaxMethods);
-      for (const fb::Method* m : *lib->methods()) {
-        MethodSpec ms;
-        SLIMCUDA_CHECK_OR_RETURN(m->name()->size() <= kMaxNameLength, Error::InvalidProgram, "method name too long");
-        ms.name = m->name()->str();
-        for (int io = 0; io < 2; ++io) {
-          const auto* list = io == 0 ? m->inputs() : m->outputs();
-          if (list == nullptr) continue;
-          tensors += list->size();
-          SLIMCUDA_CHECK_OR_RETURN(tensors <= kMaxTensors, Error::InvalidProgram, "more than %zu tensor specs",
-                                   kMaxTensors);
-          for (const fb::TensorSpec* t : *list) {
-            TensorSpec s;
-            if (t->name() != nullptr) s.name = t->name()->str();
-            s.dtype = static_cast<ScalarType>(t->dtype() >= -128 && t->dtype() <= 127 ? t->dtype() : -1);
-            if (!is_supported_scalar_type(t->dtype())) {
-              return set_last_error(Error::InvalidProgram, "%s '%s': unknown dtype %d", io == 0 ? "input" : "output",
-                                    s.name.c_str(), t->dtype());
-            }
-            if (t->sizes() != nullptr) {
-              SLIMCUDA_CHECK_OR_RETURN(t->sizes()->size() <= static_cast<uint32_t>(kMaxDims), Error::InvalidProgram,
-                                       "rank %u > %lld", t->sizes()->size(), static_cast<long long>(kMaxDims));
-              s.sizes = read_longs(t->sizes());
-            }
-            if (t->min_sizes() != nullptr) {
-              SLIMCUDA_CHECK_OR_RETURN(t->min_sizes()->size() <= static_cast<uint32_t>(kMaxDims), Error::InvalidProgram,
-                                       "min_sizes longer than %lld", static_cast<long long>(kMaxDims));
-              s.min_sizes = read_longs(t->min_sizes());
-            }
-            if (t->dim_order() != nullptr) {
-              SLIMCUDA_CHECK_OR_RETURN(t->dim_order()->size() <= static_cast<uint32_t>(kMaxDims), Error::InvalidProgram,
-                                       "dim_order longer than %lld", static_cast<long long>(kMaxDims));
-              s.dim_order.assign(t->dim_order()->begin(), t->dim_order()->end());
-            }
-            s.dynamism = static_cast<Dynamism>(t->dynamism());
-            s.device = Device{static_cast<DeviceType>(t->device_type()), t->device_index()};
-            SLIMCUDA_RETURN_IF_ERROR(check_tensor_spec(s, io == 0 ? "input" : "output"));
-            (io == 0 ? ms.inputs : ms.outputs).push_back(std::move(s));
-          }
-        }
-        l.methods.push_back(std::move(ms));
-      }
+      SLIMCUDA_RETURN_IF_ERROR(read_library(lib, pkg, &tensors, &l));
       pkg.libraries.push_back(std::move(l));
     }
     if (p->weights() != nullptr) pkg.weights.assign(p->weights()->begin(), p->weights()->end());
