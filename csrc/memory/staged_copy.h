@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "csrc/cuda/stream_context.h"
+#include "csrc/memory/staging_config.h"
 #include "slimcuda/error.h"
 
 namespace slimcuda {
@@ -19,42 +20,6 @@ namespace slimcuda {
 // one is done, so the threads never wait for the thread that enqueues DMAs. The DMAs are
 // enqueued on `stream` (the caller stream, or the legacy default stream) and the call
 // returns when the whole copy is done: the blocking contract of slimcuda's copies.
-
-/// Staged copies are used for pageable host memory from this many bytes on (measured on the
-/// H200: docs/benchmarks.md). SLIMCUDA_STAGING_THRESHOLD (bytes) overrides it; 0 turns
-/// staging off.
-[[nodiscard]] size_t staging_threshold() noexcept;
-
-/// Whether a copy of `nbytes` to or from `host` takes the staged path: big enough and
-/// caching on (the chunks come from the pinned pool). The caller knows `host` is pageable.
-[[nodiscard]] bool should_stage(size_t nbytes) noexcept;
-
-/// The shape of the pipeline: pinned chunks of `chunk_bytes`, `buffers` of them in flight,
-/// each chunk's memcpy split over `threads` host threads. A copy smaller than four chunks
-/// uses chunks of a quarter of its size (at least 256 KiB).
-struct StagingConfig {
-  size_t chunk_bytes;
-  int buffers;
-  int threads;
-  /// How the DMAs wait for the host threads. false: the calling thread enqueues each chunk's
-  /// DMA when its memcpy is done (host to device) and hands each landed chunk to the threads
-  /// (device to host), waiting on events: about 15 µs of its time per chunk. true: every
-  /// DMA is enqueued at once, each behind a stream wait on a flag in pinned memory that the
-  /// host thread finishing its memcpy sets (cuStreamWaitValue32), and each DMA's end is
-  /// written to a flag the host threads poll (cuStreamWriteValue32): the calling thread
-  /// only enqueues, then waits once. Needs the driver's stream memory operations; without
-  /// them the event pipeline runs.
-  bool stream_flags = false;
-};
-
-/// Limits a StagingConfig is clamped to.
-inline constexpr int kMaxStagingBuffers = 16;
-inline constexpr int kMaxStagingThreads = 64;
-
-/// The process's configuration: measured defaults (docs/benchmarks.md), overridden by
-/// SLIMCUDA_STAGING_CHUNK (bytes), SLIMCUDA_STAGING_BUFFERS, SLIMCUDA_STAGING_THREADS and
-/// SLIMCUDA_STAGING_FLAGS (0 or 1: StagingConfig::stream_flags); read once.
-[[nodiscard]] StagingConfig staging_config() noexcept;
 
 /// The staged copy itself, host to device or device to host, for any size and alignment, on
 /// ctx.device() (already current) and ctx.stream() (nullptr: the legacy default stream),

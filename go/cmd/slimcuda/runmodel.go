@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -125,24 +126,12 @@ func loadOptions(c *cmdContext, device, modelName string) ([]slimcuda.LoadOption
 	return opts, nil
 }
 
+// runModel is `slimcuda run`: load, build or read the inputs, run once and check, time the
+// runs, report. A mismatch with the reference is its error, after the report.
 func runModel(c *cmdContext, o runOptions) error {
-	stdout := c.stdout
-	iterations, batch, asJSON, values, batchSet := &o.iterations, &o.batch, &o.asJSON, &o.values, o.batchSet
-	if *iterations < 0 {
-		return c.usageError("-iterations must be >= 0")
-	}
-	if *batch < 1 {
-		return c.usageError("-batch must be >= 1, not %d", *batch)
-	}
-	if *values && !*asJSON {
-		return c.usageError("-values needs -json (the values are part of the JSON summary)")
-	}
-	opts, err := loadOptions(c, o.device, o.modelName)
+	opts, err := checkRunOptions(c, o)
 	if err != nil {
 		return err
-	}
-	if o.atol < 0 || o.rtol < 0 || math.IsNaN(o.atol) || math.IsNaN(o.rtol) {
-		return c.usageError("-atol and -rtol must be >= 0")
 	}
 	path := userPath(c.fs.Arg(0))
 	demo := path == ""
@@ -159,128 +148,181 @@ func runModel(c *cmdContext, o runOptions) error {
 		return err
 	}
 	defer model.Close()
-	s := Summary{Package: path, Device: model.Device().String(), LoadMillis: ms(time.Since(start)), Iterations: *iterations}
+	s := Summary{Package: path, Device: model.Device().String(), LoadMillis: ms(time.Since(start)), Iterations: o.iterations}
 
-	inputs := make([]*slimcuda.Tensor, 0, len(model.Inputs()))
+	inputs, err := runInputs(c, o, model, &s)
 	defer func() {
 		for _, t := range inputs {
 			t.Close()
 		}
 	}()
-	if o.inputs != "" {
-		loaded, err := readInputs(o.inputs, len(model.Inputs()), model.Device())
-		inputs = append(inputs, loaded...)
-		if err != nil {
-			return err
-		}
-	} else {
-		// Every input's sizes are checked before any is built.
-		specs := model.Inputs()
-		sizes := make([][]int64, len(specs))
-		for i, spec := range specs {
-			if spec.Dynamism == slimcuda.UnknownSpec {
-				return fmt.Errorf("slimcuda run: %s: input %d (%s): the model file states no dtype or shape "+
-					"(a .pt2 without its wrapper source): give the inputs with -inputs", path, i, spec.Name)
-			}
-			if sizes[i], err = inputSizes(spec, *batch, batchSet); err != nil {
-				if errors.As(err, new(batchError)) {
-					return c.usageError("-batch %d: %v", *batch, err)
-				}
-				return fmt.Errorf("slimcuda run: %s: %w", path, err)
-			}
-		}
-		for i, spec := range specs {
-			t, summary, err := makeInput(spec, sizes[i], model.Device())
-			if err != nil {
-				return err
-			}
-			inputs = append(inputs, t)
-			s.Inputs = append(s.Inputs, summary)
-		}
-	}
-	say("running on %s", s.Device)
-	start = time.Now()
-	outputs, err := model.Run(inputs)
 	if err != nil {
 		return err
 	}
-	s.FirstRunMs = ms(time.Since(start))
-	if o.save != "" {
-		if err := saveOutputs(userPath(o.save), outputs); err != nil {
+	say("running on %s", s.Device)
+	mismatch, err := firstRun(model, inputs, o, demo, &s)
+	if err != nil {
+		return err
+	}
+	if o.iterations > 0 {
+		if s.RunMillis, err = meanRunMillis(model, inputs, o.iterations); err != nil {
 			return err
 		}
-	}
-	var ref *reference
-	switch {
-	case o.expect != "":
-		if ref, err = expectedFromFiles(o.expect, len(outputs), o.atol, o.rtol); err != nil {
-			return err
-		}
-	case demo && o.inputs == "":
-		if ref, err = demoReference(*batch); err != nil {
-			return err
-		}
-	}
-	got := make([][]float64, 0, len(outputs))
-	for i, out := range outputs {
-		summary, vals, err := summarize(model.Outputs()[i].Name, out, *values)
-		out.Close()
-		if err != nil {
-			return err
-		}
-		s.Outputs = append(s.Outputs, summary)
-		got = append(got, vals)
-	}
-	var mismatch error
-	if ref != nil {
-		check, err := ref.compare(got)
-		s.Reference = &check
-		mismatch = err
-	}
-	if *iterations > 0 {
-		start = time.Now()
-		for i := 0; i < *iterations; i++ {
-			outs, err := model.Run(inputs)
-			if err != nil {
-				return err
-			}
-			for _, o := range outs {
-				o.Close()
-			}
-		}
-		s.RunMillis = ms(time.Since(start)) / float64(*iterations)
 	}
 	if model.Device().Type == slimcuda.CUDA {
 		if m, err := slimcuda.GetMemoryStats(model.Device()); err == nil {
 			s.Memory = &m
 		}
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(s); err != nil {
-			return err
-		}
-		return mismatch
+	if err := writeSummary(c.stdout, s, o, demo, mismatch); err != nil {
+		return err
 	}
-	fmt.Fprintf(stdout, "%s on %s: load %.2f ms, first run %.3f ms, mean of %d runs %.3f ms\n", s.Package, s.Device,
+	return mismatch
+}
+
+// checkRunOptions refuses flag values that cannot work (usage errors) and returns the load
+// options of -device and -model-name.
+func checkRunOptions(c *cmdContext, o runOptions) ([]slimcuda.LoadOption, error) {
+	if o.iterations < 0 {
+		return nil, c.usageError("-iterations must be >= 0")
+	}
+	if o.batch < 1 {
+		return nil, c.usageError("-batch must be >= 1, not %d", o.batch)
+	}
+	if o.values && !o.asJSON {
+		return nil, c.usageError("-values needs -json (the values are part of the JSON summary)")
+	}
+	opts, err := loadOptions(c, o.device, o.modelName)
+	if err != nil {
+		return nil, err
+	}
+	if o.atol < 0 || o.rtol < 0 || math.IsNaN(o.atol) || math.IsNaN(o.rtol) {
+		return nil, c.usageError("-atol and -rtol must be >= 0")
+	}
+	return opts, nil
+}
+
+// runInputs returns the model's inputs: read from -inputs' files, else built from the specs
+// (their summaries go into s). On an error it returns those made so far, for the caller to
+// close.
+func runInputs(c *cmdContext, o runOptions, model *slimcuda.Model, s *Summary) ([]*slimcuda.Tensor, error) {
+	if o.inputs != "" {
+		return readInputs(o.inputs, len(model.Inputs()), model.Device())
+	}
+	// Every input's sizes are checked before any is built.
+	specs := model.Inputs()
+	sizes := make([][]int64, len(specs))
+	for i, spec := range specs {
+		if spec.Dynamism == slimcuda.UnknownSpec {
+			return nil, fmt.Errorf("slimcuda run: %s: input %d (%s): the model file states no dtype or shape "+
+				"(a .pt2 without its wrapper source): give the inputs with -inputs", s.Package, i, spec.Name)
+		}
+		var err error
+		if sizes[i], err = inputSizes(spec, o.batch, o.batchSet); err != nil {
+			if errors.As(err, new(batchError)) {
+				return nil, c.usageError("-batch %d: %v", o.batch, err)
+			}
+			return nil, fmt.Errorf("slimcuda run: %s: %w", s.Package, err)
+		}
+	}
+	inputs := make([]*slimcuda.Tensor, 0, len(specs))
+	for i, spec := range specs {
+		t, summary, err := makeInput(spec, sizes[i], model.Device())
+		if err != nil {
+			return inputs, err
+		}
+		inputs = append(inputs, t)
+		s.Inputs = append(s.Inputs, summary)
+	}
+	return inputs, nil
+}
+
+// firstRun runs the model once (timed into s), saves the outputs (-save), summarizes them
+// into s and checks them against the reference, if there is one: a mismatch is returned as
+// mismatch (the run goes on to its timings), every other failure as err.
+func firstRun(model *slimcuda.Model, inputs []*slimcuda.Tensor, o runOptions, demo bool,
+	s *Summary) (mismatch, err error) {
+	start := time.Now()
+	outputs, err := model.Run(inputs)
+	if err != nil {
+		return nil, err
+	}
+	s.FirstRunMs = ms(time.Since(start))
+	if o.save != "" {
+		if err := saveOutputs(userPath(o.save), outputs); err != nil {
+			return nil, err
+		}
+	}
+	var ref *reference
+	switch {
+	case o.expect != "":
+		if ref, err = expectedFromFiles(o.expect, len(outputs), o.atol, o.rtol); err != nil {
+			return nil, err
+		}
+	case demo && o.inputs == "":
+		if ref, err = demoReference(o.batch); err != nil {
+			return nil, err
+		}
+	}
+	got := make([][]float64, 0, len(outputs))
+	for i, out := range outputs {
+		summary, vals, err := summarize(model.Outputs()[i].Name, out, o.values)
+		out.Close()
+		if err != nil {
+			return nil, err
+		}
+		s.Outputs = append(s.Outputs, summary)
+		got = append(got, vals)
+	}
+	if ref == nil {
+		return nil, nil
+	}
+	check, mismatch := ref.compare(got)
+	s.Reference = &check
+	return mismatch, nil
+}
+
+// meanRunMillis times `iterations` (> 0) runs of the model and returns the mean, in ms.
+func meanRunMillis(model *slimcuda.Model, inputs []*slimcuda.Tensor, iterations int) (float64, error) {
+	start := time.Now()
+	for i := 0; i < iterations; i++ {
+		outs, err := model.Run(inputs)
+		if err != nil {
+			return 0, err
+		}
+		for _, o := range outs {
+			o.Close()
+		}
+	}
+	return ms(time.Since(start)) / float64(iterations), nil
+}
+
+// writeSummary prints s to w: as JSON with -json, else as lines for people, which say
+// whether the outputs matched their reference (a mismatch is the caller's error to report).
+func writeSummary(w io.Writer, s Summary, o runOptions, demo bool, mismatch error) error {
+	if o.asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	fmt.Fprintf(w, "%s on %s: load %.2f ms, first run %.3f ms, mean of %d runs %.3f ms\n", s.Package, s.Device,
 		s.LoadMillis, s.FirstRunMs, s.Iterations, s.RunMillis)
 	if s.Memory != nil {
-		fmt.Fprintf(stdout, "  device memory: peak %d bytes allocated, %d reserved; cache %d hits, %d misses\n",
+		fmt.Fprintf(w, "  device memory: peak %d bytes allocated, %d reserved; cache %d hits, %d misses\n",
 			s.Memory.PeakAllocatedBytes, s.Memory.PeakReservedBytes, s.Memory.CacheHits, s.Memory.CacheMisses)
 	}
-	for _, o := range s.Outputs {
-		fmt.Fprintf(stdout, "  output %s: %s %v, min %.6g, max %.6g, sum %.6g\n", o.Name, o.DType, o.Sizes, o.Min, o.Max,
-			o.Sum)
+	for _, out := range s.Outputs {
+		fmt.Fprintf(w, "  output %s: %s %v, min %.6g, max %.6g, sum %.6g\n", out.Name, out.DType, out.Sizes, out.Min,
+			out.Max, out.Sum)
 	}
 	switch {
 	case s.Reference == nil && demo && o.inputs == "":
-		fmt.Fprintf(stdout, "  reference: none for batch %d (testdata/demo_model.json has batches 1, 4, 7, 64)\n", *batch)
+		fmt.Fprintf(w, "  reference: none for batch %d (testdata/demo_model.json has batches 1, 4, 7, 64)\n", o.batch)
 	case s.Reference != nil && mismatch == nil:
-		fmt.Fprintf(stdout, "  reference: all %d values match %s (max |diff| %.3g)\n", s.Reference.Values,
+		fmt.Fprintf(w, "  reference: all %d values match %s (max |diff| %.3g)\n", s.Reference.Values,
 			s.Reference.Source, float64(s.Reference.MaxAbsDiff))
 	}
-	return mismatch
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
