@@ -142,6 +142,67 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
   }
 }
 
+Error Model::place(DeviceType type, int device_index, std::string* device_str) {
+  if (type != DeviceType::CUDA) {
+    SLIMCUDA_CHECK_OR_RETURN(device_index == -1 || device_index == 0, Error::InvalidArgument, "CPU device index %d",
+                             device_index);
+    device_ = Device{DeviceType::CPU, -1};
+    *device_str = "cpu";
+    return Error::Ok;
+  }
+  int device = -1;
+  SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
+  device_ = Device{DeviceType::CUDA, static_cast<DeviceIndex>(device)};
+  *device_str = "cuda:" + std::to_string(device);
+  cuda::DeviceGuard guard(device);
+  SLIMCUDA_RETURN_IF_ERROR(guard.error());
+  SLIMCUDA_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  own_stream_ = true;
+  return Error::Ok;
+}
+
+Error Model::create_container(CreateFn create, DeleteFn destroy, int instances, const std::string& device_str) {
+  clear_last_error();  // what the model's shim calls report, if anything, goes into ours
+  void* container = nullptr;
+  const int32_t rc = create(&container, static_cast<size_t>(instances), device_str.c_str(), nullptr);
+  if (container != nullptr) {
+    loaded_->container = container;
+    loaded_->destroy = destroy;  // deleted with the model, also if a check after this fails
+  }
+  if (rc != 0) {
+    const std::string why = last_error_message();
+    return set_last_error(Error::InvalidProgram,
+                          "AOTInductorModelContainerCreateWithDevice(%s) failed with error %d%s%s", device_str.c_str(),
+                          rc, why.empty() ? "" : ": ", why.c_str());
+  }
+  SLIMCUDA_CHECK_OR_RETURN(container != nullptr, Error::InvalidProgram,
+                           "AOTInductorModelContainerCreateWithDevice(%s) reported success but returned no "
+                           "container",
+                           device_str.c_str());
+  return Error::Ok;
+}
+
+void Model::enable_graphs(CreateFn create, DeleteFn destroy, const std::string& device_str, graph::GraphMode graphs) {
+  graph::ContainerAbi abi;
+  abi.create = create;
+  abi.destroy = destroy;
+  abi.run_single_threaded = reinterpret_cast<graph::ContainerAbi::RunFn>(
+      loaded_->library->symbol("AOTInductorModelContainerRunSingleThreaded"));
+  abi.device_str = device_str;
+  Model* self = this;
+  // The capture container starts without the weights attach_constants gave the model's.
+  abi.prepare = [self](void* container) { return self->share_constants_with(container); };
+  abi.save_state = [self](cudaStream_t stream, std::shared_ptr<Storage>* saved) {
+    return self->loaded_->state != nullptr ? self->loaded_->state->save(stream, saved) : Error::Ok;
+  };
+  abi.restore_state = [self](cudaStream_t stream, const Storage& saved) {
+    return self->loaded_->state != nullptr ? self->loaded_->state->restore(stream, saved) : Error::Ok;
+  };
+  graph_abi_ = std::move(abi);
+  graph_mode_ = graphs;
+  make_graphs();
+}
+
 Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int device_index, int instances,
                           const MethodSpec* declared, const DescribeInputs& describe, std::unique_ptr<Model>* out,
                           graph::GraphMode graphs) noexcept {
@@ -156,21 +217,8 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
     if (declared != nullptr) m->method_ = *declared;
     m->method_.name = "forward";
     m->slots_ = std::make_unique<InstanceSlots>(static_cast<size_t>(instances));
-    std::string device_str = "cpu";
-    if (on_cuda) {
-      int device = -1;
-      SLIMCUDA_RETURN_IF_ERROR(cuda::resolve_device(device_index, &device));
-      m->device_ = Device{DeviceType::CUDA, static_cast<DeviceIndex>(device)};
-      device_str = "cuda:" + std::to_string(device);
-      cuda::DeviceGuard guard(device);
-      SLIMCUDA_RETURN_IF_ERROR(guard.error());
-      SLIMCUDA_CUDA_TRY(cudaStreamCreateWithFlags(&m->stream_, cudaStreamNonBlocking));
-      m->own_stream_ = true;
-    } else {
-      SLIMCUDA_CHECK_OR_RETURN(device_index == -1 || device_index == 0, Error::InvalidArgument, "CPU device index %d",
-                               device_index);
-      m->device_ = Device{DeviceType::CPU, -1};
-    }
+    std::string device_str;
+    SLIMCUDA_RETURN_IF_ERROR(m->place(type, device_index, &device_str));
     m->loaded_ = std::make_shared<Loaded>();
     if (on_cuda) m->loaded_->device = m->device_.index;
     SLIMCUDA_RETURN_IF_ERROR(ModelLibrary::load(so, size, &m->loaded_->library));
@@ -182,23 +230,8 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
     auto num_outputs = reinterpret_cast<CountFn>(library.symbol("AOTInductorModelContainerGetNumOutputs"));
     SLIMCUDA_CHECK_OR_RETURN(create && destroy && m->run_ && num_inputs && num_outputs, Error::InvalidProgram,
                              "the library lacks the AOTInductor container ABI (AOTInductorModelContainer*)");
-    clear_last_error();  // what the model's shim calls report, if anything, goes into ours
-    void* container = nullptr;
-    const int32_t rc = create(&container, static_cast<size_t>(instances), device_str.c_str(), nullptr);
-    if (container != nullptr) {
-      m->loaded_->container = container;
-      m->loaded_->destroy = destroy;  // deleted with the model, also if a check below fails
-    }
-    if (rc != 0) {
-      const std::string why = last_error_message();
-      return set_last_error(Error::InvalidProgram,
-                            "AOTInductorModelContainerCreateWithDevice(%s) failed with error %d%s%s",
-                            device_str.c_str(), rc, why.empty() ? "" : ": ", why.c_str());
-    }
-    SLIMCUDA_CHECK_OR_RETURN(container != nullptr, Error::InvalidProgram,
-                             "AOTInductorModelContainerCreateWithDevice(%s) reported success but returned no "
-                             "container",
-                             device_str.c_str());
+    SLIMCUDA_RETURN_IF_ERROR(m->create_container(create, destroy, instances, device_str));
+    void* container = m->loaded_->container;
     size_t n_in = 0, n_out = 0;
     SLIMCUDA_CHECK_OR_RETURN(num_inputs(container, &n_in) == 0 && num_outputs(container, &n_out) == 0,
                              Error::InvalidProgram, "the container does not report its inputs and outputs");
@@ -210,26 +243,7 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
     } else {
       SLIMCUDA_RETURN_IF_ERROR(m->describe_from_container(n_in, n_out, describe));
     }
-    if (on_cuda && graphs != graph::GraphMode::Off) {
-      graph::ContainerAbi abi;
-      abi.create = create;
-      abi.destroy = destroy;
-      abi.run_single_threaded =
-          reinterpret_cast<graph::ContainerAbi::RunFn>(library.symbol("AOTInductorModelContainerRunSingleThreaded"));
-      abi.device_str = device_str;
-      Model* self = m.get();
-      // The capture container starts without the weights attach_constants gave the model's.
-      abi.prepare = [self](void* container) { return self->share_constants_with(container); };
-      abi.save_state = [self](cudaStream_t stream, std::shared_ptr<Storage>* saved) {
-        return self->loaded_->state != nullptr ? self->loaded_->state->save(stream, saved) : Error::Ok;
-      };
-      abi.restore_state = [self](cudaStream_t stream, const Storage& saved) {
-        return self->loaded_->state != nullptr ? self->loaded_->state->restore(stream, saved) : Error::Ok;
-      };
-      m->graph_abi_ = std::move(abi);
-      m->graph_mode_ = graphs;
-      m->make_graphs();
-    }
+    if (on_cuda && graphs != graph::GraphMode::Off) m->enable_graphs(create, destroy, device_str, graphs);
     *out = std::move(m);
     return Error::Ok;
   } catch (const std::bad_alloc&) {
@@ -498,6 +512,33 @@ void Model::keep_owners(Outputs* out) const {
   }
 }
 
+Error Model::current_constants(const ContainerConstantsApi& api, const std::vector<ContainerConstant>& constants,
+                               std::vector<const SlimTensor*>* out) {
+  // What runs use now: the attached weights, else the container's own (our views of them:
+  // its handles go when it is handed other tensors for those names).
+  std::vector<const SlimTensor*>& current = *out;
+  current.assign(constants.size(), nullptr);
+  if (const auto* weights = static_cast<const DeviceWeights*>(loaded_->weights.get())) {
+    for (size_t i = 0; i < constants.size(); ++i) {
+      for (size_t k = 0; k < weights->count(); ++k) {
+        if (weights->name(k) == constants[i].name) current[i] = weights->tensor(k);
+      }
+    }
+  } else if (api.extract_map != nullptr) {
+    std::vector<const SlimTensor*> theirs;
+    SLIMCUDA_RETURN_IF_ERROR(extract_container_constants(api, loaded_->container, constants, &theirs));
+    for (size_t i = 0; i < constants.size(); ++i) {
+      const SlimTensor* t = theirs[i];
+      if (t == nullptr || t->storage() == nullptr) continue;
+      loaded_->views.push_back(
+          std::make_unique<SlimTensor>(Storage::borrow(t->storage()->data(), t->storage()->nbytes(), t->device()),
+                                       t->sizes(), t->strides(), t->dtype(), t->storage_offset()));
+      current[i] = loaded_->views.back().get();
+    }
+  }
+  return Error::Ok;
+}
+
 Error Model::prepare_state(const std::string* wrapper_source, const StreamContext& ctx) noexcept {
   try {
     SLIMCUDA_CHECK_OR_RETURN(table_.empty() && loaded_->state == nullptr, Error::InvalidState,
@@ -509,27 +550,8 @@ Error Model::prepare_state(const std::string* wrapper_source, const StreamContex
     SLIMCUDA_RETURN_IF_ERROR(read_container_constants(api, loaded_->container, &constants));
     std::optional<std::set<std::string>> proven;
     if (wrapper_source != nullptr) proven = wrapper_read_only_constants(*wrapper_source);
-    // What runs use now: the attached weights, else the container's own (our views of them:
-    // its handles go when it is handed other tensors for those names).
-    std::vector<const SlimTensor*> current(constants.size(), nullptr);
-    if (const auto* weights = static_cast<const DeviceWeights*>(loaded_->weights.get())) {
-      for (size_t i = 0; i < constants.size(); ++i) {
-        for (size_t k = 0; k < weights->count(); ++k) {
-          if (weights->name(k) == constants[i].name) current[i] = weights->tensor(k);
-        }
-      }
-    } else if (api.extract_map != nullptr) {
-      std::vector<const SlimTensor*> theirs;
-      SLIMCUDA_RETURN_IF_ERROR(extract_container_constants(api, loaded_->container, constants, &theirs));
-      for (size_t i = 0; i < constants.size(); ++i) {
-        const SlimTensor* t = theirs[i];
-        if (t == nullptr || t->storage() == nullptr) continue;
-        loaded_->views.push_back(
-            std::make_unique<SlimTensor>(Storage::borrow(t->storage()->data(), t->storage()->nbytes(), t->device()),
-                                         t->sizes(), t->strides(), t->dtype(), t->storage_offset()));
-        current[i] = loaded_->views.back().get();
-      }
-    }
+    std::vector<const SlimTensor*> current;
+    SLIMCUDA_RETURN_IF_ERROR(current_constants(api, constants, &current));
     std::vector<std::string> names;
     std::vector<const SlimTensor*> initial;
     std::vector<Constant> table;

@@ -214,6 +214,12 @@ class Model {
   [[nodiscard]] Error check_outputs(const Outputs& out) const noexcept;
   void keep_owners(Outputs* out) const;
 
+  // What runs use now for each of `constants` (prepare_state): the attached weights, else
+  // views of the container's own. May throw std::bad_alloc.
+  [[nodiscard]] Error current_constants(const ContainerConstantsApi& api,
+                                        const std::vector<ContainerConstant>& constants,
+                                        std::vector<const SlimTensor*>* out);
+
   // stage_weights' steps: each read-only weight matched to one given tensor of its dtype and
   // sizes (before anything is allocated), then copied into one new block. May throw
   // std::bad_alloc (stage_weights catches it).
@@ -227,6 +233,11 @@ class Model {
 
   using CreateFn = int32_t (*)(void**, size_t, const char*, const char*);
   using DeleteFn = int32_t (*)(void*);
+  // load_library's steps: the device (a CUDA model's own stream made on it), the container
+  // (kept by loaded_ as soon as it exists), the CUDA graph runner. May throw std::bad_alloc.
+  [[nodiscard]] Error place(DeviceType type, int device_index, std::string* device_str);
+  [[nodiscard]] Error create_container(CreateFn create, DeleteFn destroy, int instances, const std::string& device_str);
+  void enable_graphs(CreateFn create, DeleteFn destroy, const std::string& device_str, graph::GraphMode graphs);
   using CountFn = int32_t (*)(void*, size_t*);
   using RunFn = int32_t (*)(void*, void**, size_t, void**, size_t, void*, void*);
 

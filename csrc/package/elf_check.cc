@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <new>
 #include <set>
 #include <utility>
 #include <vector>
@@ -579,7 +580,11 @@ class LoadedImage {
 
 }  // namespace
 
-Error check_elf(const uint8_t* data, size_t size) noexcept {
+namespace {
+
+// The ELF header: a 64-bit little-endian x86-64 shared object whose program headers lie
+// inside the file.
+Error check_header(const uint8_t* data, size_t size, Elf64_Ehdr* out) noexcept {
   SLIMCUDA_CHECK_OR_RETURN(data != nullptr || size == 0, Error::InvalidArgument, "null library bytes");
   SLIMCUDA_CHECK_OR_RETURN(size >= sizeof(Elf64_Ehdr), Error::InvalidProgram,
                            "library of %zu bytes: too short for an ELF header", size);
@@ -607,12 +612,26 @@ Error check_elf(const uint8_t* data, size_t size) noexcept {
                            "program headers at offset %llu run past the end of the %zu-byte library "
                            "(truncated?)",
                            static_cast<unsigned long long>(eh.e_phoff), size);
+  *out = eh;
+  return Error::Ok;
+}
 
+// What the program headers say: the loadable segments, the one dynamic section, the TLS size.
+struct Segments {
+  std::vector<Elf64_Phdr> loads;
+  Elf64_Phdr dynamic{};
+  uint64_t tls_memsz = 0;
+};
+
+// The program headers: every segment the loader maps inside the file and within bounds,
+// the loadable ones in address order without overlap, one dynamic section. May throw
+// std::bad_alloc (check_elf catches it).
+Error read_segments(const uint8_t* data, size_t size, const Elf64_Ehdr& eh, Segments* out) {
   // Loadable segments: inside the file, in address order, not overlapping.
   int loads = 0, dynamics = 0;
   uint64_t last_end = 0, memory = 0, tls_memsz = 0;
   Elf64_Phdr dynamic{};
-  std::vector<Elf64_Phdr> segments;  // the PT_LOADs
+  std::vector<Elf64_Phdr>& segments = out->loads;
   for (uint16_t i = 0; i < eh.e_phnum; ++i) {
     const auto ph = read<Elf64_Phdr>(data + eh.e_phoff + uint64_t{i} * sizeof(Elf64_Phdr));
     switch (ph.p_type) {
@@ -662,14 +681,30 @@ Error check_elf(const uint8_t* data, size_t size) noexcept {
   SLIMCUDA_CHECK_OR_RETURN(loads > 0, Error::InvalidProgram, "the library has no loadable segment");
   SLIMCUDA_CHECK_OR_RETURN(dynamics == 1, Error::InvalidProgram,
                            "the library has %d dynamic sections; a shared object has one", dynamics);
+  out->dynamic = dynamic;
+  out->tls_memsz = tls_memsz;
+  return Error::Ok;
+}
 
+}  // namespace
+
+Error check_elf(const uint8_t* data, size_t size) noexcept {
+  Elf64_Ehdr eh{};
+  SLIMCUDA_RETURN_IF_ERROR(check_header(data, size, &eh));
+  Segments seg;
+  try {
+    SLIMCUDA_RETURN_IF_ERROR(read_segments(data, size, eh, &seg));
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory checking the library");
+  }
+  const Elf64_Phdr& dynamic = seg.dynamic;
   // The dynamic table: inside a loadable segment's file bytes, whole entries, ending in DT_NULL.
   SLIMCUDA_CHECK_OR_RETURN(inside(dynamic.p_offset, dynamic.p_filesz, size) &&
                                dynamic.p_filesz % sizeof(Elf64_Dyn) == 0 && dynamic.p_filesz > 0,
                            Error::InvalidProgram, "the dynamic section (offset %llu, %llu bytes) is malformed",
                            static_cast<unsigned long long>(dynamic.p_offset),
                            static_cast<unsigned long long>(dynamic.p_filesz));
-  return LoadedImage(data, size, std::move(segments), tls_memsz).check(eh, dynamic);
+  return LoadedImage(data, size, std::move(seg.loads), seg.tls_memsz).check(eh, dynamic);
 }
 
 }  // namespace slimcuda
