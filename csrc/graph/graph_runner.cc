@@ -330,6 +330,65 @@ Error GraphRunner::run(size_t slot, SlimTensor* const* inputs, size_t num_inputs
   }
 }
 
+// A real run before the capture (lazy initialisation, autotuning, first allocations), its
+// writes to the state undone from `saved` (null: no state) whether it ran or failed.
+Error GraphRunner::warm_up(Captured& g, size_t num_inputs, size_t num_outputs, cudaStream_t stream,
+                           const Storage* saved) {
+  std::vector<void*> in, outs(num_outputs, nullptr);
+  SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g.inputs, &in));
+  clear_last_error();
+  const int32_t rc =
+      abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream, nullptr);
+  in.clear();  // stolen by the container
+  drop(&outs);
+  // The warm-up's writes undone, whether it ran or failed: the replay makes this call's.
+  if (saved != nullptr) SLIMCUDA_RETURN_IF_ERROR(abi_.restore_state(stream, *saved));
+  if (rc != 0) {
+    const std::string why = last_error_message();
+    return set_last_error(Error::InvalidProgram, "the warm-up run failed with %d%s%s", rc, why.empty() ? "" : ": ",
+                          why.c_str());
+  }
+  SLIMCUDA_CUDA_TRY(cudaStreamSynchronize(stream));
+  return Error::Ok;
+}
+
+// The second run, captured on `stream` into `*graph`; the outputs it makes are g's.
+Error GraphRunner::record(Captured& g, size_t num_inputs, size_t num_outputs, cudaStream_t stream, cudaGraph_t* graph) {
+  std::vector<void*> in, outs(num_outputs, nullptr);
+  SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g.inputs, &in));
+  g.pool->set_capturing(true);
+  const cuda::CapturingStream capturing(stream, device_);
+  if (const cudaError_t err = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal); err != cudaSuccess) {
+    (void)cudaGetLastError();
+    g.pool->set_capturing(false);
+    drop(&in);
+    return set_last_error(Error::NotSupported, "cudaStreamBeginCapture failed: %s", cuda_text(err).c_str());
+  }
+  clear_last_error();
+  const int32_t rc =
+      abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream, nullptr);
+  in.clear();
+  const std::string run_why = last_error_message();
+  const cudaError_t end = cudaStreamEndCapture(stream, graph);  // always: leaves capture mode
+  g.pool->set_capturing(false);
+  if (end != cudaSuccess) (void)cudaGetLastError();
+  for (void* h : outs) g.outputs.emplace_back(static_cast<SlimTensor*>(h));
+  outs.clear();
+  if (rc != 0 || end != cudaSuccess || *graph == nullptr) {
+    if (*graph != nullptr && cudaGraphDestroy(*graph) != cudaSuccess) (void)cudaGetLastError();
+    *graph = nullptr;
+    // What the capture broke (a synchronizing call, an allocation): the capture's own
+    // error, or the run's report of it.
+    if (rc != 0) {
+      return set_last_error(Error::NotSupported, "the run failed while capturing (%d%s%s%s%s)", rc,
+                            run_why.empty() ? "" : ": ", run_why.c_str(), end != cudaSuccess ? "; capture: " : "",
+                            end != cudaSuccess ? cuda_text(end).c_str() : "");
+    }
+    return set_last_error(Error::NotSupported, "the capture failed: %s", cuda_text(end).c_str());
+  }
+  return Error::Ok;
+}
+
 Error GraphRunner::capture(std::vector<int64_t> key, SlimTensor* const* inputs, size_t num_inputs, size_t num_outputs,
                            cudaStream_t stream, std::unique_ptr<Captured>* out) noexcept {
   std::lock_guard<std::mutex> lock(capture_mu_);
@@ -350,53 +409,10 @@ Error GraphRunner::capture(std::vector<int64_t> key, SlimTensor* const* inputs, 
       SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*t, *inputs[i], ctx));
       g->inputs.push_back(std::move(t));
     }
-    // 3. Warm-up, for real.
-    std::vector<void*> in, outs(num_outputs, nullptr);
-    SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g->inputs, &in));
-    clear_last_error();
-    int32_t rc = abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream, nullptr);
-    in.clear();  // stolen by the container
-    drop(&outs);
-    // The warm-up's writes undone, whether it ran or failed: the replay makes this call's.
-    if (saved != nullptr) SLIMCUDA_RETURN_IF_ERROR(abi_.restore_state(stream, *saved));
-    if (rc != 0) {
-      const std::string why = last_error_message();
-      return set_last_error(Error::InvalidProgram, "the warm-up run failed with %d%s%s", rc, why.empty() ? "" : ": ",
-                            why.c_str());
-    }
-    SLIMCUDA_CUDA_TRY(cudaStreamSynchronize(stream));
-    // 4. Capture.
-    SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g->inputs, &in));
-    outs.assign(num_outputs, nullptr);
-    g->pool->set_capturing(true);
-    const cuda::CapturingStream capturing(stream, device_);
-    if (const cudaError_t err = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal); err != cudaSuccess) {
-      (void)cudaGetLastError();
-      g->pool->set_capturing(false);
-      drop(&in);
-      return set_last_error(Error::NotSupported, "cudaStreamBeginCapture failed: %s", cuda_text(err).c_str());
-    }
-    clear_last_error();
-    rc = abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream, nullptr);
-    in.clear();
-    const std::string run_why = last_error_message();
+    // 3. Warm-up, for real. 4. Capture.
+    SLIMCUDA_RETURN_IF_ERROR(warm_up(*g, num_inputs, num_outputs, stream, saved.get()));
     cudaGraph_t graph = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(stream, &graph);  // always: leaves capture mode
-    g->pool->set_capturing(false);
-    if (end != cudaSuccess) (void)cudaGetLastError();
-    for (void* h : outs) g->outputs.emplace_back(static_cast<SlimTensor*>(h));
-    outs.clear();
-    if (rc != 0 || end != cudaSuccess || graph == nullptr) {
-      if (graph != nullptr && cudaGraphDestroy(graph) != cudaSuccess) (void)cudaGetLastError();
-      // What the capture broke (a synchronizing call, an allocation): the capture's own
-      // error, or the run's report of it.
-      if (rc != 0) {
-        return set_last_error(Error::NotSupported, "the run failed while capturing (%d%s%s%s%s)", rc,
-                              run_why.empty() ? "" : ": ", run_why.c_str(), end != cudaSuccess ? "; capture: " : "",
-                              end != cudaSuccess ? cuda_text(end).c_str() : "");
-      }
-      return set_last_error(Error::NotSupported, "the capture failed: %s", cuda_text(end).c_str());
-    }
+    SLIMCUDA_RETURN_IF_ERROR(record(*g, num_inputs, num_outputs, stream, &graph));
     for (size_t i = 0; i < g->outputs.size(); ++i) {
       SLIMCUDA_CHECK_OR_RETURN(g->outputs[i] != nullptr, Error::InvalidProgram, "the model returned no output %zu", i);
       SLIMCUDA_RETURN_IF_ERROR(check_(*g->outputs[i], i));

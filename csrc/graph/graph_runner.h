@@ -119,6 +119,9 @@ class GraphRunner {
  private:
   Error capture(std::vector<int64_t> key, SlimTensor* const* inputs, size_t num_inputs, size_t num_outputs,
                 cudaStream_t stream, std::unique_ptr<Captured>* out) noexcept;
+  // capture's steps: the warm-up run, then the captured one. May throw std::bad_alloc.
+  Error warm_up(Captured& g, size_t num_inputs, size_t num_outputs, cudaStream_t stream, const Storage* saved);
+  Error record(Captured& g, size_t num_inputs, size_t num_outputs, cudaStream_t stream, cudaGraph_t* graph);
   Error replay(Captured& g, SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outputs, size_t num_outputs,
                cudaStream_t stream) noexcept;
   Error ensure_container() noexcept;
