@@ -96,6 +96,8 @@ std::vector<uint8_t> with(Edit edit) {
 
 }  // namespace
 
+// long: the table of every package it writes, one line each; split up, the list would be
+// scattered over functions.
 int main(int argc, char** argv) {
   if (argc != 4) {
     std::fprintf(stderr, "usage: make_test_packages LIBRARY UNLOADABLE_LIBRARY DIR\n");
