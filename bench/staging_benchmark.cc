@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // staging_benchmark: pageable copies, the host memcpy ceiling and the allocators' cache
-// hits, each against raw CUDA in the same run (issue 8: P1, P4, P5).
+// hits, each against raw CUDA in the same run (docs/benchmarks.md P1, P4, P5).
 //
 //   host memcpy of 1 GiB on 1, 4, 8 and 16 threads  -- the ceiling for any staging scheme
 //   P1: pageable H2D / D2H, 1 MiB .. 1 GiB: raw cudaMemcpy (pageable), raw cudaMemcpy from

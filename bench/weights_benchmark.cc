@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// weights_benchmark: uploading a model's weights kept outside its library (issue 16, items 2
-// and 3) against the pinned link, in one run.
+// weights_benchmark: uploading a model's weights kept outside its library against
+// the pinned link, in one run.
 //
 //   slimcuda:  attach_constants of N GiB of constants (many sizes, a few small ones, as a
 //              model has) from a file mapped afresh for each round (or anonymous memory) on a

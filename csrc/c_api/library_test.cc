@@ -336,7 +336,7 @@ TEST(ModelInstances, OneInstanceByDefaultOnTheCpu) {
   EXPECT_EQ(seen, 1.0f);
 }
 
-// Item 5 of the reliability issue: an output over the library's own static memory stays
+// An output over the library's own static memory stays
 // readable after the model is freed (the output keeps the library and container loaded).
 TEST(ModelLibrary, AnOutputBorrowingTheLibraryOutlivesTheModel) {
   auto pkgs = test_packages();
@@ -683,7 +683,7 @@ std::string fate_in_child(const std::function<void()>& call) {
 }
 
 // dlopen of the bytes as they are, no check in between (what the loader did before), from
-// an fd whose path names no loaded object (else dlopen returns that object: item 1).
+// an fd whose path names no loaded object (else dlopen returns that object).
 void dlopen_unchecked(const std::vector<uint8_t>& so) {
   int fd = memfd_create("unchecked", 0);
   if (fd < 0 || write(fd, so.data(), so.size()) != static_cast<ssize_t>(so.size())) _exit(3);

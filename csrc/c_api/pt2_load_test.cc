@@ -223,7 +223,7 @@ std::vector<std::string> files_in(const std::string& dir) {
   return names;
 }
 
-// Item 7 of issue 16: loading a .pt2 (from a file, from memory, a compressed library too)
+// Loading a .pt2 (from a file, from memory, a compressed library too)
 // and running it writes nothing into TMPDIR (nor /tmp: we point TMPDIR at a private folder,
 // which is where anything temporary of ours would go).
 // Sets an environment variable for a scope and restores it (or its absence) however the

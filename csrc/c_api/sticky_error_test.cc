@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A model whose own kernel faults (issue 26, item 5): the decode step of
+// A model whose own kernel faults: the decode step of
 // tools/aoti/decoder.py given a position past its KV cache. The default export
 // ("so") checks its indirect index on the device (a device-side assert); the "oob" export
 // is compiled without that check (assert_indirect_indexing=False), so its cache write lands

@@ -188,7 +188,7 @@ func TestDecodeTwoLoadsInterleavedAndReset(t *testing.T) {
 	}
 }
 
-// A position past the cache (issue 26, item 5; csrc/c_api/sticky_error_test.cc is the C++
+// A position past the cache (csrc/c_api/sticky_error_test.cc is the C++
 // side): the model's own kernel faults — a device-side assert in the default export, a
 // write far out of bounds in decoder.py's "oob" export — and the CUDA context is lost for
 // the process. The step that meets it returns an *Error naming the CUDA error and saying

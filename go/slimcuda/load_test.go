@@ -136,7 +136,7 @@ func TestPt2RealCpuExport(t *testing.T) {
 	}
 }
 
-// Item 7 of issue 16: a load writes nothing into TMPDIR (where anything temporary of ours
+// A load writes nothing into TMPDIR (where anything temporary of ours
 // would go).
 func TestPt2LoadLeavesNoFileInTmpdir(t *testing.T) {
 	dir := t.TempDir()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""big_model.py OUT_DIR [--gib 5] [--width 16384] [--dtype float32|bfloat16] — the > 4 GiB model
-of issue 16 (run on the GPU machine): a synthetic stack of square Linear layers (no bias, ReLU
+"""big_model.py OUT_DIR [--gib 5] [--width 16384] [--dtype float32|bfloat16] — a model of more
+than 4 GiB (run on the GPU machine): a synthetic stack of square Linear layers (no bias, ReLU
 between them) with more than 4 GiB of weights, exported with the weights in the archive
 (aot_inductor.package_constants_in_so=False + package_constants_on_disk_format="binary_blob",
 as export_models.py's --weights archive: 2.11 writes no weights at all without the blob format).

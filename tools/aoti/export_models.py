@@ -13,7 +13,7 @@ Variants: each model of ZOO is exported with each of its recipes (default: "defa
 transformers also "triton") and each weights choice: variant NAME, NAME__triton,
 NAME__archive, NAME__triton__archive, each its own OUT_DIR/VARIANT/. --only takes variants or
 models (a model: every variant of it the other options select).
-Recipes: "default" is the way a user exports without libtorch (issue 14): link_libtorch off,
+Recipes: "default" is the way a user exports without libtorch: link_libtorch off,
 kernels embedded in the .so, nothing else (GEMMs, convolutions and attention become
 aoti_torch_cuda_* ATen fallbacks: cuBLAS/cuDNN in slimcuda). "triton" adds max_autotune with
 Triton for GEMMs and convolutions. Weights (WEIGHTS): "so" in the .so (what pt2_to_package.py

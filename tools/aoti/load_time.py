@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""load_time.py PT2 ... [--bundle DIR | --slimcuda-cmd 'CMD {pt2} {dir}'] [--repeat 3] — issue 16
-item 7: the same .pt2 files (zoo models, the big model) loaded by PyTorch's loader and by
+"""load_time.py PT2 ... [--bundle DIR | --slimcuda-cmd 'CMD {pt2} {dir}'] [--repeat 3] — the
+same .pt2 files (zoo models, the big model) loaded by PyTorch's loader and by
 slimcuda's, each load in a fresh process, and the files each leaves in TMPDIR and /tmp.
 
 PyTorch: a child process imports torch and torch._inductor, initialises CUDA, then times

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """runner_serving.py MODEL_DIR [SECONDS_PER_POINT] [--runners 1,2,4,8] [--callers 1,2,4,8,16,32] —
-PyTorch's own AOTInductor runner serving one .pt2 from many Python threads (issue 17 item 3), to
+PyTorch's own AOTInductor runner serving one .pt2 from many Python threads, to
 set beside bench/serving_benchmark's output on the same model (its package:
 MODEL_DIR/model.slimcuda from the zoo run).
 

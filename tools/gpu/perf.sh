@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# perf.sh — on the GPU machine, from the folder tools/gpu/bundle.sh made: issue 8's figures
-# in one run, every row against raw CUDA measured in the same process:
+# perf.sh — on the GPU machine, from the folder tools/gpu/bundle.sh made: the copy,
+# staging and pool figures in one run, every row against raw CUDA measured in the same process:
 #   staging_benchmark   P1 pageable copies, host memcpy ceiling, P4 device and P5 pinned cache hits
 #                       (another threshold: SLIMCUDA_STAGING_THRESHOLD=N bench/staging_benchmark --p1)
 #   copy_benchmark      P2 pinned copies and P3 4-byte blocking copies (C++)
