@@ -11,7 +11,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -21,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "csrc/config/config.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
 #include "csrc/memory/caching_config.h"
@@ -37,12 +37,9 @@ constexpr size_t kMinChunk = size_t{256} << 10;
 // variable's wake-up costs tens of µs, a chunk's memcpy about a hundred.
 constexpr auto kSpin = std::chrono::microseconds(50);
 
-size_t env_size(const char* name, size_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long x = std::strtoull(v, &end, 10);
-  return end != nullptr && *end == '\0' ? static_cast<size_t>(x) : fallback;
+// A count setting as an int (the clamps below bring it into range).
+int setting_int(config::Key key) noexcept {
+  return static_cast<int>(std::min<uint64_t>(config::get_integer(key), INT32_MAX));
 }
 
 // Polls `ready` (yielding the CPU between polls) for up to kSpin; whether it became true.
@@ -376,25 +373,20 @@ Error staged_copy_with_flags(char* d, const char* s, size_t nbytes, bool to_devi
 }  // namespace
 
 size_t staging_threshold() noexcept {
-  // 1 MiB: with small copies cut into four chunks, staging matched or beat the driver's
-  // own pageable path at every size from 1 MiB on, both directions (H200 host, 2026-11-29
-  // 19:17 UTC, docs/benchmarks.md); below that a copy is a few round trips of latency.
-  static const size_t threshold = env_size("SLIMCUDA_STAGING_THRESHOLD", size_t{1} << 20);
-  return threshold;
+  // Default 1 MiB: with small copies cut into four chunks, staging matched or beat the
+  // driver's own pageable path at every size from 1 MiB on, both directions (H200 host,
+  // 2026-11-29 19:17 UTC, docs/benchmarks.md); below that a copy is a few round trips of
+  // latency.
+  return static_cast<size_t>(config::get_integer(config::Key::StagingThreshold));
 }
 
 StagingConfig staging_config() noexcept {
-  static const StagingConfig config = [] {
-    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    // 4 MiB x 6 buffers x 8 threads: among the best of the sweep on the H200 host
-    // (docs/benchmarks.md, 2026-11-29 19:08 UTC: 45.9 / 45.2 GB/s at 256 MiB) while a
-    // 16 MiB copy still has four chunks to overlap; 24 MiB of pinned buffers per copy.
-    return clamped(StagingConfig{env_size("SLIMCUDA_STAGING_CHUNK", size_t{4} << 20),
-                                 static_cast<int>(env_size("SLIMCUDA_STAGING_BUFFERS", 6)),
-                                 static_cast<int>(env_size("SLIMCUDA_STAGING_THREADS", std::min(hw, 8u))),
-                                 env_size("SLIMCUDA_STAGING_FLAGS", 0) != 0});
-  }();
-  return config;
+  // Defaults 4 MiB x 6 buffers x min(8, hardware threads): among the best of the sweep on
+  // the H200 host (docs/benchmarks.md, 2026-11-29 19:08 UTC: 45.9 / 45.2 GB/s at 256 MiB)
+  // while a 16 MiB copy still has four chunks to overlap; 24 MiB of pinned buffers per copy.
+  return clamped(StagingConfig{static_cast<size_t>(config::get_integer(config::Key::StagingChunk)),
+                               setting_int(config::Key::StagingBuffers), setting_int(config::Key::StagingThreads),
+                               config::get_bool(config::Key::StagingFlags)});
 }
 
 bool should_stage(size_t nbytes) noexcept {
