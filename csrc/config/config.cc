@@ -118,8 +118,9 @@ Error Store::set(Key key, const char* value, std::string* why) noexcept {
         same = want == s.value.load(std::memory_order_relaxed);
       }
       if (!same) {
-        *why = std::string(i.name) + " is read once, at its first use, and has been used: it stays " +
-               (i.type == Type::Path ? quoted(path_locked(i, s)) : to_text(i, s.value.load()));
+        std::string stays = i.type == Type::Path ? quoted(path_locked(i, s)) : to_text(i, s.value.load());
+        if (stays.empty()) stays = "unset";
+        *why = std::string(i.name) + " is read once, at its first use, and has been used: it stays " + stays;
         return Error::InvalidState;
       }
       return Error::Ok;

@@ -177,6 +177,7 @@ TEST(ConfigStore, ReadOnceSettingsAreFixedByTheirFirstUse) {
 
   ASSERT_EQ(s.path(Key::CudnnLibrary), "");
   EXPECT_EQ(s.set(Key::CudnnLibrary, "/opt/libcudnn.so.9", &why), Error::InvalidState);
+  EXPECT_EQ(why, "SLIMCUDA_CUDNN_LIBRARY is read once, at its first use, and has been used: it stays unset");
   EXPECT_EQ(s.set(Key::CudnnLibrary, "", &why), Error::Ok);
   // Settings read at each use take overrides whenever.
   (void)s.value(Key::StagingChunk);
