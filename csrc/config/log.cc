@@ -1,22 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csrc/config/log.h"
 
+#include <pthread.h>
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <new>
-#include <shared_mutex>
 
 #include "csrc/config/config.h"
 
 namespace slimcuda::config {
 namespace {
 
+// Read-locked while a message is delivered, write-locked while the callback changes: once
+// set_log_callback returns, no thread is still inside the old callback. The lock prefers
+// writers: with readers preferred (std::shared_mutex's pthread default), threads that log
+// without pause keep a set_log_callback waiting for ever. Nothing of ours logs while
+// holding it, so a reader never takes it twice.
 struct Sink {
-  // Shared while a message is delivered, exclusive while the callback changes: once
-  // set_log_callback returns, no thread is still inside the old callback.
-  std::shared_mutex mu;
+  Sink() noexcept {
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+  }
+  pthread_rwlock_t lock;
   LogFn fn = nullptr;  // nullptr: stderr
   void* user = nullptr;
 };
@@ -35,9 +45,10 @@ static_assert(kLogLevelWords[3] != nullptr && kLogLevelWords[4] == nullptr, "deb
 
 void set_log_callback(LogFn fn, void* user) noexcept {
   Sink& s = sink();
-  std::unique_lock<std::shared_mutex> lock(s.mu);
+  pthread_rwlock_wrlock(&s.lock);
   s.fn = fn;
   s.user = user;
+  pthread_rwlock_unlock(&s.lock);
 }
 
 bool log_enabled(LogLevel level) noexcept {
@@ -57,12 +68,13 @@ void log(LogLevel level, const char* format, ...) noexcept {
   if (n < 0) return;
   if (static_cast<size_t>(n) >= kCapacity) std::memcpy(message + kCapacity - 4, "...", 4);
   Sink& s = sink();
-  std::shared_lock<std::shared_mutex> lock(s.mu);
+  pthread_rwlock_rdlock(&s.lock);
   if (s.fn != nullptr) {
     s.fn(static_cast<int32_t>(level), message, s.user);
   } else {
     std::fprintf(stderr, "slimcuda: %s\n", message);
   }
+  pthread_rwlock_unlock(&s.lock);
 }
 
 }  // namespace slimcuda::config

@@ -20,8 +20,8 @@ using LogFn = void (*)(int32_t level, const char* message, void* user);
 /// Sends the library's messages to `fn` (with `user`) from now on; nullptr restores the
 /// stderr sink. Once this returns, the previous callback is not running and is never called
 /// again, so its `user` may be freed. Callbacks run on the thread that logs, possibly on
-/// several threads at once; one must not call set_log_callback itself (it would wait for
-/// itself).
+/// several threads at once; one must neither call set_log_callback (it would wait for
+/// itself) nor log (a waiting set_log_callback goes first, and waits for it).
 void set_log_callback(LogFn fn, void* user) noexcept;
 
 /// Whether a message of `level` would be passed on (SLIMCUDA_LOG_LEVEL).

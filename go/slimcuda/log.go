@@ -32,9 +32,10 @@ var setLoggerMu sync.Mutex
 // SLIMCUDA_LOG_LEVEL (default "warning"; see SetConfig) never reach l: set it to "debug" to
 // leave the choice to l's handler.
 //
-// l's handler runs on whichever thread the library logs from, possibly several at once; it
-// must not call SetLogger (that call waits for running handlers to return). Once SetLogger
-// returns, the previous logger receives nothing more.
+// l's handler runs on whichever thread the library logs from, possibly several at once, and
+// must not call into this package (SetLogger waits for running handlers to return, and a
+// call that logs would wait for a waiting SetLogger). Once SetLogger returns, the previous
+// logger receives nothing more.
 func SetLogger(l *slog.Logger) {
 	setLoggerMu.Lock()
 	defer setLoggerMu.Unlock()
