@@ -307,7 +307,8 @@ static inline sc_result sc_config_get(const char* name) {
   for (;;) {
     char* buf = (char*)malloc(capacity);
     if (buf == NULL) {
-      sc_result r = {SLIMCUDA_ERROR_MEMORY_ALLOCATION_FAILED, strdup("sc_config_get: out of host memory"), NULL, 0, -1, 0};
+      sc_result r = {
+          SLIMCUDA_ERROR_MEMORY_ALLOCATION_FAILED, strdup("sc_config_get: out of host memory"), NULL, 0, -1, 0};
       return r;
     }
     size_t len = 0;
