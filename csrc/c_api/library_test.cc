@@ -399,16 +399,12 @@ TEST(ModelLibrary, WithoutProcFallsBackToAnUnlinkedFile) {
   const std::vector<uint8_t> so = test_library();
   const std::string tmp = ::testing::TempDir() + "/no-proc-tmp";
   mkdir(tmp.c_str(), 0700);
-  const char* old = std::getenv("TMPDIR");
-  const std::string saved = old ? old : "";
-  ASSERT_EQ(setenv("TMPDIR", tmp.c_str(), 1), 0);
+  // The library's TMPDIR setting (its environment is read once, so setenv would not reach it).
+  ASSERT_EQ(slimcuda_config_set("TMPDIR", tmp.c_str()), SLIMCUDA_OK) << slimcuda_last_error_message();
   std::shared_ptr<ModelLibrary> a, b;
   const Error ea = ModelLibrary::load(so.data(), so.size(), "/nonexistent/fd", &a);
   const Error eb = ModelLibrary::load(so.data(), so.size(), "/nonexistent/fd", &b);
-  if (old)
-    setenv("TMPDIR", saved.c_str(), 1);
-  else
-    unsetenv("TMPDIR");
+  ASSERT_EQ(slimcuda_config_set("TMPDIR", nullptr), SLIMCUDA_OK);
   ASSERT_EQ(ea, Error::Ok) << last_error_message();
   ASSERT_EQ(eb, Error::Ok) << last_error_message();
   EXPECT_NE(a->handle(), b->handle()) << "two loads of the same bytes must be two objects";

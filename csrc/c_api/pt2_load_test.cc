@@ -226,17 +226,20 @@ std::vector<std::string> files_in(const std::string& dir) {
 // Loading a .pt2 (from a file, from memory, a compressed library too)
 // and running it writes nothing into TMPDIR (nor /tmp: we point TMPDIR at a private folder,
 // which is where anything temporary of ours would go).
-// Sets an environment variable for a scope and restores it (or its absence) however the
-// scope ends: a failed ASSERT returns early and must not leave TMPDIR pointing elsewhere.
+// Sets an environment variable for a scope, and the library's setting of the same name
+// (the library reads its environment once, so setenv alone would not reach it), and
+// restores both however the scope ends: a failed ASSERT returns early and must not leave
+// TMPDIR pointing elsewhere.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const std::string& value) : name_(name) {
     const char* old = std::getenv(name);
     had_ = old != nullptr;
     if (had_) old_ = old;
-    ok_ = setenv(name, value.c_str(), 1) == 0;
+    ok_ = setenv(name, value.c_str(), 1) == 0 && slimcuda_config_set(name, value.c_str()) == SLIMCUDA_OK;
   }
   ~ScopedEnv() {
+    (void)slimcuda_config_set(name_, nullptr);
     if (had_) {
       setenv(name_, old_.c_str(), 1);
     } else {

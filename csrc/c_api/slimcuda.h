@@ -62,6 +62,47 @@ SLIMCUDA_API const char* slimcuda_error_name(int32_t code);
  * compatible with them. */
 SLIMCUDA_API const char* slimcuda_version(void);
 
+/* ---- Configuration -----------------------------------------------------------------------
+ * The library's settings, each named after its environment variable (docs/configuration.md
+ * lists them with their types, defaults and meanings). A value is an override set here,
+ * else the environment variable (read once per process, at the library's first use of any
+ * setting; a bad value there is logged once and the default used), else the default.
+ * Booleans are 1/true/yes/on or 0/false/no/off in any case; integers decimal digits; enum
+ * words any case; "" is the default.
+ *
+ * Settings are read where they are used, so an override applies to the next call that uses
+ * it, except those read once, at their first use, because what they choose is built then:
+ * SLIMCUDA_CACHING_ALLOCATOR (memory a pool handed out must go back to that pool) and
+ * SLIMCUDA_CUBLASLT_LIBRARY, SLIMCUDA_CUDNN_LIBRARY (each library is opened once per
+ * process). Changing one of those after its first use fails with INVALID_STATE (setting the
+ * value already in force succeeds). Thread-safe. */
+
+/* Sets the setting `name` to `value`, or with value NULL drops the override (back to the
+ * environment or the default). INVALID_ARGUMENT: NULL or unknown name, or a bad value
+ * (nothing changes); INVALID_STATE: a read-once setting already used. */
+SLIMCUDA_API int32_t slimcuda_config_set(const char* name, const char* value);
+
+/* The value in force of setting `name`, in canonical form ("1"/"0", a number, a lower-case
+ * word, a path; "" for a path with none): copied into buf NUL-terminated, truncated to
+ * capacity - 1 bytes; *ret_len is its full length (without the NUL), so a caller can retry
+ * with capacity *ret_len + 1. buf may be NULL when capacity is 0. INVALID_ARGUMENT: NULL or
+ * unknown name, NULL ret_len, NULL buf with capacity > 0. */
+SLIMCUDA_API int32_t slimcuda_config_get(const char* name, char* buf, size_t capacity, size_t* ret_len);
+
+/* ---- Log ---------------------------------------------------------------------------------
+ * What the library says outside a failed call's message (a bad setting in the environment,
+ * a model's aoti_torch_warn, a fallback op's failure repeated as a warning) goes to one
+ * process-wide sink: by default "slimcuda: <message>" lines on stderr. Messages less severe
+ * than the setting SLIMCUDA_LOG_LEVEL (default warning) are dropped before the sink. */
+enum { SLIMCUDA_LOG_DEBUG = 10, SLIMCUDA_LOG_INFO = 20, SLIMCUDA_LOG_WARNING = 30, SLIMCUDA_LOG_ERROR = 40 };
+/* message: NUL-terminated, no trailing newline, valid during the call only. */
+typedef void (*slimcuda_log_fn)(int32_t level, const char* message, void* user);
+/* Sends the messages to fn(level, message, user) from now on; fn NULL restores stderr. fn
+ * runs on the thread that logs, possibly on several threads at once, and must not call
+ * slimcuda. Once this returns the previous callback is not running and is never called
+ * again, so its user data may be freed. Always SLIMCUDA_OK. */
+SLIMCUDA_API int32_t slimcuda_set_log_callback(slimcuda_log_fn fn, void* user);
+
 /* ---- Devices ---------------------------------------------------------------------------
  * Device index -1 means "the current device" of the calling thread. */
 
@@ -125,8 +166,8 @@ SLIMCUDA_API int32_t slimcuda_device_free(void* ptr, int32_t device_index);
 /* Device memory is cached per GPU: freed blocks are kept and reused — at once on the
  * stream they were allocated on (the caller stream, else the legacy default stream), on
  * another stream once the work queued on theirs is done. Work on other streams that uses a
- * block must be finished before it is freed. SLIMCUDA_CACHING_ALLOCATOR=0 in the
- * environment (read at load) turns caching off. */
+ * block must be finished before it is freed. SLIMCUDA_CACHING_ALLOCATOR=0 (the environment,
+ * or slimcuda_config_set before the first allocation: read once) turns caching off. */
 typedef struct {
   uint64_t allocated_bytes, peak_allocated_bytes; /* handed out, not yet freed */
   uint64_t reserved_bytes, peak_reserved_bytes;   /* held from CUDA: allocated + cached */

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "csrc/config/config.h"
 #include "csrc/cuda_libs/library_loader.h"
 #include "slimcuda/last_error.h"
 
@@ -24,7 +25,8 @@ struct State {
 
 void load(State* s) {
   OpenedLibrary lib;
-  if (open_library(kSpec, &lib, &s->failure) != Error::Ok) return;
+  // Its path setting is read here, once: the library is opened once per process.
+  if (open_library(kSpec, config::get_path(config::Key::CublasLtLibrary), &lib, &s->failure) != Error::Ok) return;
   std::string missing;
   bool all = true;
 #define SLIMCUDA_RESOLVE_FN(name)                          \

@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <string>
 
 namespace slimcuda::cuda_libs {
@@ -37,16 +36,15 @@ std::string own_library_dir() {
   return slash == std::string::npos ? std::string() : self.substr(0, slash);
 }
 
-Error open_library(const LibrarySpec& spec, OpenedLibrary* out, std::string* failure) {
+Error open_library(const LibrarySpec& spec, const std::string& chosen, OpenedLibrary* out, std::string* failure) {
   std::string tried;
-  const char* env = std::getenv(spec.env_var);
-  if (env != nullptr && env[0] != '\0') {
-    if (try_open(env, spec.dlopen_flags, out, &tried)) return Error::Ok;
-    *failure = std::string(spec.display_name) + " could not be loaded from $" + spec.env_var + ":" + tried +
-               "\n  set " + spec.env_var + " to the full path of a working " + spec.soname + ", or unset it";
+  if (!chosen.empty()) {
+    if (try_open(chosen, spec.dlopen_flags, out, &tried)) return Error::Ok;
+    *failure = std::string(spec.display_name) + " could not be loaded from " + spec.setting + ":" + tried + "\n  set " +
+               spec.setting + " to the full path of a working " + spec.soname + ", or unset it";
     return Error::NotSupported;
   }
-  tried += std::string("\n  $") + spec.env_var + ": not set";
+  tried += std::string("\n  ") + spec.setting + ": not set";
   const std::string dir = own_library_dir();
   if (!dir.empty()) {
     const std::string beside = dir + "/" + spec.soname;
@@ -59,7 +57,7 @@ Error open_library(const LibrarySpec& spec, OpenedLibrary* out, std::string* fai
   }
   if (try_open(spec.soname, spec.dlopen_flags, out, &tried)) return Error::Ok;
   *failure = std::string(spec.display_name) + " is not available (looked in this order):" + tried + "\n  install it (" +
-             spec.install_hint + "), put " + spec.soname + " beside libslimcuda.so, or set " + spec.env_var +
+             spec.install_hint + "), put " + spec.soname + " beside libslimcuda.so, or set " + spec.setting +
              " to its full path";
   return Error::NotSupported;
 }

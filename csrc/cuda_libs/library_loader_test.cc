@@ -7,9 +7,9 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 
+#include "csrc/config/config.h"
 #include "csrc/cuda_libs/cublaslt.h"
 #include "csrc/cuda_libs/cudnn.h"
 #include "csrc/testing/fixtures.h"
@@ -18,10 +18,8 @@
 namespace slimcuda::testing {
 namespace {
 
-constexpr const char* kEnv = "SLIMCUDA_TEST_VENDOR_LIBRARY";
-
 cuda_libs::LibrarySpec spec(const char* soname) {
-  return {"TestLib", kEnv, soname, "apt-get install testlib", RTLD_NOW | RTLD_LOCAL};
+  return {"TestLib", "SLIMCUDA_TEST_VENDOR_LIBRARY", soname, "apt-get install testlib", RTLD_NOW | RTLD_LOCAL};
 }
 
 TEST(LibraryLoader, OwnDirectoryIsLibslimcudasFolder) {
@@ -30,34 +28,31 @@ TEST(LibraryLoader, OwnDirectoryIsLibslimcudasFolder) {
 }
 
 TEST(LibraryLoader, MissingLibraryNamesEveryPlaceAndTheFix) {
-  unsetenv(kEnv);
   cuda_libs::OpenedLibrary lib;
   std::string why;
-  EXPECT_EQ(cuda_libs::open_library(spec("libslimcuda_no_such_library.so.7"), &lib, &why), Error::NotSupported);
+  EXPECT_EQ(cuda_libs::open_library(spec("libslimcuda_no_such_library.so.7"), "", &lib, &why), Error::NotSupported);
   EXPECT_EQ(lib.handle, nullptr);
   EXPECT_NE(why.find("TestLib"), std::string::npos) << why;
-  EXPECT_NE(why.find("$SLIMCUDA_TEST_VENDOR_LIBRARY: not set"), std::string::npos) << why;
+  EXPECT_NE(why.find("SLIMCUDA_TEST_VENDOR_LIBRARY: not set"), std::string::npos) << why;
   EXPECT_NE(why.find(cuda_libs::own_library_dir() + "/libslimcuda_no_such_library.so.7: no such file"),
             std::string::npos)
       << why;
   EXPECT_NE(why.find("apt-get install testlib"), std::string::npos) << why;
 }
 
-TEST(LibraryLoader, EnvironmentOverrideIsFinal) {
-  setenv(kEnv, "/nonexistent/libc.so.6", 1);
+TEST(LibraryLoader, ChosenPathIsFinal) {
   cuda_libs::OpenedLibrary lib;
   std::string why;
-  // libc.so.6 is on the loader's path, but an explicit override that fails is not replaced.
-  EXPECT_EQ(cuda_libs::open_library(spec("libc.so.6"), &lib, &why), Error::NotSupported);
+  // libc.so.6 is on the loader's path, but an explicit choice that fails is not replaced.
+  EXPECT_EQ(cuda_libs::open_library(spec("libc.so.6"), "/nonexistent/libc.so.6", &lib, &why), Error::NotSupported);
   EXPECT_NE(why.find("/nonexistent/libc.so.6"), std::string::npos) << why;
-  unsetenv(kEnv);
+  EXPECT_NE(why.find("set SLIMCUDA_TEST_VENDOR_LIBRARY to the full path"), std::string::npos) << why;
 }
 
 TEST(LibraryLoader, LoaderPathAndSymbols) {
-  unsetenv(kEnv);
   cuda_libs::OpenedLibrary lib;
   std::string why;
-  ASSERT_EQ(cuda_libs::open_library(spec("libc.so.6"), &lib, &why), Error::Ok) << why;
+  ASSERT_EQ(cuda_libs::open_library(spec("libc.so.6"), "", &lib, &why), Error::Ok) << why;
   EXPECT_EQ(lib.where, "libc.so.6");
   void* p = nullptr;
   EXPECT_TRUE(cuda_libs::resolve_symbol(lib, "malloc", &p, &why));
@@ -101,6 +96,17 @@ TEST(VendorTables, CudnnLoadsOrExplains) {
   const std::string msg = last_error_message();
   EXPECT_NE(msg.find("libcudnn.so.9"), std::string::npos) << msg;
   EXPECT_NE(msg.find("nvidia-cudnn-cu13"), std::string::npos) << msg;
+}
+
+// A library's path setting is read as the library is opened, once: changing it afterwards
+// fails (it would change nothing); its value in force may still be set.
+TEST(VendorTables, PathSettingIsFixedOnceOpened) {
+  (void)cuda_libs::cublaslt();
+  std::string why, now;
+  EXPECT_EQ(config::set("SLIMCUDA_CUBLASLT_LIBRARY", "/elsewhere/libcublasLt.so.13", &why), Error::InvalidState);
+  EXPECT_NE(why.find("read once"), std::string::npos) << why;
+  ASSERT_EQ(config::get_text("SLIMCUDA_CUBLASLT_LIBRARY", &now, &why), Error::Ok);
+  EXPECT_EQ(config::set("SLIMCUDA_CUBLASLT_LIBRARY", now.c_str(), &why), Error::Ok) << why;
 }
 
 }  // namespace

@@ -1,17 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csrc/memory/caching_config.h"
 
-#include <cstdlib>
-#include <cstring>
+#include "csrc/config/config.h"
 
 namespace slimcuda {
 
-bool caching_enabled() noexcept {
-  static const bool enabled = [] {
-    const char* v = std::getenv("SLIMCUDA_CACHING_ALLOCATOR");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
-  return enabled;
-}
+bool caching_enabled() noexcept { return config::get_bool(config::Key::CachingAllocator); }
 
 }  // namespace slimcuda

@@ -10,11 +10,13 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "csrc/config/config.h"
 #include "csrc/memory/device_memory.h"
 #include "csrc/memory/pinned_pool.h"
 #include "csrc/memory/transfer.h"
@@ -165,6 +167,25 @@ TEST(StagedCopy, ConcurrentFlagPipelinesKeepTheirBytes) {
   StagingConfig config = staging_config();
   config.stream_flags = true;
   three_threads_keep_their_bytes(config);
+}
+
+// The pipeline's shape is read from the settings at each call: an override applies to the
+// next copy, clamped like any value (runs without a GPU).
+TEST(StagedCopy, SettingsApplyToTheNextCopy) {
+  std::string why;
+  ASSERT_EQ(config::set("SLIMCUDA_STAGING_BUFFERS", "3", &why), Error::Ok) << why;
+  ASSERT_EQ(config::set("SLIMCUDA_STAGING_FLAGS", "on", &why), Error::Ok) << why;
+  ASSERT_EQ(config::set("SLIMCUDA_STAGING_THRESHOLD", "0", &why), Error::Ok) << why;
+  EXPECT_EQ(staging_config().buffers, 3);
+  EXPECT_TRUE(staging_config().stream_flags);
+  EXPECT_EQ(staging_threshold(), 0u);
+  EXPECT_FALSE(should_stage(size_t{1} << 30)) << "0 turns staging off";
+  ASSERT_EQ(config::set("SLIMCUDA_STAGING_BUFFERS", "1000", &why), Error::Ok) << why;
+  EXPECT_EQ(staging_config().buffers, kMaxStagingBuffers);
+  for (const char* name : {"SLIMCUDA_STAGING_BUFFERS", "SLIMCUDA_STAGING_FLAGS", "SLIMCUDA_STAGING_THRESHOLD"}) {
+    ASSERT_EQ(config::set(name, nullptr, &why), Error::Ok) << why;
+  }
+  EXPECT_EQ(staging_threshold(), config::get_integer(config::Key::StagingThreshold));
 }
 
 // --- staged_upload: many host pieces into one device range -------------------------------

@@ -9,8 +9,8 @@ namespace slimcuda {
 // the shape of the pipeline that stages them.
 
 /// Staged copies are used for pageable host memory from this many bytes on (measured on the
-/// H200: docs/benchmarks.md). SLIMCUDA_STAGING_THRESHOLD (bytes) overrides it; 0 turns
-/// staging off.
+/// H200: docs/benchmarks.md). SLIMCUDA_STAGING_THRESHOLD (bytes; csrc/config, read at each
+/// call) overrides it; 0 turns staging off.
 [[nodiscard]] size_t staging_threshold() noexcept;
 
 /// Whether a copy of `nbytes` to or from `host` takes the staged path: big enough and
@@ -45,7 +45,8 @@ inline constexpr int kMaxStagingThreads = 64;
 
 /// The process's configuration: measured defaults (docs/benchmarks.md), overridden by
 /// SLIMCUDA_STAGING_CHUNK (bytes), SLIMCUDA_STAGING_BUFFERS, SLIMCUDA_STAGING_THREADS and
-/// SLIMCUDA_STAGING_FLAGS (0 or 1: StagingConfig::stream_flags); read once.
+/// SLIMCUDA_STAGING_FLAGS (a bool: StagingConfig::stream_flags), read at each call
+/// (csrc/config), so an override applies to the next copy.
 [[nodiscard]] StagingConfig staging_config() noexcept;
 
 }  // namespace slimcuda

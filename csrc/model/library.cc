@@ -14,6 +14,7 @@
 #include <new>
 #include <unordered_set>
 
+#include "csrc/config/config.h"
 #include "csrc/package/elf_check.h"
 #include "slimcuda/last_error.h"
 
@@ -153,8 +154,7 @@ Error ModelLibrary::load(const uint8_t* data, size_t size, const std::string& fd
     }
 
     // The fallback: a file with a random name, unlinked as soon as it is loaded (or not).
-    const char* dir = getenv("TMPDIR");
-    std::string temp = std::string(dir && *dir ? dir : "/tmp") + "/slimcuda-model-XXXXXX";
+    std::string temp = config::get_path(config::Key::Tmpdir) + "/slimcuda-model-XXXXXX";  // TMPDIR, else /tmp
     fd = mkstemp(temp.data());
     if (fd < 0) return fd_error(errno, ("creating " + temp).c_str());
     const bool written = write_all(fd, data, size);

@@ -25,8 +25,8 @@ const bool kOwnsFixture = own_fixture("ops.json");
 #ifdef SLIMCUDA_OPS_TEST_CONV_PATH
 // ops_fixtures_conv_{frontend,legacy}_test: every CUDA convolution through one cuDNN path
 // (SLIMCUDA_CONV=frontend: a case the graph API declines fails; legacy: the legacy API
-// only), set before the library reads the variable at its first convolution, so that the
-// binary behaves alike under bazel test and tools/gpu/run.sh.
+// only), set before the library reads its environment (once, at its first use of a
+// setting), so that the binary behaves alike under bazel test and tools/gpu/run.sh.
 const bool kConvPath = [] {
   setenv("SLIMCUDA_CONV", SLIMCUDA_OPS_TEST_CONV_PATH, 1);
   return true;

@@ -61,7 +61,8 @@ SLIMCUDA_API int32_t SLIMCUDA_SHIM(aoti_torch_layout_strided)(void);
 SLIMCUDA_API bool SLIMCUDA_SHIM(aoti_torch_grad_mode_is_enabled)(void);
 SLIMCUDA_API void SLIMCUDA_SHIM(aoti_torch_grad_mode_set_enabled)(bool enabled);
 
-/* A warning from generated code, written to stderr. */
+/* A warning from generated code, passed to the library's log (stderr unless
+ * slimcuda_set_log_callback chose otherwise; slimcuda.h). */
 SLIMCUDA_API void SLIMCUDA_SHIM(aoti_torch_warn)(const char* func, const char* file, uint32_t line, const char* msg);
 
 /* ---- Memory ---- */

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Constant shims: dtype, device type and layout codes (c10's numbering), grad mode, warn.
-#include <cstdio>
-
+#include "csrc/config/log.h"
 #include "csrc/shims/shim_util.h"
 #include "slimcuda/scalar_type.h"
 
@@ -44,8 +43,8 @@ bool SLIMCUDA_SHIM(aoti_torch_grad_mode_is_enabled)(void) { return tls_grad_mode
 void SLIMCUDA_SHIM(aoti_torch_grad_mode_set_enabled)(bool enabled) { tls_grad_mode = enabled; }
 
 void SLIMCUDA_SHIM(aoti_torch_warn)(const char* func, const char* file, uint32_t line, const char* msg) {
-  std::fprintf(stderr, "slimcuda: warning from model: %s (%s:%u): %s\n", func ? func : "?", file ? file : "?", line,
-               msg ? msg : "");
+  slimcuda::config::log(slimcuda::config::LogLevel::Warning, "warning from model: %s (%s:%u): %s", func ? func : "?",
+                        file ? file : "?", line, msg ? msg : "");
 }
 
 }  // extern "C"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -23,6 +24,39 @@ func Example_errors() {
 	// Output:
 	// true
 	// InvalidArgument
+}
+
+// Settings are named after their environment variables (docs/configuration.md lists
+// them). SetConfig overrides one for the library's next use of it, with the words the
+// environment takes; ResetConfig goes back to the environment, or the default.
+func ExampleSetConfig() {
+	if err := slimcuda.SetConfig("SLIMCUDA_STAGING_THRESHOLD", "0"); err != nil { // no staged copies
+		log.Fatal(err)
+	}
+	v, err := slimcuda.Config("SLIMCUDA_STAGING_THRESHOLD")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(v)
+	err = slimcuda.SetConfig("SLIMCUDA_STAGING_THRESHOLD", "1MiB") // integers are decimal digits
+	fmt.Println(errors.Is(err, slimcuda.ErrInvalidArgument))
+	if err := slimcuda.ResetConfig("SLIMCUDA_STAGING_THRESHOLD"); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// 0
+	// true
+}
+
+// The library's log (a bad setting in the environment, a model's warnings) goes to a
+// slog.Logger of the program's choosing; nil restores stderr.
+func ExampleSetLogger() {
+	slimcuda.SetLogger(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+	defer slimcuda.SetLogger(nil)
+	// Let the handler see the library's debug and info messages too.
+	if err := slimcuda.SetConfig("SLIMCUDA_LOG_LEVEL", "debug"); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // Copies run on the caller's stream for the whole scope of WithCallerStream; they are

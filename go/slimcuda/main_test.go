@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 	if variant := os.Getenv("SLIMCUDA_STICKY_CHILD"); variant != "" {
 		os.Exit(stickyChild(variant)) // decode_test.go: one fault in a process of its own
 	}
+	if os.Getenv("SLIMCUDA_CONFIG_CHILD") != "" {
+		os.Exit(configChild()) // config_test.go: the library's first read of its settings
+	}
 	n, err := DeviceCount()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "DeviceCount:", err)

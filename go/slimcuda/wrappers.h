@@ -296,4 +296,45 @@ static inline sc_result sc_axpy_f32(void* y, const void* x, size_t n, float a, i
                              : slimcuda_axpy_f32(y, x, n, a, device));
 }
 
+// The configuration (config.go). with_value 0 passes NULL: back to the environment.
+static inline sc_result sc_config_set(const char* name, const char* value, int with_value) {
+  return sc_wrap(slimcuda_config_set(name, with_value ? value : NULL));
+}
+// r.ptr: the value, malloc'ed (Go frees it); r.i64: its length. Retries with a larger
+// buffer while another thread makes the value longer between the two calls.
+static inline sc_result sc_config_get(const char* name) {
+  size_t capacity = 64;
+  for (;;) {
+    char* buf = (char*)malloc(capacity);
+    if (buf == NULL) {
+      sc_result r = {
+          SLIMCUDA_ERROR_MEMORY_ALLOCATION_FAILED, strdup("sc_config_get: out of host memory"), NULL, 0, -1, 0};
+      return r;
+    }
+    size_t len = 0;
+    sc_result r = sc_wrap(slimcuda_config_get(name, buf, capacity, &len));
+    if (r.code != 0 || len < capacity) {
+      if (r.code != 0) {
+        free(buf);
+        buf = NULL;
+      }
+      r.ptr = buf;
+      r.i64 = (int64_t)len;
+      return r;
+    }
+    free(buf);
+    capacity = len + 1;
+  }
+}
+
+// The log (log.go): goSlimcudaLog is exported by log.go; the callback the library calls has
+// a const message, which Go's export cannot declare.
+extern void goSlimcudaLog(int32_t level, char* message, void* user);
+static inline void sc_log_to_go(int32_t level, const char* message, void* user) {
+  goSlimcudaLog(level, (char*)message, user);
+}
+static inline sc_result sc_set_go_logger(int on) {
+  return sc_wrap(slimcuda_set_log_callback(on ? sc_log_to_go : NULL, NULL));
+}
+
 #endif  // SLIMCUDA_GO_WRAPPERS_H_

@@ -4,15 +4,15 @@
 #include <cuda_runtime_api.h>
 #include <cudnn_frontend.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "csrc/config/config.h"
 #include "csrc/core/scalar_type.h"
 #include "csrc/cuda_libs/cudnn.h"
 #include "csrc/memory/device_memory.h"
@@ -261,17 +261,13 @@ Error materialize_bias(const AttentionProblem& p, const BiasLayout& bias, void* 
 
 }  // namespace
 
-AttentionPath parse_attention_path(const char* v) noexcept {
-  if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) return AttentionPath::Auto;
-  if (std::strcmp(v, "kernel") == 0) return AttentionPath::Kernel;
-  if (std::strcmp(v, "cudnn") == 0) return AttentionPath::Cudnn;
-  std::fprintf(stderr, "slimcuda: SLIMCUDA_ATTENTION=%s is not kernel, cudnn or auto; using auto\n", v);
-  return AttentionPath::Auto;
-}
+// SLIMCUDA_ATTENTION's words are in AttentionPath's order.
+static_assert(std::string_view(config::kAttentionWords[static_cast<int>(AttentionPath::Auto)]) == "auto" &&
+              std::string_view(config::kAttentionWords[static_cast<int>(AttentionPath::Kernel)]) == "kernel" &&
+              std::string_view(config::kAttentionWords[static_cast<int>(AttentionPath::Cudnn)]) == "cudnn");
 
 AttentionPath attention_path_override() noexcept {
-  static const AttentionPath path = parse_attention_path(std::getenv("SLIMCUDA_ATTENTION"));
-  return path;
+  return static_cast<AttentionPath>(config::get_enum(config::Key::Attention));
 }
 
 const char* attention_cudnn_unsupported_reason() noexcept { return state().unsupported_reason.c_str(); }

@@ -18,17 +18,14 @@
 
 namespace slimcuda::ops {
 
-/// Which attention implementation the shims use: SLIMCUDA_ATTENTION=kernel|cudnn|auto, read
-/// once per process. Auto (the default, also for an unset variable): cuDNN where it serves
-/// the problem, else slimcuda's kernel. Kernel: never cuDNN. Cudnn: cuDNN or an error (the
-/// shims turn NotSupported into a failure carrying attention_cudnn_unsupported_reason()),
-/// for comparison runs that must measure cuDNN and nothing else. Any other value is Auto,
-/// with one warning on stderr.
+/// Which attention implementation the shims use: SLIMCUDA_ATTENTION=kernel|cudnn|auto
+/// (csrc/config; read at each call). Auto (the default): cuDNN where it serves the problem,
+/// else slimcuda's kernel. Kernel: never cuDNN. Cudnn: cuDNN or an error (the shims turn
+/// NotSupported into a failure carrying attention_cudnn_unsupported_reason()), for
+/// comparison runs that must measure cuDNN and nothing else. A bad value in the environment
+/// is Auto, logged once.
 enum class AttentionPath : int8_t { Auto, Kernel, Cudnn };
 [[nodiscard]] AttentionPath attention_path_override() noexcept;
-
-/// How attention_path_override() reads a value (nullptr: unset).
-[[nodiscard]] AttentionPath parse_attention_path(const char* value) noexcept;
 
 /// Enqueues a checked problem on ctx's stream (no synchronization, no cudaMalloc: the
 /// workspace and any temporary come from the caching device allocator on that stream). The

@@ -16,8 +16,10 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "csrc/config/config.h"
 #include "csrc/cuda/stream_context.h"
 #include "csrc/ops/attention/attention_cudnn.h"
 #include "csrc/ops/testing/sdpa_reference.h"
@@ -485,15 +487,20 @@ TEST(AttentionCudnnNoGpu, Float32IsNotSupportedWithoutALastError) {
   EXPECT_STREQ(last_error_message(), "");
 }
 
+// The path is SLIMCUDA_ATTENTION's value at each call: an override applies to the next one.
 TEST(AttentionCudnnNoGpu, PathOverrideValues) {
-  EXPECT_EQ(ops::parse_attention_path(nullptr), ops::AttentionPath::Auto);
-  EXPECT_EQ(ops::parse_attention_path(""), ops::AttentionPath::Auto);
-  EXPECT_EQ(ops::parse_attention_path("auto"), ops::AttentionPath::Auto);
-  EXPECT_EQ(ops::parse_attention_path("kernel"), ops::AttentionPath::Kernel);
-  EXPECT_EQ(ops::parse_attention_path("cudnn"), ops::AttentionPath::Cudnn);
-  EXPECT_EQ(ops::parse_attention_path("CUDNN"), ops::AttentionPath::Auto);  // warned on stderr
-  // The process-wide value is SLIMCUDA_ATTENTION's, parsed the same way.
-  EXPECT_EQ(ops::attention_path_override(), ops::parse_attention_path(std::getenv("SLIMCUDA_ATTENTION")));
+  std::string why;
+  for (const auto& [word, path] : {std::pair{"auto", ops::AttentionPath::Auto},
+                                   {"kernel", ops::AttentionPath::Kernel},
+                                   {"cudnn", ops::AttentionPath::Cudnn},
+                                   {"CUDNN", ops::AttentionPath::Cudnn},
+                                   {"", ops::AttentionPath::Auto}}) {
+    ASSERT_EQ(config::set("SLIMCUDA_ATTENTION", word, &why), Error::Ok) << why;
+    EXPECT_EQ(ops::attention_path_override(), path) << word;
+  }
+  EXPECT_EQ(config::set("SLIMCUDA_ATTENTION", "flash", &why), Error::InvalidArgument);
+  EXPECT_EQ(ops::attention_path_override(), ops::AttentionPath::Auto) << "a bad value changes nothing";
+  ASSERT_EQ(config::set("SLIMCUDA_ATTENTION", nullptr, &why), Error::Ok) << why;
 }
 
 }  // namespace

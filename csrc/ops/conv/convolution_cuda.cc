@@ -3,13 +3,13 @@
 
 #include <cudnn.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "csrc/config/config.h"
 #include "csrc/cuda_libs/cudnn.h"
 #include "csrc/memory/device_memory.h"
 #include "csrc/ops/common/library_handles.h"
@@ -98,17 +98,12 @@ std::string plan_key(const ConvProblem& p, const SlimTensor& w, const SlimTensor
   return k;
 }
 
-// SLIMCUDA_CUDNN_BENCHMARK=1 (read once): choose each shape's algorithm by running them
-// (cudnnFind*AlgorithmEx, as torch.backends.cudnn.benchmark = True does) instead of by
-// cuDNN's heuristics (PyTorch's default). Finding synchronizes the stream, once per shape,
-// on the first call: off by default (a run must not synchronize; graph capture needs that).
-bool benchmark_algorithms() {
-  static const bool on = [] {
-    const char* v = std::getenv("SLIMCUDA_CUDNN_BENCHMARK");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return on;
-}
+// SLIMCUDA_CUDNN_BENCHMARK (csrc/config, read as a plan is built): choose each shape's
+// algorithm by running them (cudnnFind*AlgorithmEx, as torch.backends.cudnn.benchmark =
+// True does) instead of by cuDNN's heuristics (PyTorch's default). Finding synchronizes the
+// stream, once per shape, on the first call: off by default (a run must not synchronize;
+// graph capture needs that).
+bool benchmark_algorithms() { return config::get_bool(config::Key::CudnnBenchmark); }
 
 // The scratch a benchmark run may use (the caching allocator's, on the call's stream).
 constexpr size_t kFindWorkspace = size_t{256} << 20;

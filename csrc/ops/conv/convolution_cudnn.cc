@@ -5,16 +5,14 @@
 #include <cudnn_frontend.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "csrc/config/config.h"
 #include "csrc/core/scalar_type.h"
 #include "csrc/cuda_libs/cudnn.h"
 #include "csrc/memory/device_memory.h"
@@ -192,8 +190,6 @@ BiasElement bias_element(ScalarType t) {
   }
 }
 
-std::atomic<int> g_path_override{-1};
-
 Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const SlimTensor* bias, const SlimTensor& out,
                              const StreamContext& ctx) {
   ThreadState& ts = state();
@@ -284,23 +280,16 @@ Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const Sl
 
 }  // namespace
 
-ConvPath parse_convolution_path(const char* v) noexcept {
-  if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) return ConvPath::Auto;
-  if (std::strcmp(v, "frontend") == 0) return ConvPath::Frontend;
-  if (std::strcmp(v, "legacy") == 0) return ConvPath::Legacy;
-  std::fprintf(stderr, "slimcuda: SLIMCUDA_CONV=%s is not auto, frontend or legacy; using auto\n", v);
-  return ConvPath::Auto;
-}
+// SLIMCUDA_CONV's words are in ConvPath's order.
+static_assert(std::string_view(config::kConvWords[static_cast<int>(ConvPath::Legacy)]) == "legacy" &&
+              std::string_view(config::kConvWords[static_cast<int>(ConvPath::Frontend)]) == "frontend" &&
+              std::string_view(config::kConvWords[static_cast<int>(ConvPath::Auto)]) == "auto");
 
-ConvPath convolution_path() noexcept {
-  const int forced = g_path_override.load(std::memory_order_relaxed);
-  if (forced >= 0) return static_cast<ConvPath>(forced);
-  static const ConvPath path = parse_convolution_path(std::getenv("SLIMCUDA_CONV"));
-  return path;
-}
+ConvPath convolution_path() noexcept { return static_cast<ConvPath>(config::get_enum(config::Key::Conv)); }
 
 void set_convolution_path(ConvPath path) noexcept {
-  g_path_override.store(static_cast<int>(path), std::memory_order_relaxed);
+  std::string why;  // a word of the table: never a bad value
+  (void)config::set(config::Key::Conv, config::kConvWords[static_cast<int>(path)], &why);
 }
 
 const char* convolution_cudnn_unsupported_reason() noexcept { return state().unsupported_reason.c_str(); }

@@ -21,23 +21,21 @@
 namespace slimcuda::ops {
 
 /// Which convolution implementation aoti_torch_cuda_convolution uses:
-/// SLIMCUDA_CONV=legacy|frontend|auto, read once per process.
-///  - Auto (the default, also for an unset or empty variable): the graph API first, the
+/// SLIMCUDA_CONV=legacy|frontend|auto (csrc/config; read at each call).
+///  - Auto (the default): the graph API first, the
 ///    legacy API where it declines (NotSupported). On the H200 (2026-12-01,
 ///    bench/conv_benchmark) the graph API costs 3–19 × less host time per call than the
 ///    legacy API for the same kernels, and serves every fixture case.
 ///  - Frontend: the graph API or an error: a convolution it declines fails with the reason
 ///    (NotSupported), for runs that must measure or test the frontend and nothing else.
 ///  - Legacy: cuDNN's legacy API only (SLIMCUDA_CUDNN_BENCHMARK applies to it).
-/// Any other value is Auto, with one warning on stderr.
+/// A bad value in the environment is Auto, logged once.
 enum class ConvPath : int8_t { Legacy, Frontend, Auto };
 [[nodiscard]] ConvPath convolution_path() noexcept;
 
-/// How convolution_path() reads a value (nullptr: unset).
-[[nodiscard]] ConvPath parse_convolution_path(const char* value) noexcept;
-
-/// Overrides SLIMCUDA_CONV for the whole process from now on (tests and benchmarks that
-/// compare the paths in one process; not thread-safe against running convolutions).
+/// Overrides SLIMCUDA_CONV for the whole process from now on, as
+/// slimcuda_config_set("SLIMCUDA_CONV", ...) does (tests and benchmarks that compare the
+/// paths in one process; a convolution already running keeps its path).
 void set_convolution_path(ConvPath path) noexcept;
 
 /// Enqueues a checked convolution into `out` (p.out_sizes / p.out_strides) on ctx's stream,

@@ -11,8 +11,10 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "csrc/config/config.h"
 #include "csrc/ops/conv/convolution_cudnn.h"
 #include "csrc/ops/testing/convolution_reference.h"
 #include "csrc/tensor/convert.h"
@@ -26,13 +28,25 @@ namespace {
 
 namespace ops = slimcuda::ops;
 
-TEST(ConvolutionPath, Parse) {
-  EXPECT_EQ(ops::parse_convolution_path(nullptr), ops::ConvPath::Auto);
-  EXPECT_EQ(ops::parse_convolution_path(""), ops::ConvPath::Auto);
-  EXPECT_EQ(ops::parse_convolution_path("legacy"), ops::ConvPath::Legacy);
-  EXPECT_EQ(ops::parse_convolution_path("frontend"), ops::ConvPath::Frontend);
-  EXPECT_EQ(ops::parse_convolution_path("auto"), ops::ConvPath::Auto);
-  EXPECT_EQ(ops::parse_convolution_path("Frontend"), ops::ConvPath::Auto);  // warned, the default
+// The path is SLIMCUDA_CONV's value at each call, set by word (any case) or by
+// set_convolution_path; a bad word changes nothing.
+TEST(ConvolutionPath, FollowsTheSetting) {
+  std::string why;
+  for (const auto& [word, path] : {std::pair{"legacy", ops::ConvPath::Legacy},
+                                   {"frontend", ops::ConvPath::Frontend},
+                                   {"Frontend", ops::ConvPath::Frontend},
+                                   {"auto", ops::ConvPath::Auto},
+                                   {"", ops::ConvPath::Auto}}) {
+    ASSERT_EQ(config::set("SLIMCUDA_CONV", word, &why), Error::Ok) << why;
+    EXPECT_EQ(ops::convolution_path(), path) << word;
+  }
+  EXPECT_EQ(config::set("SLIMCUDA_CONV", "fast", &why), Error::InvalidArgument);
+  EXPECT_EQ(ops::convolution_path(), ops::ConvPath::Auto);
+  ops::set_convolution_path(ops::ConvPath::Legacy);
+  std::string value;
+  ASSERT_EQ(config::get_text("SLIMCUDA_CONV", &value, &why), Error::Ok);
+  EXPECT_EQ(value, "legacy");
+  ASSERT_EQ(config::set("SLIMCUDA_CONV", nullptr, &why), Error::Ok) << why;
 }
 
 struct Tensor {

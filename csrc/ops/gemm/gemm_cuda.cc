@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <unordered_map>
 
+#include "csrc/config/config.h"
 #include "csrc/cuda_libs/cublaslt.h"
 #include "csrc/memory/device_memory.h"
 #include "csrc/ops/common/library_handles.h"
@@ -220,17 +220,11 @@ Error gemm_empty_k(const GemmProblem& p, const StreamContext& ctx) {
                            self_strides, type, p.batch, p.m, p.n, p.beta, act, ctx.stream());
 }
 
-// SLIMCUDA_GEMM_PLAIN=1 (read once): every GEMM on contiguous copies of its factors into a
-// contiguous temporary result, self broadcast into it (no bias epilogue), then copied to out.
-// A diagnostic: a model that is right with it and wrong without has met a layout or
-// epilogue the direct path gets wrong.
-bool plain_gemms() {
-  static const bool plain = [] {
-    const char* v = std::getenv("SLIMCUDA_GEMM_PLAIN");
-    return v != nullptr && v[0] != '\0' && std::string(v) != "0";
-  }();
-  return plain;
-}
+// SLIMCUDA_GEMM_PLAIN (csrc/config, read at each GEMM): every GEMM on contiguous copies of
+// its factors into a contiguous temporary result, self broadcast into it (no bias
+// epilogue), then copied to out. A diagnostic: a model that is right with it and wrong
+// without has met a layout or epilogue the direct path gets wrong.
+bool plain_gemms() { return config::get_bool(config::Key::GemmPlain); }
 
 // One GEMM; `plain`: on contiguous copies into a contiguous temporary (see plain_gemms).
 Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain) {
