@@ -281,6 +281,37 @@ AttentionCudnnStats attention_cudnn_stats() noexcept {
 
 namespace {
 
+// Runs a built graph on ctx's stream: a bias cuDNN cannot read as it is made into a
+// temporary first, then the workspace.
+Error run_graph(const CachedGraph& entry, const AttentionProblem& p, const BiasLayout& bias, cudnnHandle_t handle,
+                const StreamContext& ctx) {
+  Temporary bias_temp(p.device);
+  const void* bias_ptr = bias.mode == BiasMode::Direct ? p.bias->data_ptr() : nullptr;
+  if (bias.mode == BiasMode::Expanded || bias.mode == BiasMode::FromMask) {
+    const size_t bytes = static_cast<size_t>(bias.strides[0] * bias.dims[0]) * 2;
+    SLIMCUDA_RETURN_IF_ERROR(bias_temp.allocate(bytes, ctx, "attention bias temporary"));
+    SLIMCUDA_RETURN_IF_ERROR(materialize_bias(p, bias, bias_temp.get(), ctx));
+    bias_ptr = bias_temp.get();
+  }
+  Temporary workspace(p.device);
+  SLIMCUDA_RETURN_IF_ERROR(workspace.allocate(static_cast<size_t>(entry.workspace), ctx, "cuDNN attention workspace"));
+
+  void* by_uid[kMaxUid + 1] = {};
+  by_uid[kQ] = p.q->data_ptr();
+  by_uid[kK] = p.k->data_ptr();
+  by_uid[kV] = p.v->data_ptr();
+  by_uid[kBias] = const_cast<void*>(bias_ptr);
+  by_uid[kO] = p.out->data_ptr();
+  by_uid[kStats] = p.logsumexp != nullptr ? p.logsumexp->data_ptr() : nullptr;
+  void* ptrs[kMaxUid];
+  const int n = static_cast<int>(entry.uids.size());
+  for (int i = 0; i < n; ++i) ptrs[i] = by_uid[entry.uids[i]];
+  SLIMCUDA_RETURN_IF_ERROR(cudnn_graph::execute(*entry.graph, handle, ptrs, n, workspace.get(), "attention"));
+  // The workspace and temporary go back to the caching allocator here: its reuse is
+  // ordered on this stream, after the attention (see gemm_cuda.cc).
+  return Error::Ok;
+}
+
 Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx) {
   ThreadState& ts = state();
   ts.unsupported_reason.clear();
@@ -346,33 +377,8 @@ Error attention_cudnn_impl(const AttentionProblem& p, const StreamContext& ctx) 
     }
     ++ts.stats.graphs_built;
   }
-  const CachedGraph& entry = it->second;
-
-  Temporary bias_temp(p.device);
-  const void* bias_ptr = bias.mode == BiasMode::Direct ? p.bias->data_ptr() : nullptr;
-  if (bias.mode == BiasMode::Expanded || bias.mode == BiasMode::FromMask) {
-    const size_t bytes = static_cast<size_t>(bias.strides[0] * bias.dims[0]) * 2;
-    SLIMCUDA_RETURN_IF_ERROR(bias_temp.allocate(bytes, ctx, "attention bias temporary"));
-    SLIMCUDA_RETURN_IF_ERROR(materialize_bias(p, bias, bias_temp.get(), ctx));
-    bias_ptr = bias_temp.get();
-  }
-  Temporary workspace(p.device);
-  SLIMCUDA_RETURN_IF_ERROR(workspace.allocate(static_cast<size_t>(entry.workspace), ctx, "cuDNN attention workspace"));
-
-  void* by_uid[kMaxUid + 1] = {};
-  by_uid[kQ] = p.q->data_ptr();
-  by_uid[kK] = p.k->data_ptr();
-  by_uid[kV] = p.v->data_ptr();
-  by_uid[kBias] = const_cast<void*>(bias_ptr);
-  by_uid[kO] = p.out->data_ptr();
-  by_uid[kStats] = p.logsumexp != nullptr ? p.logsumexp->data_ptr() : nullptr;
-  void* ptrs[kMaxUid];
-  const int n = static_cast<int>(entry.uids.size());
-  for (int i = 0; i < n; ++i) ptrs[i] = by_uid[entry.uids[i]];
-  SLIMCUDA_RETURN_IF_ERROR(cudnn_graph::execute(*entry.graph, handle, ptrs, n, workspace.get(), "attention"));
+  SLIMCUDA_RETURN_IF_ERROR(run_graph(it->second, p, bias, handle, ctx));
   ++ts.stats.executions;
-  // The workspace and temporary go back to the caching allocator here: its reuse is
-  // ordered on this stream, after the attention (see gemm_cuda.cc).
   return Error::Ok;
 }
 

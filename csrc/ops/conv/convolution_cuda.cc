@@ -108,8 +108,12 @@ bool benchmark_algorithms() { return config::get_bool(config::Key::CudnnBenchmar
 // The scratch a benchmark run may use (the caching allocator's, on the call's stream).
 constexpr size_t kFindWorkspace = size_t{256} << 20;
 
-Error build_plan(const cuda_libs::CudnnApi& api, cudnnHandle_t handle, const ConvProblem& p, const SlimTensor& w,
-                 bool weight_nhwc, const SlimTensor& out, const StreamContext& ctx, Plan* plan) {
+// How many candidates to ask cuDNN for.
+constexpr int kRequest = 8;
+
+// The plan's descriptors: input, output, filter, convolution (math type by dtype), bias.
+Error describe(const cuda_libs::CudnnApi& api, const ConvProblem& p, const SlimTensor& w, bool weight_nhwc,
+               const SlimTensor& out, Plan* plan) {
   plan->api = &api;
   const cudnnDataType_t type = data_type(p.dtype);
   // Transposed: y = conv_transpose(x, w) is the backward-data pass of a forward convolution
@@ -143,40 +147,49 @@ Error build_plan(const cuda_libs::CudnnApi& api, cudnnHandle_t handle, const Con
     bstrides = contiguous_strides(bsizes);
     SLIMCUDA_RETURN_IF_ERROR(tensor_desc(api, type, bsizes, bstrides, &plan->bias));
   }
-  constexpr int kRequest = 8;
+  return Error::Ok;
+}
+
+// cuDNN's algorithm for the plan by running the candidates (SLIMCUDA_CUDNN_BENCHMARK), within
+// a scratch workspace of kFindWorkspace bytes.
+Error benchmark_algorithm(const cuda_libs::CudnnApi& api, cudnnHandle_t handle, const ConvProblem& p,
+                          const SlimTensor& w, const SlimTensor& out, const StreamContext& ctx, Plan* plan) {
   int found = 0;
-  if (benchmark_algorithms()) {
-    auto scratch = device_memory::allocate(kFindWorkspace, 0, ctx);
-    if (!scratch.ok()) return set_last_error(scratch.error(), "cuDNN benchmark scratch: %s", last_error_message());
-    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
-    if (!p.transposed) {
-      cudnnConvolutionFwdAlgoPerf_t perf[kRequest];
-      st = api.cudnnFindConvolutionForwardAlgorithmEx(handle, plan->x, p.input->data_ptr(), plan->w, w.data_ptr(),
-                                                      plan->conv, plan->y, out.data_ptr(), kRequest, &found, perf,
-                                                      scratch.value(), kFindWorkspace);
-      for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < found; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kFindWorkspace) continue;
-        plan->fwd = perf[i].algo;
-        plan->workspace = perf[i].memory;
-        break;
-      }
-    } else {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[kRequest];
-      st = api.cudnnFindConvolutionBackwardDataAlgorithmEx(handle, plan->w, w.data_ptr(), plan->x, p.input->data_ptr(),
-                                                           plan->conv, plan->y, out.data_ptr(), kRequest, &found, perf,
-                                                           scratch.value(), kFindWorkspace);
-      for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < found; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kFindWorkspace) continue;
-        plan->bwd = perf[i].algo;
-        plan->workspace = perf[i].memory;
-        break;
-      }
+  auto scratch = device_memory::allocate(kFindWorkspace, 0, ctx);
+  if (!scratch.ok()) return set_last_error(scratch.error(), "cuDNN benchmark scratch: %s", last_error_message());
+  cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+  if (!p.transposed) {
+    cudnnConvolutionFwdAlgoPerf_t perf[kRequest];
+    st = api.cudnnFindConvolutionForwardAlgorithmEx(handle, plan->x, p.input->data_ptr(), plan->w, w.data_ptr(),
+                                                    plan->conv, plan->y, out.data_ptr(), kRequest, &found, perf,
+                                                    scratch.value(), kFindWorkspace);
+    for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < found; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kFindWorkspace) continue;
+      plan->fwd = perf[i].algo;
+      plan->workspace = perf[i].memory;
+      break;
     }
-    (void)device_memory::free(scratch.value(), ctx.device());
-    SLIMCUDA_CHECK_OR_RETURN(st == CUDNN_STATUS_SUCCESS && found > 0, Error::Internal,
-                             "cuDNN could not benchmark this convolution: %s", api.cudnnGetErrorString(st));
-    return Error::Ok;
+  } else {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[kRequest];
+    st = api.cudnnFindConvolutionBackwardDataAlgorithmEx(handle, plan->w, w.data_ptr(), plan->x, p.input->data_ptr(),
+                                                         plan->conv, plan->y, out.data_ptr(), kRequest, &found, perf,
+                                                         scratch.value(), kFindWorkspace);
+    for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < found; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kFindWorkspace) continue;
+      plan->bwd = perf[i].algo;
+      plan->workspace = perf[i].memory;
+      break;
+    }
   }
+  (void)device_memory::free(scratch.value(), ctx.device());
+  SLIMCUDA_CHECK_OR_RETURN(st == CUDNN_STATUS_SUCCESS && found > 0, Error::Internal,
+                           "cuDNN could not benchmark this convolution: %s", api.cudnnGetErrorString(st));
+  return Error::Ok;
+}
+
+// cuDNN's first working algorithm by its heuristics, and its workspace.
+Error heuristic_algorithm(const cuda_libs::CudnnApi& api, cudnnHandle_t handle, const ConvProblem& p, Plan* plan) {
+  int found = 0;
   if (!p.transposed) {
     cudnnConvolutionFwdAlgoPerf_t perf[kRequest];
     SLIMCUDA_CUDNN_TRY(api, api.cudnnGetConvolutionForwardAlgorithm_v7(handle, plan->x, plan->w, plan->conv, plan->y,
@@ -201,6 +214,13 @@ Error build_plan(const cuda_libs::CudnnApi& api, cudnnHandle_t handle, const Con
     }
   }
   return set_last_error(Error::NotSupported, "cuDNN offers no algorithm for this convolution");
+}
+
+Error build_plan(const cuda_libs::CudnnApi& api, cudnnHandle_t handle, const ConvProblem& p, const SlimTensor& w,
+                 bool weight_nhwc, const SlimTensor& out, const StreamContext& ctx, Plan* plan) {
+  SLIMCUDA_RETURN_IF_ERROR(describe(api, p, w, weight_nhwc, out, plan));
+  return benchmark_algorithms() ? benchmark_algorithm(api, handle, p, w, out, ctx, plan)
+                                : heuristic_algorithm(api, handle, p, plan);
 }
 
 // The legacy API's convolution of p with `w` (packed) and `bias` (packed or null).

@@ -190,6 +190,44 @@ BiasElement bias_element(ScalarType t) {
   }
 }
 
+// Runs a built graph on ctx's stream with its workspace; a bias the graph could not fuse
+// is added after it by slimcuda's kernel.
+Error run_graph(const CachedGraph& entry, const ConvProblem& p, const SlimTensor& w, const SlimTensor* bias,
+                const SlimTensor& out, cudnnHandle_t handle, const StreamContext& ctx) {
+  void* workspace = nullptr;
+  if (entry.workspace > 0) {
+    auto r = device_memory::allocate(static_cast<size_t>(entry.workspace), kAlignment, ctx);
+    if (!r.ok()) {
+      return set_last_error(r.error(), "no %lld-byte cuDNN convolution workspace on cuda:%d: %s",
+                            static_cast<long long>(entry.workspace), p.device, last_error_message());
+    }
+    workspace = r.value();
+  }
+  void* by_uid[kMaxUid + 1] = {};
+  by_uid[kX] = p.input->data_ptr();
+  by_uid[kW] = w.data_ptr();
+  by_uid[kBias] = bias != nullptr ? bias->data_ptr() : nullptr;
+  by_uid[kY] = out.data_ptr();
+  void* ptrs[kMaxUid];
+  const int n = static_cast<int>(entry.uids.size());
+  for (int i = 0; i < n; ++i) ptrs[i] = by_uid[entry.uids[i]];
+  const Error result = cudnn_graph::execute(*entry.graph, handle, ptrs, n, workspace, "convolution");
+  // Stream-ordered reuse makes freeing right after the launch safe (see gemm_cuda.cc).
+  if (workspace != nullptr) (void)device_memory::free(workspace, p.device);
+  SLIMCUDA_RETURN_IF_ERROR(result);
+  if (bias != nullptr && !entry.bias_fused) {
+    int64_t inner = 1;
+    if (!is_channels_last(out.sizes(), out.strides())) {
+      for (size_t i = 2; i < out.sizes().size(); ++i) inner *= out.sizes()[i];
+    }
+    const int64_t bias_stride = p.c_out > 1 ? bias->strides()[0] : 0;
+    SLIMCUDA_RETURN_IF_ERROR(launch_add_channel_bias(out.data_ptr(), bias->data_ptr(), bias_element(p.dtype),
+                                                     out.numel(), p.c_out, std::max<int64_t>(inner, 1), bias_stride,
+                                                     ctx.stream()));
+  }
+  return Error::Ok;
+}
+
 Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const SlimTensor* bias, const SlimTensor& out,
                              const StreamContext& ctx) {
   ThreadState& ts = state();
@@ -241,39 +279,7 @@ Error convolution_cudnn_impl(const ConvProblem& p, const SlimTensor& w, const Sl
     ++ts.stats.graphs_built;
     if (bias != nullptr && !it->second.bias_fused) ++ts.stats.unfused_bias;
   }
-  const CachedGraph& entry = it->second;
-
-  void* workspace = nullptr;
-  if (entry.workspace > 0) {
-    auto r = device_memory::allocate(static_cast<size_t>(entry.workspace), kAlignment, ctx);
-    if (!r.ok()) {
-      return set_last_error(r.error(), "no %lld-byte cuDNN convolution workspace on cuda:%d: %s",
-                            static_cast<long long>(entry.workspace), p.device, last_error_message());
-    }
-    workspace = r.value();
-  }
-  void* by_uid[kMaxUid + 1] = {};
-  by_uid[kX] = p.input->data_ptr();
-  by_uid[kW] = w.data_ptr();
-  by_uid[kBias] = bias != nullptr ? bias->data_ptr() : nullptr;
-  by_uid[kY] = out.data_ptr();
-  void* ptrs[kMaxUid];
-  const int n = static_cast<int>(entry.uids.size());
-  for (int i = 0; i < n; ++i) ptrs[i] = by_uid[entry.uids[i]];
-  const Error result = cudnn_graph::execute(*entry.graph, handle, ptrs, n, workspace, "convolution");
-  // Stream-ordered reuse makes freeing right after the launch safe (see gemm_cuda.cc).
-  if (workspace != nullptr) (void)device_memory::free(workspace, p.device);
-  SLIMCUDA_RETURN_IF_ERROR(result);
-  if (bias != nullptr && !entry.bias_fused) {
-    int64_t inner = 1;
-    if (!is_channels_last(out.sizes(), out.strides())) {
-      for (size_t i = 2; i < out.sizes().size(); ++i) inner *= out.sizes()[i];
-    }
-    const int64_t bias_stride = p.c_out > 1 ? bias->strides()[0] : 0;
-    SLIMCUDA_RETURN_IF_ERROR(launch_add_channel_bias(out.data_ptr(), bias->data_ptr(), bias_element(p.dtype),
-                                                     out.numel(), p.c_out, std::max<int64_t>(inner, 1), bias_stride,
-                                                     ctx.stream()));
-  }
+  SLIMCUDA_RETURN_IF_ERROR(run_graph(it->second, p, w, bias, out, handle, ctx));
   ++ts.stats.executions;
   return Error::Ok;
 }

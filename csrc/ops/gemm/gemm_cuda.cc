@@ -227,107 +227,116 @@ Error gemm_empty_k(const GemmProblem& p, const StreamContext& ctx) {
 bool plain_gemms() { return config::get_bool(config::Key::GemmPlain); }
 
 // One GEMM; `plain`: on contiguous copies into a contiguous temporary (see plain_gemms).
-Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain) {
-  if (p.m == 0 || p.n == 0 || p.batch == 0) return Error::Ok;
-  if (p.k == 0) return gemm_empty_k(p, ctx);
-  auto api_r = cuda_libs::cublaslt();
-  if (!api_r.ok()) return api_r.error();
-  const cuda_libs::CublasLtApi& api = *api_r.value();
-  cublasLtHandle_t handle = nullptr;
-  SLIMCUDA_RETURN_IF_ERROR(cublaslt_handle(api, ctx.device(), &handle));
+// The temporaries a call makes (freed on every path): the result when cuBLASLt cannot
+// write `out`'s layout, and contiguous copies of factors it cannot read in place.
+struct Operands {
+  const SlimTensor* target = nullptr;  // where cuBLASLt writes: out, or temp_out
+  bool transposed = false;             // D^T = B^T A^T (else D = A B)
+  std::unique_ptr<SlimTensor> temp_out, a_copy, b_copy;
+};
 
-  // The result: `out` itself when cuBLASLt can write its layout, else a contiguous temporary.
-  Call c;
-  const SlimTensor* target = p.out;
-  std::unique_ptr<SlimTensor> temp_out;
+// The result: `out` itself when cuBLASLt can write its layout, else a contiguous temporary.
+Error result_view(const GemmProblem& p, const StreamContext& ctx, bool plain, Call* c, Operands* o) {
+  o->target = p.out;
   const int64_t* os = p.out_strides;
-  bool transposed_orientation;
-  if (!plain && col_major_view(p.n, p.m, os[2], os[1], &c.dview) && !c.dview.trans) {
-    transposed_orientation = true;  // D^T (N x M, column-major) = B^T A^T
-  } else if (!plain && col_major_view(p.m, p.n, os[1], os[2], &c.dview) && !c.dview.trans) {
-    transposed_orientation = false;  // D (M x N, column-major) = A B
+  if (!plain && col_major_view(p.n, p.m, os[2], os[1], &c->dview) && !c->dview.trans) {
+    o->transposed = true;  // D^T (N x M, column-major) = B^T A^T
+  } else if (!plain && col_major_view(p.m, p.n, os[1], os[2], &c->dview) && !c->dview.trans) {
+    o->transposed = false;  // D (M x N, column-major) = A B
   } else {
     SLIMCUDA_RETURN_IF_ERROR(new_tensor(p.dtype, DeviceType::CUDA, ctx.device(), p.out->sizes(),
-                                        contiguous_strides(p.out->sizes()), ctx, &temp_out));
-    target = temp_out.get();
-    transposed_orientation = true;
-    c.dview = {false, p.n, p.m, std::max<int64_t>(p.n, 1)};
+                                        contiguous_strides(p.out->sizes()), ctx, &o->temp_out));
+    o->target = o->temp_out.get();
+    o->transposed = true;
+    c->dview = {false, p.n, p.m, std::max<int64_t>(p.n, 1)};
   }
   int64_t ts[3] = {p.m * p.n, p.n, 1};
-  if (target == p.out) std::copy(os, os + 3, ts);
-  c.d_batch_stride = p.batch > 1 ? ts[0] : 0;
-  c.d_ptr = target->data_ptr();
+  if (o->target == p.out) std::copy(os, os + 3, ts);
+  c->d_batch_stride = p.batch > 1 ? ts[0] : 0;
+  c->d_ptr = o->target->data_ptr();
+  return Error::Ok;
+}
 
-  // The two factors, in place when their strides allow it, else contiguous copies.
-  std::unique_ptr<SlimTensor> a_copy, b_copy;
+// The two factors, in place when their strides allow it, else contiguous copies.
+Error factor_views(const GemmProblem& p, const StreamContext& ctx, bool plain, Call* c, Operands* o) {
   const SlimTensor* a = p.a;
   const SlimTensor* b = p.b;
   int64_t as[3], bs[3];
   std::copy(p.a_strides, p.a_strides + 3, as);
   std::copy(p.b_strides, p.b_strides + 3, bs);
+  const bool transposed = o->transposed;
   auto views = [&]() {
-    if (transposed_orientation) {
-      return col_major_view(p.n, p.k, bs[2], bs[1], &c.x) && col_major_view(p.k, p.m, as[2], as[1], &c.y);
+    if (transposed) {
+      return col_major_view(p.n, p.k, bs[2], bs[1], &c->x) && col_major_view(p.k, p.m, as[2], as[1], &c->y);
     }
-    return col_major_view(p.m, p.k, as[1], as[2], &c.x) && col_major_view(p.k, p.n, bs[1], bs[2], &c.y);
+    return col_major_view(p.m, p.k, as[1], as[2], &c->x) && col_major_view(p.k, p.n, bs[1], bs[2], &c->y);
   };
   if (plain || !views()) {
     MatView probe;
-    const bool a_ok = !plain && (transposed_orientation ? col_major_view(p.k, p.m, as[2], as[1], &probe)
-                                                        : col_major_view(p.m, p.k, as[1], as[2], &probe));
-    const bool b_ok = !plain && (transposed_orientation ? col_major_view(p.n, p.k, bs[2], bs[1], &probe)
-                                                        : col_major_view(p.k, p.n, bs[1], bs[2], &probe));
+    const bool a_ok = !plain && (transposed ? col_major_view(p.k, p.m, as[2], as[1], &probe)
+                                            : col_major_view(p.m, p.k, as[1], as[2], &probe));
+    const bool b_ok = !plain && (transposed ? col_major_view(p.n, p.k, bs[2], bs[1], &probe)
+                                            : col_major_view(p.k, p.n, bs[1], bs[2], &probe));
     if (!a_ok) {
       SlimTensor* t = nullptr;
       SLIMCUDA_RETURN_IF_ERROR(clone(*p.a, false, ctx, &t));
-      a_copy.reset(t);
+      o->a_copy.reset(t);
       a = t;
       as[0] = p.m * p.k, as[1] = p.k, as[2] = 1;
     }
     if (!b_ok) {
       SlimTensor* t = nullptr;
       SLIMCUDA_RETURN_IF_ERROR(clone(*p.b, false, ctx, &t));
-      b_copy.reset(t);
+      o->b_copy.reset(t);
       b = t;
       bs[0] = p.k * p.n, bs[1] = p.n, bs[2] = 1;
     }
     if (!views()) return set_last_error(Error::Internal, "no cuBLASLt layout for contiguous operands");
   }
   if (p.batch == 1) as[0] = bs[0] = 0;
-  if (transposed_orientation) {
-    c.x_ptr = b->data_ptr(), c.x_batch_stride = bs[0];
-    c.y_ptr = a->data_ptr(), c.y_batch_stride = as[0];
+  if (transposed) {
+    c->x_ptr = b->data_ptr(), c->x_batch_stride = bs[0];
+    c->y_ptr = a->data_ptr(), c->y_batch_stride = as[0];
   } else {
-    c.x_ptr = a->data_ptr(), c.x_batch_stride = as[0];
-    c.y_ptr = b->data_ptr(), c.y_batch_stride = bs[0];
+    c->x_ptr = a->data_ptr(), c->x_batch_stride = as[0];
+    c->y_ptr = b->data_ptr(), c->y_batch_stride = bs[0];
   }
+  return Error::Ok;
+}
 
-  // self: a contiguous [N] bias with beta == 1 rides the bias epilogue (rows of D^T are
-  // out's columns); any other self is expanded into the result first and read back as C.
-  c.alpha = static_cast<float>(p.alpha);
-  const bool bias_epilogue = !plain && p.self != nullptr && p.beta == 1.0 && transposed_orientation &&
-                             p.self_strides[0] == 0 && p.self_strides[1] == 0 && (p.self_strides[2] == 1 || p.n == 1) &&
+// self: a contiguous [N] bias with beta == 1 rides the bias epilogue (rows of D^T are
+// out's columns); any other self is expanded into the result first and read back as C.
+// Then the activation's epilogue.
+Error epilogue(const GemmProblem& p, const StreamContext& ctx, bool plain, const Operands& o, Call* c) {
+  c->alpha = static_cast<float>(p.alpha);
+  const bool bias_epilogue = !plain && p.self != nullptr && p.beta == 1.0 && o.transposed && p.self_strides[0] == 0 &&
+                             p.self_strides[1] == 0 && (p.self_strides[2] == 1 || p.n == 1) &&
                              alignment(p.self->data_ptr()) >= kMinBiasAlignment;
   if (bias_epilogue) {
-    c.bias = p.self->data_ptr();
+    c->bias = p.self->data_ptr();
   } else if (p.self != nullptr) {
-    const SlimTensor self_view = view_as(*p.self, target->sizes(), strides_3d_to(*target, p.self_strides));
-    SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*target, self_view, ctx));
-    c.beta = static_cast<float>(p.beta);
+    const SlimTensor self_view = view_as(*p.self, o.target->sizes(), strides_3d_to(*o.target, p.self_strides));
+    SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*o.target, self_view, ctx));
+    c->beta = static_cast<float>(p.beta);
   }
   switch (p.act) {
     case Activation::None:
-      c.epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+      c->epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
       break;
     case Activation::Relu:
-      c.epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+      c->epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
       break;
     case Activation::Gelu:
-      c.epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+      c->epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
       break;
   }
+  return Error::Ok;
+}
 
-  // The plan, cached per thread (descriptors are mutated per call: the bias pointer).
+// The plan for this call, cached per thread (descriptors are mutated per call: the bias
+// pointer).
+Error cached_plan(const cuda_libs::CublasLtApi& api, cublasLtHandle_t handle, const GemmProblem& p, const Call& c,
+                  Plan** out) {
   thread_local std::unordered_map<std::string, std::unique_ptr<Plan>> plans;
   const std::string key = plan_key(p, c);
   auto it = plans.find(key);
@@ -340,8 +349,13 @@ Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain)
     SLIMCUDA_CUBLAS_TRY(api, api.cublasLtMatmulDescSetAttribute(it->second->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                                 &c.bias, sizeof(c.bias)));
   }
-  Plan& plan = *it->second;
+  *out = it->second.get();
+  return Error::Ok;
+}
 
+// The matmul on ctx's stream, with its workspace from the caching allocator.
+Error launch(const cuda_libs::CublasLtApi& api, cublasLtHandle_t handle, const Plan& plan, const Call& c,
+             const StreamContext& ctx) {
   void* workspace = nullptr;
   const size_t ws = plan.heuristic.workspaceSize;
   if (ws > 0) {
@@ -358,7 +372,26 @@ Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain)
   if (st != CUBLAS_STATUS_SUCCESS) {
     return set_last_error(Error::Internal, "cublasLtMatmul failed: %s", api.cublasLtGetStatusString(st));
   }
-  if (temp_out != nullptr) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*p.out, *temp_out, ctx));
+  return Error::Ok;
+}
+
+Error gemm_cuda_once(const GemmProblem& p, const StreamContext& ctx, bool plain) {
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return Error::Ok;
+  if (p.k == 0) return gemm_empty_k(p, ctx);
+  auto api_r = cuda_libs::cublaslt();
+  if (!api_r.ok()) return api_r.error();
+  const cuda_libs::CublasLtApi& api = *api_r.value();
+  cublasLtHandle_t handle = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(cublaslt_handle(api, ctx.device(), &handle));
+  Call c;
+  Operands o;
+  SLIMCUDA_RETURN_IF_ERROR(result_view(p, ctx, plain, &c, &o));
+  SLIMCUDA_RETURN_IF_ERROR(factor_views(p, ctx, plain, &c, &o));
+  SLIMCUDA_RETURN_IF_ERROR(epilogue(p, ctx, plain, o, &c));
+  Plan* plan = nullptr;
+  SLIMCUDA_RETURN_IF_ERROR(cached_plan(api, handle, p, c, &plan));
+  SLIMCUDA_RETURN_IF_ERROR(launch(api, handle, *plan, c, ctx));
+  if (o.temp_out != nullptr) SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*p.out, *o.temp_out, ctx));
   return Error::Ok;
 }
 
