@@ -5,7 +5,8 @@
 #   tools/consumer/goapp, against a library installed by tools/install.sh (plain go build needs
 #   it through pkg-config); shellcheck over tools/**/*.sh and .ci/run; clang-format (.clang-format)
 #   over our C, C++ and CUDA sources; the dependency order of csrc/'s components
-#   (tools/check_layers.sh); the SPDX header on every source file (CONTRIBUTING.md).
+#   (tools/check_layers.sh); function length (tools/check_function_length.py); the SPDX
+#   header on every source file (CONTRIBUTING.md).
 #   buildifier runs in tools/check_module.sh.
 # Fix formatting with: gofmt -w go tools; clang-format -i $(git ls-files '*.c' '*.cc' '*.h' '*.cu').
 set -uo pipefail
@@ -43,6 +44,8 @@ run "shellcheck (${#shfiles[@]} scripts)" shellcheck -x "${shfiles[@]}"
 # csrc/'s components depend only downward (tools/layers.txt); the checker first proves it fails.
 layers_check() { bash tools/check_layers.sh --self-test && bash tools/check_layers.sh; }
 run "layers (tools/layers.txt)" layers_check
+# No library function over 80 lines without a `// long: <reason>` beside it.
+run "function length" python3 tools/check_function_length.py
 
 mapfile -t cfiles < <(git ls-files '*.c' '*.cc' '*.h' '*.cu' '*.cuh')
 run "clang-format (${#cfiles[@]} files)" clang-format --dry-run --Werror "${cfiles[@]}"

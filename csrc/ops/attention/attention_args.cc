@@ -106,25 +106,12 @@ std::vector<int64_t> empty_like_strides(const std::vector<int64_t>& sizes, const
   return dense_in(perm);
 }
 
-Error check_attention(DeviceType device_type, AttentionOp op, AtenTensorHandle query, AtenTensorHandle key,
-                      AtenTensorHandle value, const AttentionOptions& o, AtenTensorHandle* ret0, AttentionProblem* p,
-                      AttentionLayout* layout) {
-  SLIMCUDA_OP_CHECK(query != nullptr, Error::InvalidArgument, "null query");
-  SLIMCUDA_OP_CHECK(key != nullptr, Error::InvalidArgument, "null key");
-  SLIMCUDA_OP_CHECK(value != nullptr, Error::InvalidArgument, "null value");
-  SLIMCUDA_OP_CHECK(ret0 != nullptr, Error::InvalidArgument, "null ret0 (the attention output)");
-  // Inference only: dropout needs PyTorch's philox stream, and the debug mask exists for
-  // its tests; neither has a use in a deployed model.
-  SLIMCUDA_OP_CHECK(!std::isnan(o.dropout_p) && o.dropout_p >= 0.0 && o.dropout_p <= 1.0, Error::InvalidArgument,
-                    "dropout_p = %g, must be in [0, 1]", o.dropout_p);
-  SLIMCUDA_OP_CHECK(o.dropout_p == 0.0, Error::NotSupported,
-                    "dropout_p = %g: attention with dropout is not supported (inference only; export in eval mode)",
-                    o.dropout_p);
-  SLIMCUDA_OP_CHECK(!o.return_debug_mask, Error::NotSupported,
-                    "return_debug_mask is not supported (a debugging output of PyTorch's flash kernel)");
-  const SlimTensor* q = tensor_of(query);
-  const SlimTensor* k = tensor_of(key);
-  const SlimTensor* v = tensor_of(value);
+namespace {
+
+// query, key and value: one device, one float dtype, 4-D [batch, heads, seq, head_dim] with
+// matching sizes (grouped-query heads allowed); the problem's shape and operands from them.
+Error check_qkv(DeviceType device_type, AttentionOp op, const SlimTensor* q, const SlimTensor* k, const SlimTensor* v,
+                AttentionProblem* p) {
   p->device = -1;
   const struct {
     const char* name;
@@ -170,10 +157,12 @@ Error check_attention(DeviceType device_type, AttentionOp op, AtenTensorHandle q
   for (int i = 0; i < 4; ++i) {
     p->q_strides[i] = q->strides()[i], p->k_strides[i] = k->strides()[i], p->v_strides[i] = v->strides()[i];
   }
-  p->causal = o.is_causal;
-  p->scale =
-      o.scale != nullptr ? *o.scale : (p->head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(p->head_dim)) : 1.0);
+  return Error::Ok;
+}
 
+// The optional bias (attn_bias, or attn_mask for the CPU flash op): the query's device, a
+// dtype it can be added in, right-aligned broadcastable to [batch, heads_q, seq_q, seq_kv].
+Error check_bias(DeviceType device_type, AttentionOp op, const AttentionOptions& o, AttentionProblem* p) {
   p->bias = nullptr;
   if (o.bias != nullptr && *o.bias != nullptr) {
     const char* what = op == AttentionOp::FlashForCpu ? "attn_mask" : "attn_bias";
@@ -204,9 +193,14 @@ Error check_attention(DeviceType device_type, AttentionOp op, AtenTensorHandle q
     p->bias_dtype = bd;
   }
 
-  // Output layouts, as the meta functions (torch.empty strides: a size-0 dimension counts
-  // as 1 in the strides outside it).
-  const int64_t B = p->batch, H = p->heads_q, Sq = p->seq_q, Dv = p->head_dim_v;
+  return Error::Ok;
+}
+
+// The outputs' layouts, as the meta functions give them (torch.empty strides: a size-0
+// dimension counts as 1 in the strides outside it).
+void output_layout(AttentionOp op, const AttentionOptions& o, const SlimTensor& query, const AttentionProblem& pr,
+                   AttentionLayout* layout) {
+  const int64_t B = pr.batch, H = pr.heads_q, Sq = pr.seq_q, Dv = pr.head_dim_v;
   layout->out_sizes = {B, H, Sq, Dv};
   switch (op) {
     case AttentionOp::Efficient: {
@@ -219,17 +213,17 @@ Error check_attention(DeviceType device_type, AttentionOp op, AtenTensorHandle q
       break;
     }
     case AttentionOp::Flash:
-      layout->out_strides = empty_like_strides(q->sizes(), q->strides());
+      layout->out_strides = empty_like_strides(query.sizes(), query.strides());
       layout->lse_sizes = {B, H, Sq};
       layout->lse_strides = contiguous_strides(layout->lse_sizes);
       break;
     case AttentionOp::Cudnn:
-      layout->out_strides = matching_layout_strides(*q, layout->out_sizes);
+      layout->out_strides = matching_layout_strides(query, layout->out_sizes);
       layout->lse_sizes = {B, H, Sq, 1};
       layout->lse_strides = contiguous_strides(layout->lse_sizes);
       break;
     case AttentionOp::FlashForCpu: {
-      layout->out_strides = empty_like_strides(q->sizes(), q->strides());
+      layout->out_strides = empty_like_strides(query.sizes(), query.strides());
       // [B, Sq, H] contiguous, transposed to [B, H, Sq].
       const std::vector<int64_t> bsh = contiguous_strides({B, Sq, H});
       layout->lse_sizes = {B, H, Sq};
@@ -237,6 +231,34 @@ Error check_attention(DeviceType device_type, AttentionOp op, AtenTensorHandle q
       break;
     }
   }
+}
+
+}  // namespace
+
+Error check_attention(DeviceType device_type, AttentionOp op, AtenTensorHandle query, AtenTensorHandle key,
+                      AtenTensorHandle value, const AttentionOptions& o, AtenTensorHandle* ret0, AttentionProblem* p,
+                      AttentionLayout* layout) {
+  SLIMCUDA_OP_CHECK(query != nullptr, Error::InvalidArgument, "null query");
+  SLIMCUDA_OP_CHECK(key != nullptr, Error::InvalidArgument, "null key");
+  SLIMCUDA_OP_CHECK(value != nullptr, Error::InvalidArgument, "null value");
+  SLIMCUDA_OP_CHECK(ret0 != nullptr, Error::InvalidArgument, "null ret0 (the attention output)");
+  // Inference only: dropout needs PyTorch's philox stream, and the debug mask exists for
+  // its tests; neither has a use in a deployed model.
+  SLIMCUDA_OP_CHECK(!std::isnan(o.dropout_p) && o.dropout_p >= 0.0 && o.dropout_p <= 1.0, Error::InvalidArgument,
+                    "dropout_p = %g, must be in [0, 1]", o.dropout_p);
+  SLIMCUDA_OP_CHECK(o.dropout_p == 0.0, Error::NotSupported,
+                    "dropout_p = %g: attention with dropout is not supported (inference only; export in eval mode)",
+                    o.dropout_p);
+  SLIMCUDA_OP_CHECK(!o.return_debug_mask, Error::NotSupported,
+                    "return_debug_mask is not supported (a debugging output of PyTorch's flash kernel)");
+  const SlimTensor* q = tensor_of(query);
+  SLIMCUDA_RETURN_IF_ERROR(check_qkv(device_type, op, q, tensor_of(key), tensor_of(value), p));
+  p->causal = o.is_causal;
+  p->scale =
+      o.scale != nullptr ? *o.scale : (p->head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(p->head_dim)) : 1.0);
+
+  SLIMCUDA_RETURN_IF_ERROR(check_bias(device_type, op, o, p));
+  output_layout(op, o, *q, *p, layout);
   p->out = nullptr;
   p->logsumexp = nullptr;
   return Error::Ok;

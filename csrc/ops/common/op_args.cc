@@ -181,6 +181,94 @@ std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& sizes) {
   return strides;
 }
 
+namespace {
+
+// The channels: input channels in whole groups, the weight's shape for a plain or a
+// transposed convolution, the output channels.
+Error check_channels(const SlimTensor* in, const SlimTensor* w, int64_t groups, ConvProblem* p) {
+  p->n = in->sizes()[0];
+  p->c_in = in->sizes()[1];
+  SLIMCUDA_OP_CHECK(p->c_in % groups == 0, Error::InvalidArgument, "input channels %lld not divisible by groups %lld",
+                    static_cast<long long>(p->c_in), static_cast<long long>(groups));
+  if (!p->transposed) {
+    p->c_out = w->sizes()[0];
+    SLIMCUDA_OP_CHECK(w->sizes()[1] * groups == p->c_in, Error::InvalidArgument,
+                      "weight has %lld input channels per group, input %lld channels in %lld groups",
+                      static_cast<long long>(w->sizes()[1]), static_cast<long long>(p->c_in),
+                      static_cast<long long>(groups));
+    SLIMCUDA_OP_CHECK(p->c_out % groups == 0, Error::InvalidArgument,
+                      "output channels %lld not divisible by groups %lld", static_cast<long long>(p->c_out),
+                      static_cast<long long>(groups));
+  } else {
+    SLIMCUDA_OP_CHECK(w->sizes()[0] == p->c_in, Error::InvalidArgument,
+                      "transposed weight's first dimension %lld must equal input channels %lld",
+                      static_cast<long long>(w->sizes()[0]), static_cast<long long>(p->c_in));
+    p->c_out = w->sizes()[1] * groups;
+  }
+  return Error::Ok;
+}
+
+// stride, padding, dilation and output_padding: one entry per spatial dimension or one for
+// all (padding and output_padding may be omitted), each within its minimum.
+Error check_conv_lists(const int64_t* stride, int64_t stride_len, const int64_t* padding, int64_t padding_len,
+                       const int64_t* dilation, int64_t dilation_len, const int64_t* output_padding,
+                       int64_t output_padding_len, int sp, ConvProblem* p) {
+  struct List {
+    const char* name;
+    const int64_t* v;
+    int64_t len;
+    int64_t* dst;
+    int64_t min;
+  } lists[4] = {{"stride", stride, stride_len, p->stride, 1},
+                {"padding", padding, padding_len, p->padding, 0},
+                {"dilation", dilation, dilation_len, p->dilation, 1},
+                {"output_padding", output_padding, output_padding_len, p->output_padding, 0}};
+  for (List& l : lists) {
+    if (l.len == 0 && l.min == 0) continue;  // padding/output_padding omitted: zeros
+    SLIMCUDA_OP_CHECK(l.v != nullptr || l.len == 0, Error::InvalidArgument, "null %s", l.name);
+    SLIMCUDA_OP_CHECK(l.len == sp || l.len == 1, Error::InvalidArgument,
+                      "%s has %lld entries, expected %d (one per spatial dimension) or 1", l.name,
+                      static_cast<long long>(l.len), sp);
+    for (int d = 0; d < sp; ++d) {
+      const int64_t v = l.v[l.len == 1 ? 0 : d];
+      SLIMCUDA_OP_CHECK(v >= l.min, Error::InvalidArgument, "%s[%d] = %lld, must be >= %lld", l.name, d,
+                        static_cast<long long>(v), static_cast<long long>(l.min));
+      l.dst[3 - sp + d] = v;
+    }
+  }
+  return Error::Ok;
+}
+
+// The spatial sizes: input, kernel, and the output each gives (positive; a plain convolution's
+// kernel fits the padded input, output_padding only when transposed).
+Error check_spatial(const SlimTensor* in, const SlimTensor* w, int sp, ConvProblem* p) {
+  for (int d = 0; d < sp; ++d) {
+    const int i = 3 - sp + d;
+    p->in[i] = in->sizes()[2 + d];
+    p->kernel[i] = w->sizes()[2 + d];
+    if (p->transposed) {
+      SLIMCUDA_OP_CHECK(p->output_padding[i] < p->stride[i] || p->output_padding[i] < p->dilation[i],
+                        Error::InvalidArgument, "output_padding[%d] must be smaller than stride or dilation", d);
+      p->out[i] = (p->in[i] - 1) * p->stride[i] - 2 * p->padding[i] + p->dilation[i] * (p->kernel[i] - 1) +
+                  p->output_padding[i] + 1;
+    } else {
+      SLIMCUDA_OP_CHECK(p->output_padding[i] == 0, Error::InvalidArgument,
+                        "output_padding is only for transposed convolutions");
+      const int64_t span = p->dilation[i] * (p->kernel[i] - 1) + 1;
+      SLIMCUDA_OP_CHECK(p->in[i] + 2 * p->padding[i] >= span, Error::InvalidArgument,
+                        "kernel size %lld (dilated %lld) is larger than the padded input %lld in dimension %d",
+                        static_cast<long long>(p->kernel[i]), static_cast<long long>(span),
+                        static_cast<long long>(p->in[i] + 2 * p->padding[i]), d);
+      p->out[i] = (p->in[i] + 2 * p->padding[i] - span) / p->stride[i] + 1;
+    }
+    SLIMCUDA_OP_CHECK(p->out[i] > 0, Error::InvalidArgument, "output size %lld in dimension %d is not positive",
+                      static_cast<long long>(p->out[i]), d);
+  }
+  return Error::Ok;
+}
+
+}  // namespace
+
 Error check_convolution(DeviceType device_type, AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias,
                         const int64_t* stride, int64_t stride_len, const int64_t* padding, int64_t padding_len,
                         const int64_t* dilation, int64_t dilation_len, int32_t transposed,
@@ -206,70 +294,10 @@ Error check_convolution(DeviceType device_type, AtenTensorHandle input, AtenTens
   p->spatial = sp;
   p->transposed = transposed != 0;
   p->groups = groups;
-  p->n = in->sizes()[0];
-  p->c_in = in->sizes()[1];
-  SLIMCUDA_OP_CHECK(p->c_in % groups == 0, Error::InvalidArgument, "input channels %lld not divisible by groups %lld",
-                    static_cast<long long>(p->c_in), static_cast<long long>(groups));
-  if (!p->transposed) {
-    p->c_out = w->sizes()[0];
-    SLIMCUDA_OP_CHECK(w->sizes()[1] * groups == p->c_in, Error::InvalidArgument,
-                      "weight has %lld input channels per group, input %lld channels in %lld groups",
-                      static_cast<long long>(w->sizes()[1]), static_cast<long long>(p->c_in),
-                      static_cast<long long>(groups));
-    SLIMCUDA_OP_CHECK(p->c_out % groups == 0, Error::InvalidArgument,
-                      "output channels %lld not divisible by groups %lld", static_cast<long long>(p->c_out),
-                      static_cast<long long>(groups));
-  } else {
-    SLIMCUDA_OP_CHECK(w->sizes()[0] == p->c_in, Error::InvalidArgument,
-                      "transposed weight's first dimension %lld must equal input channels %lld",
-                      static_cast<long long>(w->sizes()[0]), static_cast<long long>(p->c_in));
-    p->c_out = w->sizes()[1] * groups;
-  }
-  struct List {
-    const char* name;
-    const int64_t* v;
-    int64_t len;
-    int64_t* dst;
-    int64_t min;
-  } lists[4] = {{"stride", stride, stride_len, p->stride, 1},
-                {"padding", padding, padding_len, p->padding, 0},
-                {"dilation", dilation, dilation_len, p->dilation, 1},
-                {"output_padding", output_padding, output_padding_len, p->output_padding, 0}};
-  for (List& l : lists) {
-    if (l.len == 0 && l.min == 0) continue;  // padding/output_padding omitted: zeros
-    SLIMCUDA_OP_CHECK(l.v != nullptr || l.len == 0, Error::InvalidArgument, "null %s", l.name);
-    SLIMCUDA_OP_CHECK(l.len == sp || l.len == 1, Error::InvalidArgument,
-                      "%s has %lld entries, expected %d (one per spatial dimension) or 1", l.name,
-                      static_cast<long long>(l.len), sp);
-    for (int d = 0; d < sp; ++d) {
-      const int64_t v = l.v[l.len == 1 ? 0 : d];
-      SLIMCUDA_OP_CHECK(v >= l.min, Error::InvalidArgument, "%s[%d] = %lld, must be >= %lld", l.name, d,
-                        static_cast<long long>(v), static_cast<long long>(l.min));
-      l.dst[3 - sp + d] = v;
-    }
-  }
-  for (int d = 0; d < sp; ++d) {
-    const int i = 3 - sp + d;
-    p->in[i] = in->sizes()[2 + d];
-    p->kernel[i] = w->sizes()[2 + d];
-    if (p->transposed) {
-      SLIMCUDA_OP_CHECK(p->output_padding[i] < p->stride[i] || p->output_padding[i] < p->dilation[i],
-                        Error::InvalidArgument, "output_padding[%d] must be smaller than stride or dilation", d);
-      p->out[i] = (p->in[i] - 1) * p->stride[i] - 2 * p->padding[i] + p->dilation[i] * (p->kernel[i] - 1) +
-                  p->output_padding[i] + 1;
-    } else {
-      SLIMCUDA_OP_CHECK(p->output_padding[i] == 0, Error::InvalidArgument,
-                        "output_padding is only for transposed convolutions");
-      const int64_t span = p->dilation[i] * (p->kernel[i] - 1) + 1;
-      SLIMCUDA_OP_CHECK(p->in[i] + 2 * p->padding[i] >= span, Error::InvalidArgument,
-                        "kernel size %lld (dilated %lld) is larger than the padded input %lld in dimension %d",
-                        static_cast<long long>(p->kernel[i]), static_cast<long long>(span),
-                        static_cast<long long>(p->in[i] + 2 * p->padding[i]), d);
-      p->out[i] = (p->in[i] + 2 * p->padding[i] - span) / p->stride[i] + 1;
-    }
-    SLIMCUDA_OP_CHECK(p->out[i] > 0, Error::InvalidArgument, "output size %lld in dimension %d is not positive",
-                      static_cast<long long>(p->out[i]), d);
-  }
+  SLIMCUDA_RETURN_IF_ERROR(check_channels(in, w, groups, p));
+  SLIMCUDA_RETURN_IF_ERROR(check_conv_lists(stride, stride_len, padding, padding_len, dilation, dilation_len,
+                                            output_padding, output_padding_len, sp, p));
+  SLIMCUDA_RETURN_IF_ERROR(check_spatial(in, w, sp, p));
   p->bias = nullptr;
   if (bias != nullptr && *bias != nullptr) {
     const SlimTensor* b = tensor_of(*bias);
