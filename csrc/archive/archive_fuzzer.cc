@@ -27,36 +27,36 @@ bool expected(slimcuda::Error e) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using slimcuda::Error;
   std::unique_ptr<slimcuda::Pt2Archive> archive;
-  const Error e = slimcuda::Pt2Archive::open_memory(data, size, &archive, "fuzz");
+  const Error e = slimcuda::Pt2Archive::open_memory(data, size, &archive);
   if (e != Error::Ok && e != Error::InvalidProgram) __builtin_trap();
   if (e != Error::Ok) return 0;
   for (const slimcuda::ArchiveEntry& entry : archive->entries()) {
     // Declared sizes passed the zip-bomb bound, so this is at most ~1032x the input.
     if (entry.size > (uint64_t{64} << 20)) continue;
     std::vector<uint8_t> bytes(static_cast<size_t>(entry.size));
-    if (!expected(archive->read(entry, 0, entry.size, bytes.data(), "fuzz"))) __builtin_trap();
-    if (entry.size > 2 && !expected(archive->read(entry, entry.size / 2, 1, bytes.data(), "fuzz"))) __builtin_trap();
+    if (!expected(archive->read(entry, 0, entry.size, bytes.data()))) __builtin_trap();
+    if (entry.size > 2 && !expected(archive->read(entry, entry.size / 2, 1, bytes.data()))) __builtin_trap();
     slimcuda::ArchiveSpan span;
-    const Error v = archive->view(entry, &span, "fuzz");
+    const Error v = archive->view(entry, &span);
     if (!expected(v)) __builtin_trap();
     if (v == Error::Ok && (span.size != entry.size || span.data < data || span.data + span.size > data + size)) {
       __builtin_trap();  // a view must lie inside the input
     }
   }
   slimcuda::Pt2Model model;
-  const Error m = slimcuda::find_pt2_model(*archive, nullptr, &model, "fuzz");
+  const Error m = slimcuda::find_pt2_model(*archive, nullptr, &model);
   if (!expected(m)) __builtin_trap();
   if (m != Error::Ok) return 0;
   slimcuda::ArchiveSpan so;
-  if (archive->view(*model.library, &so, "fuzz") == Error::Ok) {
-    if (!expected(slimcuda::check_elf(so.data, so.size, "fuzz"))) __builtin_trap();
+  if (archive->view(*model.library, &so) == Error::Ok) {
+    if (!expected(slimcuda::check_elf(so.data, so.size))) __builtin_trap();
   }
   if (model.wrapper_source != nullptr && model.wrapper_source->size <= (uint64_t{16} << 20)) {
     std::string text(static_cast<size_t>(model.wrapper_source->size), '\0');
-    if (archive->read(*model.wrapper_source, 0, text.size(), text.data(), "fuzz") == Error::Ok) {
+    if (archive->read(*model.wrapper_source, 0, text.size(), text.data()) == Error::Ok) {
       std::vector<slimcuda::TensorSpec> specs;
       for (size_t n : {size_t{1}, size_t{2}, size_t{8}}) {
-        if (!expected(slimcuda::parse_input_checks(text, n, &specs, "fuzz"))) __builtin_trap();
+        if (!expected(slimcuda::parse_input_checks(text, n, &specs))) __builtin_trap();
       }
     }
   }

@@ -23,14 +23,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
   if (data[0] % 2 == 0) {
     std::vector<slimcuda::WrapperConstant> w;
-    const slimcuda::Error e = slimcuda::parse_wrapper_constants(text, n, &w, "fuzz");
+    const slimcuda::Error e = slimcuda::parse_wrapper_constants(text, n, &w);
     if (e != slimcuda::Error::Ok && e != slimcuda::Error::InvalidProgram) __builtin_trap();
     for (const auto& c : w) {
       if (c.name.empty() || c.offset < 0 || !dims_ok(c.shape, c.stride)) __builtin_trap();
     }
   } else {
     std::vector<slimcuda::PickledWeight> w;
-    const slimcuda::Error e = slimcuda::parse_weights_config(text, n, &w, "fuzz");
+    const slimcuda::Error e = slimcuda::parse_weights_config(text, n, &w);
     if (e != slimcuda::Error::Ok && e != slimcuda::Error::InvalidProgram) __builtin_trap();
     for (const auto& p : w) {
       if (p.file.empty() || p.file.find('/') != std::string::npos || p.offset < 0 || !dims_ok(p.shape, p.stride)) {

@@ -12,7 +12,7 @@
 #include "csrc/package/elf_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const slimcuda::Error e = slimcuda::check_elf(data, size, "fuzz");
+  const slimcuda::Error e = slimcuda::check_elf(data, size);
   if (e != slimcuda::Error::Ok && e != slimcuda::Error::InvalidProgram) __builtin_trap();
   if (e != slimcuda::Error::Ok) return 0;
   Elf64_Ehdr eh;

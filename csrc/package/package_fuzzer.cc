@@ -8,14 +8,14 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   slimcuda::ModelPackage package;
-  const slimcuda::Error e = slimcuda::ModelPackage::parse(data, size, &package, "fuzz");
+  const slimcuda::Error e = slimcuda::ModelPackage::parse(data, size, &package);
   if (e != slimcuda::Error::Ok && e != slimcuda::Error::InvalidProgram) __builtin_trap();
   if (e == slimcuda::Error::Ok) {
     // What was accepted must serialize and read back.
     std::vector<uint8_t> again;
     slimcuda::ModelPackage round;
-    if (package.serialize(&again, "fuzz") != slimcuda::Error::Ok ||
-        slimcuda::ModelPackage::parse(again.data(), again.size(), &round, "fuzz") != slimcuda::Error::Ok) {
+    if (package.serialize(&again) != slimcuda::Error::Ok ||
+        slimcuda::ModelPackage::parse(again.data(), again.size(), &round) != slimcuda::Error::Ok) {
       __builtin_trap();
     }
   }

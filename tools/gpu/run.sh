@@ -77,6 +77,14 @@ for bin in "$here"/bin/*; do
   if [[ -n "${SLIMCUDA_GPU_ONLY:-}" ]] && ! [[ "$name" =~ $SLIMCUDA_GPU_ONLY ]]; then continue; fi
   # The Go binaries fork the toolchain's runtime threads; the sanitizer runs cover C++ only.
   if ((${#wrap[@]} > 0)) && [[ "$name" == go_* ]]; then continue; fi
+  # sticky_error_test makes a model's own kernel fault on purpose (a device-side assert, a
+  # write far out of bounds) to test what the library does after it: memcheck reports that
+  # fault as it should (192 errors, every one in the model's kernel, all checks passing:
+  # docs/runs/gpu.md, 2026-12-02 17:44), so under memcheck it is left out.
+  if ((${#wrap[@]} > 0)) && [[ "$2" == memcheck && "$name" == *sticky_error_test ]]; then
+    echo "$name: left out under memcheck (its model faults on purpose)"
+    continue
+  fi
   log="$logs/$name.log"
   # As bazel test: a private, empty TEST_TMPDIR per test binary.
   TEST_TMPDIR="$(mktemp -d)"
