@@ -27,6 +27,9 @@ CUDA_WHEELS=(
   nvidia-cuda-cccl==13.0.85
   nvidia-cuda-crt==13.0.88
   nvidia-nvvm==13.0.88
+  # Not part of the build: CI lists the architectures in libslimcuda.so with it
+  # (tools/check_archs.sh). 13.2.51 is the oldest on PyPI; it reads 13.0's fat binaries.
+  nvidia-cuda-cuobjdump==13.2.51
 )
 # The fixed prefix the Bazel vendor-header repository rules look in (after their *_HOME variables).
 LIBS_PREFIX="${SLIMCUDA_CUDA_LIBS_PREFIX:-/opt/slimcuda/cuda-13.0-libs}"

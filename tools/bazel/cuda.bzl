@@ -13,7 +13,8 @@ and exposes:
                    through the process's global scope, so there must be exactly one cudart.
 
 cuda_library(name, srcs = [".cu"], hdrs, deps, ...) compiles each .cu with nvcc into a
-position-independent object (SASS for sm_90 plus compute_90 PTX that newer GPUs JIT) and
+position-independent object (SASS for every current NVIDIA architecture from sm_80 on, plus
+PTX for the newest, which later GPUs JIT) and
 wraps the objects in a cc_library, usable in static and shared links alike.
 """
 
@@ -100,11 +101,15 @@ cuda_toolkit = repository_rule(
     local = True,
 )
 
-# SASS for the H200 (sm_90) plus compute_90 PTX so newer GPUs can JIT the kernels.
+# SASS for A100 and A30 (sm_80), A10, A40 and RTX 30 (sm_86), L4, L40S and RTX 40 (sm_89),
+# H100 and H200 (sm_90), B200 (sm_100) and RTX 50 (sm_120), plus compute_120 PTX that GPUs
+# after those JIT. tools/check_archs.sh (CI) checks that libslimcuda.so holds exactly this.
+CUDA_SASS_ARCHS = ["80", "86", "89", "90", "100", "120"]
+CUDA_PTX_ARCH = "120"
 DEFAULT_CUDA_ARCH_FLAGS = [
-    "-gencode=arch=compute_90,code=sm_90",
-    "-gencode=arch=compute_90,code=compute_90",
-]
+    "-gencode=arch=compute_%s,code=sm_%s" % (a, a)
+    for a in CUDA_SASS_ARCHS
+] + ["-gencode=arch=compute_%s,code=compute_%s" % (CUDA_PTX_ARCH, CUDA_PTX_ARCH)]
 
 def _cuda_objects_impl(ctx):
     cc_toolchain = find_cpp_toolchain(ctx)
