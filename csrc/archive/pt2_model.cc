@@ -303,4 +303,17 @@ Error parse_input_checks(std::string_view source, size_t num_inputs, std::vector
   }
 }
 
+Error read_wrapper_source(const Pt2Archive& archive, const Pt2Model& pm, std::string* out) {
+  // Megabytes for large models; beyond this bound it is no wrapper PyTorch wrote.
+  constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
+  out->clear();
+  if (pm.wrapper_source == nullptr) return Error::Ok;
+  const ArchiveEntry& e = *pm.wrapper_source;
+  SLIMCUDA_CHECK_OR_RETURN(e.size <= kMaxWrapperSourceBytes, Error::InvalidProgram, "%s: %llu bytes (at most %llu)",
+                           e.name.c_str(), static_cast<unsigned long long>(e.size),
+                           static_cast<unsigned long long>(kMaxWrapperSourceBytes));
+  out->assign(static_cast<size_t>(e.size), '\0');
+  return archive.read(e, 0, e.size, out->data());
+}
+
 }  // namespace slimcuda

@@ -37,6 +37,10 @@ struct Pt2Model {
 /// or metadata that is not JSON or names no known device -> InvalidProgram.
 [[nodiscard]] Error find_pt2_model(const Pt2Archive& archive, const char* name, Pt2Model* out) noexcept;
 
+/// The model's generated wrapper source ("" when the archive has none), read whole: more
+/// than 256 MiB -> InvalidProgram. Throws std::bad_alloc.
+[[nodiscard]] Error read_wrapper_source(const Pt2Archive& archive, const Pt2Model& pm, std::string* out);
+
 /// Reads each input's spec from the generated wrapper's own input checks (check_input_<i>:
 /// AOTInductor emits one per input in every AOT export, run by the library only when
 /// AOTI_RUNTIME_CHECK_INPUTS is set): dtype, each dimension's exact size or bounds, strides,

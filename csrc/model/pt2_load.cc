@@ -18,8 +18,6 @@ namespace {
 // A compressed library is inflated into memory before the memfd; beyond this, store it
 // (PyTorch stores every entry).
 constexpr uint64_t kMaxCompressedLibraryBytes = uint64_t{4} << 30;
-// The generated wrapper source read for the input checks (megabytes for large models).
-constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
 
 // The model runs where it was compiled for, with every GPU kernel inside its library.
 Error check_runnable(const Pt2Model& pm, int device_type) {
@@ -65,26 +63,6 @@ Error library_bytes(const Pt2Archive& archive, const Pt2Model& pm, std::vector<u
   return check_elf(so->data, so->size);
 }
 
-// The generated source beside the library ("" when not packaged): the input checks, and
-// what proves a buffer read-only (the model's state).
-Error wrapper_source(const Pt2Archive& archive, const Pt2Model& pm, std::string* out) {
-  out->clear();
-  if (pm.wrapper_source == nullptr) return Error::Ok;
-  SLIMCUDA_CHECK_OR_RETURN(pm.wrapper_source->size <= kMaxWrapperSourceBytes, Error::InvalidProgram,
-                           "%s: %llu bytes (at most %llu)", pm.wrapper_source->name.c_str(),
-                           static_cast<unsigned long long>(pm.wrapper_source->size),
-                           static_cast<unsigned long long>(kMaxWrapperSourceBytes));
-  out->resize(static_cast<size_t>(pm.wrapper_source->size));
-  return archive.read(*pm.wrapper_source, 0, out->size(), out->data());
-}
-
-std::string hex(const LibraryHash& hash) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (uint8_t b : hash.bytes) s += {kDigits[b >> 4], kDigits[b & 15]};
-  return s;
-}
-
 }  // namespace
 
 Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<Model>* out) {
@@ -95,8 +73,10 @@ Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<
   std::vector<uint8_t> inflated;
   ArchiveSpan so;
   SLIMCUDA_RETURN_IF_ERROR(library_bytes(archive, pm, &inflated, &so));
+  // The generated source beside the library: the input checks, and what proves a buffer
+  // read-only (the model's state).
   std::string wrapper;
-  SLIMCUDA_RETURN_IF_ERROR(wrapper_source(archive, pm, &wrapper));
+  SLIMCUDA_RETURN_IF_ERROR(read_wrapper_source(archive, pm, &wrapper));
   const Model::DescribeInputs describe = [&](size_t num_inputs, std::vector<TensorSpec>* specs) -> Error {
     if (pm.wrapper_source == nullptr) {
       return set_last_error(Error::NotFound, "no wrapper source in the archive");
@@ -114,7 +94,7 @@ Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<
     SLIMCUDA_RETURN_IF_ERROR(o.caller_context(model->device().index, &ctx));
   }
   SLIMCUDA_RETURN_IF_ERROR(
-      attach_pt2_weights(archive, pm, hex(library_hash(so.data, so.size)), model.get(), ctx, nullptr));
+      attach_pt2_weights(archive, pm, library_hash_hex(library_hash(so.data, so.size)), model.get(), ctx, nullptr));
   // What runs write gets a copy of this load's own (docs/state.md).
   SLIMCUDA_RETURN_IF_ERROR(model->prepare_state(pm.wrapper_source != nullptr ? &wrapper : nullptr, ctx));
   *out = std::move(model);

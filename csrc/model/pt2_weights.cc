@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csrc/model/pt2_weights.h"
 
-#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -11,36 +10,17 @@
 #include "csrc/model/archive_constants.h"
 #include "csrc/model/constants.h"
 #include "csrc/package/library_hash.h"
+#include "csrc/tensor/layout.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {
 namespace {
 
-// The wrapper source read for the constants' shapes (as for the input checks).
-constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
 // weights_config.json: one short line per constant.
 constexpr uint64_t kMaxConfigBytes = uint64_t{64} << 20;
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string hex(const uint8_t* bytes, size_t n) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string s(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    s[2 * i] = kDigits[bytes[i] >> 4];
-    s[2 * i + 1] = kDigits[bytes[i] & 15];
-  }
-  return s;
-}
-
-Error read_source(const Pt2Archive& archive, const ArchiveEntry& e, std::string* out) {
-  SLIMCUDA_CHECK_OR_RETURN(e.size <= kMaxWrapperSourceBytes, Error::InvalidProgram, "%s: %llu bytes (at most %llu)",
-                           e.name.c_str(), static_cast<unsigned long long>(e.size),
-                           static_cast<unsigned long long>(kMaxWrapperSourceBytes));
-  out->assign(static_cast<size_t>(e.size), '\0');
-  return archive.read(e, 0, e.size, out->data());
 }
 
 // What names an outer entry's bytes across loads: the mapped file's identity with the
@@ -51,7 +31,7 @@ std::string entry_identity(const Pt2Archive& archive, const ArchiveEntry& e, Arc
            ":crc" + std::to_string(e.crc32);
   }
   const LibraryHash h = library_hash(span.data, span.size);
-  return "xxh3-128:" + hex(h.bytes, kLibraryHashBytes) + "+" + std::to_string(span.size);
+  return "xxh3-128:" + library_hash_hex(h) + "+" + std::to_string(span.size);
 }
 
 // pickle_weights: weights_config.json names, per FQN, a file of <root>data/weights/ (a
@@ -207,7 +187,7 @@ Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const Mo
       }
     }
     std::string source;
-    if (pm.wrapper_source != nullptr) SLIMCUDA_RETURN_IF_ERROR(read_source(archive, *pm.wrapper_source, &source));
+    SLIMCUDA_RETURN_IF_ERROR(read_wrapper_source(archive, pm, &source));
 
     if (blob == nullptr) {
       if (config != nullptr) {
@@ -302,11 +282,7 @@ Error stage_pt2_weights_file(Model* model, const char* path, const StreamContext
     const int32_t dtype = e.dtype != -1 ? e.dtype : (c != nullptr ? c->info.dtype : -1);
     SLIMCUDA_CHECK_OR_RETURN(is_supported_scalar_type(dtype), Error::InvalidProgram, "weight '%s': dtype %d",
                              e.name.c_str(), dtype);
-    std::vector<int64_t> strides = e.strides;
-    if (strides.empty()) {
-      strides.assign(e.sizes.size(), 1);
-      for (size_t d = e.sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * std::max<int64_t>(e.sizes[d], 1);
-    }
+    const std::vector<int64_t> strides = e.strides.empty() ? contiguous_strides(e.sizes) : e.strides;
     auto* bytes = const_cast<uint8_t*>(e.source->view() + e.source_offset);  // read only: a copy's source
     owned.push_back(std::make_unique<SlimTensor>(Storage::borrow(bytes, static_cast<size_t>(e.nbytes), Device{}),
                                                  e.sizes, strides, static_cast<ScalarType>(dtype), e.storage_offset));

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace slimcuda {
 
@@ -17,6 +18,9 @@ struct LibraryHash {
 };
 
 [[nodiscard]] LibraryHash library_hash(const uint8_t* data, size_t size) noexcept;
+
+/// The hash as 32 lowercase hex digits (in its canonical byte order). Throws std::bad_alloc.
+[[nodiscard]] std::string library_hash_hex(const LibraryHash& hash);
 
 /// Whether `expected` (kLibraryHashBytes bytes) is the hash of data[0, size).
 [[nodiscard]] bool library_hash_matches(const uint8_t* data, size_t size, const uint8_t* expected) noexcept;
