@@ -166,6 +166,47 @@ TEST_F(Decode, StateIsTheKvCache) {
   }
 }
 
+// The decoder's library in a package (which carries no wrapper source, so every buffer is
+// state): the default instance count must give it one instance, as for the .pt2, and an
+// explicit 4 is refused. The package loader once resolved the default to 4 itself, and every
+// package of a model with buffers (BERT's position ids, batch norm's running statistics)
+// failed to load with the default.
+TEST_F(Decode, PackageOfTheDecoderLoadsWithTheDefaultInstances) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  const nlohmann::json cuda_int64 = {{"dtype", "int64"}, {"device", "cuda"}};
+  nlohmann::json ids = cuda_int64, pos = cuda_int64;
+  ids["name"] = "ids", ids["sizes"] = {1, 1};
+  pos["name"] = "pos", pos["sizes"] = {1};
+  const nlohmann::json logits = {
+      {"name", "logits"}, {"dtype", "float32"}, {"sizes", {1, ref_.vocab}}, {"device", "cuda"}};
+  const nlohmann::json manifest = {
+      {"libraries",
+       {{{"device", "cuda"},
+         {"so", ref_.dir + "/so/model.so"},
+         {"methods", {{{"name", "forward"}, {"inputs", {ids, pos}}, {"outputs", {logits}}}}}}}}};
+  const std::string manifest_path = dir + "/decoder_manifest.json", package = dir + "/decoder.slimcuda";
+  std::ofstream(manifest_path) << manifest.dump();
+  ASSERT_EQ(slimcuda_package_pack(manifest_path.c_str(), package.c_str()), SLIMCUDA_OK)
+      << slimcuda_last_error_message();
+  for (int32_t instances : {0, 1}) {
+    slimcuda_load_options o{static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, instances, nullptr, 0};
+    slimcuda_model* m = nullptr;
+    ASSERT_EQ(slimcuda_model_load_file_with(package.c_str(), &o, &m), SLIMCUDA_OK) << slimcuda_last_error_message();
+    int32_t n = 0;
+    ASSERT_EQ(slimcuda_model_instances(m, &n), SLIMCUDA_OK);
+    EXPECT_EQ(n, 1) << "asked for " << instances;
+    decode(m, 0, ref_.steps, stream_, "package, instances " + std::to_string(instances));
+    slimcuda_model_free(m);
+  }
+  slimcuda_load_options four{static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, 4, nullptr, 0};
+  slimcuda_model* m = nullptr;
+  EXPECT_EQ(slimcuda_model_load_file_with(package.c_str(), &four, &m), SLIMCUDA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slimcuda_last_error_message()).find("cannot have 4 instances"), std::string::npos)
+      << slimcuda_last_error_message();
+  EXPECT_EQ(m, nullptr);
+}
+
 TEST_F(Decode, MatchesEagerWithAndWithoutGraphs) {
   for (const char* variant : {"so", "archive"}) {
     for (int32_t graphs : {SLIMCUDA_GRAPHS_OFF, SLIMCUDA_GRAPHS_ON}) {

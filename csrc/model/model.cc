@@ -120,7 +120,8 @@ Error Model::load(const ModelPackage& package, int device_type, int device_index
     if (device_type == -1) {
       device_type = (package.library(DeviceType::CUDA) != nullptr && cuda::device_count() > 0) ? 1 : 0;
     }
-    if (instances == 0) instances = device_type == 1 ? kDefaultCudaInstances : kDefaultCpuInstances;
+    // instances stays 0 for the default: load_library resolves it, and a model with state
+    // gets one instance by default, where asking for more is refused.
     const LibrarySpec* lib = package.library(static_cast<DeviceType>(device_type));
     SLIMCUDA_CHECK_OR_RETURN(lib != nullptr, Error::NotSupported, "the package has no %s library",
                              device_type == 1 ? "CUDA" : "CPU");

@@ -168,6 +168,9 @@ def export(m, a, name, extra=None):
             if n.endswith(".wrapper.cpp"):
                 with open(os.path.join(d, "wrapper.cpp"), "wb") as f:
                     f.write(z.read(n))
+            if n.endswith(".wrapper.so"):  # the library alone, for a package (decode_test)
+                with open(os.path.join(d, "model.so"), "wb") as f:
+                    f.write(z.read(n))
         with open(os.path.join(d, "entries.txt"), "w") as f:
             f.write("\n".join(z.namelist()) + "\n")
     sig = ep.graph_signature

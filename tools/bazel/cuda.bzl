@@ -16,6 +16,11 @@ cuda_library(name, srcs = [".cu"], hdrs, deps, ...) compiles each .cu with nvcc 
 position-independent object (SASS for every current NVIDIA architecture from sm_80 on, plus
 PTX for the newest, which later GPUs JIT) and
 wraps the objects in a cc_library, usable in static and shared links alike.
+
+--config=ptx_jit (--define=slimcuda_cuda_code=ptx) compiles compute_80 PTX only, no SASS:
+every kernel then reaches the GPU through the driver's JIT. The shipped compute_120 PTX can
+only be JIT-compiled for sm_120 and later, so this is how an older GPU (the H200) proves
+that the kernels are right on the PTX path (tools/gpu/run.sh --ptx-jit).
 """
 
 load("@rules_cc//cc:defs.bzl", "cc_library")
@@ -111,6 +116,16 @@ DEFAULT_CUDA_ARCH_FLAGS = [
     for a in CUDA_SASS_ARCHS
 ] + ["-gencode=arch=compute_%s,code=compute_%s" % (CUDA_PTX_ARCH, CUDA_PTX_ARCH)]
 
+# The oldest supported architecture's PTX, which every supported GPU can JIT.
+PTX_ONLY_CUDA_ARCH_FLAGS = ["-gencode=arch=compute_%s,code=compute_%s" % (CUDA_SASS_ARCHS[0], CUDA_SASS_ARCHS[0])]
+
+def _arch_flags(ctx):
+    if ctx.attr.arch_flags:
+        return ctx.attr.arch_flags
+    if ctx.var.get("slimcuda_cuda_code", "") == "ptx":
+        return PTX_ONLY_CUDA_ARCH_FLAGS
+    return DEFAULT_CUDA_ARCH_FLAGS
+
 def _cuda_objects_impl(ctx):
     cc_toolchain = find_cpp_toolchain(ctx)
     cc_ctx = cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps]).compilation_context
@@ -135,7 +150,7 @@ def _cuda_objects_impl(ctx):
         # headers mark (SLIMCUDA_API), and its version script agrees.
         args.add_all(["-Xcompiler", "-fvisibility=hidden"])
         args.add_all(["--expt-relaxed-constexpr", "-Werror=all-warnings"])
-        args.add_all(ctx.attr.arch_flags)
+        args.add_all(_arch_flags(ctx))
         args.add_all(includes + defines)
         args.add_all(ctx.attr.copts)
         args.add("-c", src)
@@ -162,7 +177,8 @@ cuda_objects = rule(
         "hdrs": attr.label_list(allow_files = [".h", ".cuh"]),
         "deps": attr.label_list(providers = [CcInfo]),
         "copts": attr.string_list(),
-        "arch_flags": attr.string_list(default = DEFAULT_CUDA_ARCH_FLAGS),
+        # Empty: DEFAULT_CUDA_ARCH_FLAGS, or PTX only under --config=ptx_jit.
+        "arch_flags": attr.string_list(),
         "_nvcc": attr.label(default = "@local_cuda//:nvcc", cfg = "exec"),
         "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
     },

@@ -17,6 +17,9 @@
 # DIR/export_weights_example.py  the CUDA export with weights in the archive (run.sh runs it)
 # DIR/decoder.py  the decode-step export with a KV cache (run.sh runs it); DIR/decode the
 #               Go decode loop (examples/decode)
+# DIR/ptx/      the C++ test binaries, libslimcuda.so and the demo model of the PTX-only build
+#               (--config=ptx_jit: no SASS), for run.sh --ptx and --ptx-jit; built last, since
+#               it overwrites bazel-bin. SLIMCUDA_BUNDLE_PTX=0 leaves it out.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${1:-gpu-bundle}"
@@ -67,5 +70,29 @@ cp -L bazel-bin/models/testing/*.slimcuda bazel-bin/models/testing/libconstant_1
 cp tools/gpu/run.sh "$out/run.sh"
 cp tools/gpu/skips.py "$out/skips.py" # run.sh: the skips by reason, and the allow-list
 cp tools/gpu/perf.sh "$out/perf.sh"
+cp tools/gpu/filters.txt "$out/"
+
+if [[ "${SLIMCUDA_BUNDLE_PTX:-1}" == 1 ]]; then
+  ctests=$(bazel query 'kind("cc_test", //...)' 2>/dev/null | sort)
+  # shellcheck disable=SC2086
+  bazel build --config=ptx_jit $ctests //csrc:libslimcuda.so //models/demo:demo_package //models/demo:demo_sync_package \
+    //models/demo:demo_pt2 >/dev/null
+  mkdir -p "$out/ptx/bin" "$out/ptx/lib"
+  for t in $ctests; do
+    pkg="${t#//}"
+    cp -L "$(bin_of "$t")" "$out/ptx/bin/$(echo "${pkg%%:*}" | tr / _)__${t#*:}"
+  done
+  cp -L bazel-bin/csrc/libslimcuda.so.0 "$out/ptx/lib/"
+  cp -L bazel-bin/models/demo/demo.slimcuda bazel-bin/models/demo/demo_sync.slimcuda bazel-bin/models/demo/demo_cuda.pt2 "$out/ptx/"
+  # What run.sh --ptx proves rests on this: the library holds no SASS, only compute_80 PTX.
+  cuobjdump="${SLIMCUDA_CUDA_PREFIX:-/opt/slimcuda/cuda-13.0}/bin/cuobjdump"
+  if [[ -x "$cuobjdump" ]]; then
+    if "$cuobjdump" --list-elf "$out/ptx/lib/libslimcuda.so.0" 2>&1 | grep -q '\.cubin$' ||
+      ! "$cuobjdump" --list-ptx "$out/ptx/lib/libslimcuda.so.0" | grep -q 'sm_80\.ptx$'; then
+      echo "bundle: the PTX-only libslimcuda.so holds SASS or lacks compute_80 PTX"
+      exit 1
+    fi
+  fi
+fi
 chmod -R u+w "$out"
-echo "bundle: $out: $(find "$out/bin" -maxdepth 1 -type f | wc -l) test binaries, $(find "$out/bench" -maxdepth 1 -type f | wc -l) benchmarks, $(du -sh "$out" | cut -f1)"
+echo "bundle: $out: $(find "$out/bin" -maxdepth 1 -type f | wc -l) test binaries ($(find "$out/ptx/bin" -maxdepth 1 -type f 2>/dev/null | wc -l) PTX-only), $(find "$out/bench" -maxdepth 1 -type f | wc -l) benchmarks, $(du -sh "$out" | cut -f1)"

@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# run.sh [--bench | --sanitize TOOL] — on the GPU machine, from the folder tools/gpu/bundle.sh
+# run.sh [--bench | --sanitize TOOL | --ptx | --ptx-jit] — on the GPU machine, from the folder tools/gpu/bundle.sh
 # made: runs every test binary with SLIMCUDA_REQUIRE_GPU=1 (a missing GPU fails instead of
 # skipping), lists the skips by reason (skips.py: a reason off its allow-list fails the run)
 # and ends with one line "N passed, N failed, N skipped" counting individual tests.
 # --bench also runs the benchmarks (C++ binaries and the Go benchmarks) afterwards.
 # --sanitize TOOL runs the C++ test binaries under compute-sanitizer --tool TOOL (memcheck,
 # racecheck, synccheck, initcheck); a sanitizer report fails the binary.
+# --ptx runs the C++ test binaries of the PTX-only build (ptx/: --config=ptx_jit, compute_80
+# PTX and no SASS, so every slimcuda kernel is JIT-compiled by the driver; cuBLAS and cuDNN run
+# their own SASS). --ptx-jit runs them with CUDA_FORCE_PTX_JIT=1 too, less the tests that
+# call cuBLAS or cuDNN, which cannot start under it (filters.txt).
+# filters.txt lists, per mode (memcheck, racecheck, ptx-jit), the tests a mode leaves out
+# and why.
 # SLIMCUDA_GPU_ONLY=REGEX runs only the test binaries whose names match (e.g. csrc_graph__).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bins="$here/bin"
+ptx=""
+if [[ "${1:-}" == --ptx || "${1:-}" == --ptx-jit ]]; then
+  ptx="$1"
+  bins="$here/ptx/bin"
+fi
 export SLIMCUDA_REQUIRE_GPU=1
 # Two-GPU cases skip on one GPU; on a two-GPU machine run with SLIMCUDA_REQUIRE_GPUS=2.
 export SLIMCUDA_REQUIRE_GPUS="${SLIMCUDA_REQUIRE_GPUS:-1}"
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[[ -n "$ptx" ]] && export LD_LIBRARY_PATH="$here/ptx/lib:$LD_LIBRARY_PATH"
 SLIMCUDA_FIXTURES="$(printf '%s ' "$here"/testdata/*.json)"
 export SLIMCUDA_FIXTURES SLIMCUDA_DEMO_PACKAGE="$here/demo.slimcuda" SLIMCUDA_DEMO_SYNC_PACKAGE="$here/demo_sync.slimcuda"
 export SLIMCUDA_DEMO_MODEL_JSON="$here/testdata/demo_model.json" SLIMCUDA_PT2_JSON="$here/testdata/pt2.json"
@@ -21,6 +34,16 @@ export SLIMCUDA_DEMO_CPU_PT2="$here/models/demo_cpu.pt2" SLIMCUDA_DEMO_CUDA_PT2=
 SLIMCUDA_TEST_MODELS="$(printf '%s ' "$here"/models/*.slimcuda)"
 export SLIMCUDA_TEST_MODELS SLIMCUDA_TEST_LIBRARY="$here/models/libconstant_1.so" SLIMCUDA_TEST_MODELS_DIR="$here/models" \
   SLIMCUDA_DEMO_CPU_SO="$here/models/libdemo_cpu.so"
+if [[ -n "$ptx" ]]; then # the demo model's kernels from the PTX-only build too
+  export SLIMCUDA_DEMO_PACKAGE="$here/ptx/demo.slimcuda" SLIMCUDA_DEMO_SYNC_PACKAGE="$here/ptx/demo_sync.slimcuda" \
+    SLIMCUDA_DEMO_CUDA_PT2="$here/ptx/demo_cuda.pt2"
+fi
+if [[ "$ptx" == --ptx-jit ]]; then
+  export CUDA_FORCE_PTX_JIT=1
+  # The first run JIT-compiles every kernel; a private cache shows that cost each time.
+  CUDA_CACHE_PATH="$(mktemp -d)"
+  export CUDA_CACHE_PATH
+fi
 logs="${SLIMCUDA_GPU_LOGS:-$here/logs}"
 mkdir -p "$logs"
 # The CUDA .pt2 with its weights in the archive (csrc/c_api/pt2_load_test.cc, go/slimcuda/
@@ -49,7 +72,7 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   fi
 fi
 
-echo "gpu run: $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
+echo "gpu run: $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)${ptx:+ ($ptx: the PTX-only build${CUDA_FORCE_PTX_JIT:+, CUDA_FORCE_PTX_JIT=1})}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 
 wrap=()
@@ -68,22 +91,30 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   if [[ "$2" == racecheck && "${SLIMCUDA_RACECHECK_VENDOR:-0}" != 1 ]]; then
     wrap+=(--kernel-name-exclude kns=cudnn_generated_fort_native_sdpa_sm90_flash_fprop)
   fi
+  # SLIMCUDA_SANITIZER_ARGS: more compute-sanitizer options, for a diagnosis.
+  read -r -a extra <<<"${SLIMCUDA_SANITIZER_ARGS:-}"
+  wrap+=("${extra[@]}")
   echo "sanitizer: ${wrap[*]}"
 fi
 
+mode="${ptx#--}"
+[[ "${1:-}" == --sanitize ]] && mode="$2"
 passed=0 failed=0 skipped=0
-for bin in "$here"/bin/*; do
+for bin in "$bins"/*; do
   name=$(basename "$bin")
   if [[ -n "${SLIMCUDA_GPU_ONLY:-}" ]] && ! [[ "$name" =~ $SLIMCUDA_GPU_ONLY ]]; then continue; fi
   # The Go binaries fork the toolchain's runtime threads; the sanitizer runs cover C++ only.
   if ((${#wrap[@]} > 0)) && [[ "$name" == go_* ]]; then continue; fi
-  # sticky_error_test makes a model's own kernel fault on purpose (a device-side assert, a
-  # write far out of bounds) to test what the library does after it: memcheck reports that
-  # fault as it should (192 errors, every one in the model's kernel, all checks passing:
-  # docs/runs/gpu.md, 2026-12-02 17:44), so under memcheck it is left out.
-  if ((${#wrap[@]} > 0)) && [[ "$2" == memcheck && "$name" == *sticky_error_test ]]; then
-    echo "$name: left out under memcheck (its model faults on purpose)"
-    continue
+  # filters.txt: what this mode leaves out of a binary, and why (its comments).
+  filter=() env_of=()
+  if [[ -n "$mode" ]]; then
+    read -r -a entry < <(awk -v m="$mode" -v n="$name" '$1 == m && $2 == n {$1 = $2 = ""; print}' "$here/filters.txt")
+    if [[ "${entry[0]:-}" == "-" ]]; then
+      echo "$name: left out under $mode (tools/gpu/filters.txt says why)"
+      continue
+    fi
+    [[ -n "${entry[0]:-}" && "${entry[0]}" != "*" ]] && filter=("--gtest_filter=${entry[0]}")
+    env_of=("${entry[@]:1}")
   fi
   log="$logs/$name.log"
   # As bazel test: a private, empty TEST_TMPDIR per test binary.
@@ -98,7 +129,7 @@ for bin in "$here"/bin/*; do
     f=$(grep -cE '^\s*--- FAIL' "$log")
     s=$(grep -cE '^\s*--- SKIP' "$log")
   else
-    (cd "$here" && "${wrap[@]}" "$bin" --gtest_output="xml:$logs/$name.xml" >"$log" 2>&1)
+    (cd "$here" && env "${env_of[@]}" "${wrap[@]}" "$bin" "${filter[@]}" --gtest_output="xml:$logs/$name.xml" >"$log" 2>&1)
     rc=$?
     xml="$logs/$name.xml"
     # The first match of each attribute is the <testsuites> total; gtest writes no skipped
