@@ -58,13 +58,13 @@ run "layers (tools/layers.txt)" layers_check
 # No library function over 80 lines without a `// long: <reason>` beside it.
 run "function length" python3 tools/check_function_length.py
 
-mapfile -t cfiles < <(git ls-files '*.c' '*.cc' '*.h' '*.cu' '*.cuh')
+mapfile -t cfiles < <(git ls-files '*.c' '*.cc' '*.h' '*.hpp' '*.cu' '*.cuh')
 run "clang-format (${#cfiles[@]} files)" clang-format --dry-run --Werror "${cfiles[@]}"
 
 # Every source file of ours carries the SPDX header (CONTRIBUTING.md).
 spdx_check() {
   local missing
-  missing=$(git ls-files '*.go' '*.c' '*.cc' '*.h' '*.cu' '*.cuh' '*.fbs' '*.lds' '*.sh' '*.py' '*.bzl' '*BUILD.bazel' \
+  missing=$(git ls-files '*.go' '*.c' '*.cc' '*.h' '*.hpp' '*.cu' '*.cuh' '*.fbs' '*.lds' '*.sh' '*.py' '*.bzl' '*BUILD.bazel' \
     '*.BUILD' '*CMakeLists.txt' '*.cmake.in' MODULE.bazel WORKSPACE .ci/run | xargs grep -L 'SPDX-License-Identifier: Apache-2.0')
   [[ -z "$missing" ]] || { echo "no SPDX header: $missing"; return 1; }
 }
