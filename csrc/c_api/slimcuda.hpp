@@ -558,13 +558,13 @@ class Model {
     size_t num_inputs = 0, num_outputs = 0;
     detail::check(slimcuda_model_num_io(m_, &num_inputs, &num_outputs));
     std::vector<slimcuda_tensor*> out(num_outputs, nullptr);
+    std::vector<Tensor> result;
+    result.reserve(out.size());  // before the run: adopting the outputs then cannot throw
     if (stream) {
       detail::check(slimcuda_model_run_on(m_, in.data(), in.size(), out.data(), out.size(), stream->handle()));
     } else {
       detail::check(slimcuda_model_run(m_, in.data(), in.size(), out.data(), out.size()));
     }
-    std::vector<Tensor> result;
-    result.reserve(out.size());
     for (slimcuda_tensor* t : out) result.emplace_back(t);
     return result;
   }
