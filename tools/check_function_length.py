@@ -23,7 +23,7 @@ import os
 import re
 import sys
 
-C_EXTS = (".h", ".cc", ".cu", ".cuh")
+C_EXTS = (".h", ".hpp", ".cc", ".cu", ".cuh")
 SKIP_FILES = re.compile(r"(_test\.(cc|go)|_fuzzer\.cc)$")
 SKIP_DIRS = ("testing", "go/internal/fixture", "go/internal/helpertest")
 MARKER = re.compile(r"//\s*long:\s*\S")

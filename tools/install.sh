@@ -4,7 +4,8 @@
 # with Bazel and install them for programs outside this repository. --shim-prefix P exports
 # the shims as P##aoti_torch_* and no plain aoti_torch_* (to share a process with libtorch):
 #   DIR/bin/slimcuda                        the CLI (finds the library through RUNPATH $ORIGIN/../lib)
-#   DIR/include/slimcuda/*.h                public headers (C ABI slimcuda.h, version.h, caller_stream.h, ...)
+#   DIR/include/slimcuda/*.h, *.hpp         public headers (C ABI slimcuda.h, its C++ slimcuda.hpp, version.h,
+#                                           caller_stream.h, ...)
 #   DIR/lib/libslimcuda.so.<major>          the library (SONAME; finds libcudart beside it: RUNPATH $ORIGIN)
 #   DIR/lib/libslimcuda.so                  -> libslimcuda.so.<major>, for linkers (-lslimcuda)
 #   DIR/lib/libcudart.so.<major>            the CUDA runtime it was built against
@@ -84,5 +85,5 @@ PC
 sed "s/@SLIMCUDA_LIB@/$lib/" tools/cmake/slimcudaConfig.cmake.in >"$prefix/lib/cmake/slimcuda/slimcudaConfig.cmake"
 sed "s/@SLIMCUDA_VERSION@/$version/" tools/cmake/slimcudaConfigVersion.cmake.in \
   >"$prefix/lib/cmake/slimcuda/slimcudaConfigVersion.cmake"
-echo "install: slimcuda $version in $prefix (headers: $(find "$prefix/include/slimcuda" -name '*.h' -printf '%f ')" \
+echo "install: slimcuda $version in $prefix (headers: $(find "$prefix/include/slimcuda" -name '*.h*' -printf '%f ')" \
   "libs: $lib $cudart; bin/slimcuda; lib/cmake/slimcuda)"

@@ -37,6 +37,17 @@ go_lint() { # in DIR: go vet ./... && staticcheck ./...
 }
 run "go vet + staticcheck (module)" go_lint .
 run "go vet + staticcheck (tools/consumer/goapp)" go_lint tools/consumer/goapp
+# Without cgo the package cannot work: its build must fail with go/slimcuda/nocgo.go's one
+# error, which names the fix, and not with whatever cgo-only name a pure-Go file used first.
+nocgo_check() {
+  local out
+  if out=$(CGO_ENABLED=0 GOFLAGS=-mod=mod go build ./go/slimcuda 2>&1); then
+    echo "CGO_ENABLED=0 go build ./go/slimcuda succeeded"
+    return 1
+  fi
+  [[ $(grep -c ': ' <<<"$out") == 1 && "$out" == *"undefined: slimcuda_requires_cgo__"* ]] || { echo "$out"; return 1; }
+}
+run "CGO_ENABLED=0 build error" nocgo_check
 
 mapfile -t shfiles < <(git ls-files 'tools/*.sh' 'tools/**/*.sh' '.ci/run')
 run "shellcheck (${#shfiles[@]} scripts)" shellcheck -x "${shfiles[@]}"
@@ -47,13 +58,13 @@ run "layers (tools/layers.txt)" layers_check
 # No library function over 80 lines without a `// long: <reason>` beside it.
 run "function length" python3 tools/check_function_length.py
 
-mapfile -t cfiles < <(git ls-files '*.c' '*.cc' '*.h' '*.cu' '*.cuh')
+mapfile -t cfiles < <(git ls-files '*.c' '*.cc' '*.h' '*.hpp' '*.cu' '*.cuh')
 run "clang-format (${#cfiles[@]} files)" clang-format --dry-run --Werror "${cfiles[@]}"
 
 # Every source file of ours carries the SPDX header (CONTRIBUTING.md).
 spdx_check() {
   local missing
-  missing=$(git ls-files '*.go' '*.c' '*.cc' '*.h' '*.cu' '*.cuh' '*.fbs' '*.lds' '*.sh' '*.py' '*.bzl' '*BUILD.bazel' \
+  missing=$(git ls-files '*.go' '*.c' '*.cc' '*.h' '*.hpp' '*.cu' '*.cuh' '*.fbs' '*.lds' '*.sh' '*.py' '*.bzl' '*BUILD.bazel' \
     '*.BUILD' '*CMakeLists.txt' '*.cmake.in' MODULE.bazel WORKSPACE .ci/run | xargs grep -L 'SPDX-License-Identifier: Apache-2.0')
   [[ -z "$missing" ]] || { echo "no SPDX header: $missing"; return 1; }
 }

@@ -8,14 +8,27 @@
 // # Devices, memory, tensors and models
 //
 // A [Device] names where memory and work live: [CPUDevice], [CUDADevice](i), or
-// [CurrentCUDA] (the calling thread's current GPU). [Alloc] returns a [DeviceBuffer] of raw
-// device memory; [NewTensor] a [Tensor] (sizes, strides, a [DType], a device), which
-// [CopyFromHost] and [CopyToHost] fill and read from Go slices of the element types
-// [HostElement] lists, converting between dtypes. [Load] reads a model: PyTorch's .pt2 as
+// [CurrentCUDA] (the calling thread's current GPU). A [Tensor] has sizes, strides, a
+// [DType] and a device: [TensorFrom] makes one holding a copy of a Go slice, its dtype the
+// slice's element type, and [ToSlice] copies one of that dtype back into a new slice, so a
+// model's input and output are one call each:
+//
+//	x, err := slimcuda.TensorFrom([]int64{2, 4}, data, model.Device()) // data []float32
+//	outs, err := model.Run([]*slimcuda.Tensor{x})
+//	defer slimcuda.CloseAll(outs...)
+//	y, err := slimcuda.ToSlice[float32](outs[0])
+//
+// The element types ([HostElement]) are one Go type per slimcuda dtype: uint8, int8, int16,
+// int32, int64, float32, float64, bool, and for the 16-bit floats, which Go lacks,
+// [Float16Bits] and [BFloat16Bits] (the raw bits, as uint16). [Tensor.Sizes] and
+// [Tensor.DType] describe a tensor without a C call. [NewTensor] allocates one without
+// filling it; [CopyFromHost] and [CopyToHost] fill and read it from slices of any element
+// type, converting between dtypes (a float16 tensor from a []float32). [Alloc] returns a
+// [DeviceBuffer] of raw device memory. [Load] reads a model: PyTorch's .pt2 as
 // torch._inductor.aoti_compile_and_package writes it (read in place, nothing extracted;
 // [WithModelName] picks one of several), or a slimcuda package (.slimcuda: compiled
 // libraries and their I/O manifest); [LoadBytes] reads one from memory; [Model.Run] runs it
-// on tensors. Weights a .pt2 keeps outside its library are uploaded by Load, one copy per
+// on tensors and returns new output tensors, which [CloseAll] closes. Weights a .pt2 keeps outside its library are uploaded by Load, one copy per
 // model and device shared by every load of it. [GetMemoryStats] and [GetPinnedMemoryStats]
 // report the caching device and pinned pools. [Version] is the library's version.
 //
@@ -76,7 +89,8 @@
 //     any); the value is closed even when that fails, and later calls return nil;
 //   - after Close, every method that can fail returns an *[Error] with Code
 //     [ErrInvalidState], without calling CUDA; accessors that cannot fail (Len, Device,
-//     Inputs, Outputs) keep describing the value, and [DeviceBuffer.Pointer] returns nil.
+//     Inputs, Outputs, Sizes, DType) keep describing the value, and [DeviceBuffer.Pointer]
+//     returns nil.
 //
 // A finalizer calls Close as a leak backstop only; close values explicitly. Each type
 // says whether Close may run concurrently with its other methods.
@@ -95,5 +109,8 @@
 //
 // Under Bazel the go_library's cdeps bring libslimcuda.so. With plain `go build`, the file
 // pkgconfig.go asks pkg-config for the installed library (tools/install.sh; its .pc file
-// puts the install's lib/ on the binary's RUNPATH).
+// puts the install's lib/ on the binary's RUNPATH). The package needs cgo: built without it
+// (CGO_ENABLED=0, or cross-compiling, where the go command turns it off) it fails with the
+// one error "undefined: slimcuda_requires_cgo__build_with_CGO_ENABLED_1_and_a_C_compiler".
+// The .npy reader, github.com/slimcuda/slimcuda/go/npy, is pure Go.
 package slimcuda

@@ -19,6 +19,9 @@ func TestNilReceiversGiveZeroResults(t *testing.T) {
 	require.Equal(t, 0, b.Len())
 	require.Equal(t, Device{}, b.Device())
 	require.Nil(t, b.Pointer())
+	var x *Tensor
+	require.Nil(t, x.Sizes())
+	require.Equal(t, UnknownDType, x.DType())
 }
 
 // closer is one type's Close contract (doc.go, "Close"): a way to make an open value, and
@@ -40,6 +43,11 @@ func closers() []closer {
 			"Device":           func() error { _, err := s.Device(); return err },
 			"WithCallerStream": func() error { return WithCallerStream(s, func() error { return nil }) },
 			"OnStream":         func() error { return CopyFromHost(x, []float32{1, 2}, OnStream(s)) },
+			"TensorFrom/OnStream": func() error {
+				y, err := TensorFrom([]int64{1}, []float32{1}, CPUDevice, OnStream(s))
+				_ = y.Close()
+				return err
+			},
 		}
 	}
 	return []closer{
@@ -94,6 +102,7 @@ func closers() []closer {
 					"CopyFrom/src": func() error { return y.CopyFrom(x) },
 					"CopyFromHost": func() error { return CopyFromHost(x, []float32{1, 2}) },
 					"CopyToHost":   func() error { return CopyToHost(x, make([]float32, 2)) },
+					"ToSlice":      func() error { _, err := ToSlice[float32](x); return err },
 				}
 			}},
 		{name: "Model", nilOne: (*Model)(nil).Close,

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/slimcuda/slimcuda/go/slimcuda"
 )
@@ -191,43 +192,175 @@ func linearExport() string {
 }
 
 // Load a model — a .pt2 from torch._inductor.aoti_compile_and_package, or a slimcuda
-// package — and run it; inputs are checked against model.Inputs(). A .pt2 runs on the
-// device it was compiled for (this one on the CPU); a package with a CUDA library uses it
-// when there is a GPU.
+// package — and run it: TensorFrom makes each input from a Go slice, ToSlice reads an
+// output into one, CloseAll frees the outputs. Inputs are checked against model.Inputs().
+// A .pt2 runs on the device it was compiled for (this one on the CPU); a package with a
+// CUDA library uses it when there is a GPU.
 func ExampleLoad() {
 	model, err := slimcuda.Load(linearExport())
 	if err != nil {
 		log.Fatal(err) // errors.Is(err, slimcuda.ErrInvalidProgram) for a malformed model
 	}
 	defer model.Close()
-	var inputs []*slimcuda.Tensor
 	for _, spec := range model.Inputs() {
-		fmt.Println("input", spec.DType, spec.Sizes) // spec.Name: PyTorch's, arg2_1 here
-		x, err := slimcuda.NewTensor(spec.Sizes, spec.DType, model.Device())
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer x.Close()
-		n := 1
-		for _, size := range spec.Sizes {
-			n *= int(size)
-		}
-		if err := slimcuda.CopyFromHost(x, make([]float32, n)); err != nil {
-			log.Fatal(err)
-		}
-		inputs = append(inputs, x)
+		fmt.Println("input", spec.Name, spec.DType, spec.Sizes) // PyTorch's names
 	}
-	outs, err := model.Run(inputs)
+	// The inputs of testdata/pt2/real_cpu_linear.ref.json, for which PyTorch computed
+	// y = [0 0.171 0 0 2.867 0].
+	x, err := slimcuda.TensorFrom([]int64{2, 4}, []float32{0.6035430431365967, 0.8109818696975708,
+		-0.04508150741457939, 0.8796946406364441, 1.0482062101364136, -0.04450046643614769,
+		-0.7228844165802002, 2.866340160369873}, model.Device())
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, out := range outs {
-		info, _ := out.Info()
-		fmt.Println("output", info.DType, info.Sizes)
-		out.Close()
+	defer x.Close()
+	z, err := slimcuda.TensorFrom([]int64{2, 3}, []float32{-0.5655086040496826, 0.16043701767921448,
+		-0.025351187214255333, 1.0739002227783203, 2.262845754623413, -0.917529284954071}, model.Device())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer z.Close()
+	outs, err := model.Run([]*slimcuda.Tensor{x, z})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer slimcuda.CloseAll(outs...)
+	y, err := slimcuda.ToSlice[float32](outs[0]) // ErrInvalidArgument unless outs[0] is float32
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("output", outs[0].DType(), outs[0].Sizes())
+	fmt.Printf("%.3f\n", y)
+	// Output:
+	// input arg2_1 float32 [2 4]
+	// input arg3_1 float32 [2 3]
+	// output float32 [2 3]
+	// [0.000 0.171 0.000 0.000 2.867 0.000]
+}
+
+// A Model is safe for concurrent use: goroutines share one, each run taking a free
+// instance (WithInstances; on CUDA give each goroutine its own stream with OnStream).
+// Here goroutine g adds g to the second input, z: goroutine 0 reproduces PyTorch's y, and
+// each g adds g to every output that relu(x W^T + b + z + g) lets through.
+func ExampleModel_Run_goroutines() {
+	model, err := slimcuda.Load(linearExport(), slimcuda.WithInstances(2))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer model.Close()
+	x := []float32{0.6035430431365967, 0.8109818696975708, -0.04508150741457939, 0.8796946406364441,
+		1.0482062101364136, -0.04450046643614769, -0.7228844165802002, 2.866340160369873}
+	z := []float32{-0.5655086040496826, 0.16043701767921448, -0.025351187214255333, 1.0739002227783203,
+		2.262845754623413, -0.917529284954071}
+	results := make([][]float32, 4)
+	var wg sync.WaitGroup
+	for g := range results {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			zg := make([]float32, len(z))
+			for i, v := range z {
+				zg[i] = v + float32(g)
+			}
+			y, err := runLinear(model, x, zg)
+			if err != nil {
+				log.Fatal(err)
+			}
+			results[g] = y
+		}(g)
+	}
+	wg.Wait()
+	for g, y := range results {
+		fmt.Printf("%d: %.3f\n", g, y)
 	}
 	// Output:
-	// input float32 [2 4]
-	// input float32 [2 3]
-	// output float32 [2 3]
+	// 0: [0.000 0.171 0.000 0.000 2.867 0.000]
+	// 1: [0.000 1.171 0.769 0.823 3.867 0.000]
+	// 2: [0.867 2.171 1.769 1.823 4.867 0.651]
+	// 3: [1.867 3.171 2.769 2.823 5.867 1.651]
+}
+
+// runLinear runs the linear export on x [2, 4] and z [2, 3] and returns y [2, 3].
+func runLinear(model *slimcuda.Model, x, z []float32) ([]float32, error) {
+	xt, err := slimcuda.TensorFrom([]int64{2, 4}, x, model.Device())
+	if err != nil {
+		return nil, err
+	}
+	defer xt.Close()
+	zt, err := slimcuda.TensorFrom([]int64{2, 3}, z, model.Device())
+	if err != nil {
+		return nil, err
+	}
+	defer zt.Close()
+	outs, err := model.Run([]*slimcuda.Tensor{xt, zt})
+	if err != nil {
+		return nil, err
+	}
+	defer slimcuda.CloseAll(outs...)
+	return slimcuda.ToSlice[float32](outs[0])
+}
+
+// With CUDA graphs on, a CUDA model's first run of an input layout on a non-blocking
+// stream is captured into a graph and replayed, and later runs of that layout replay it,
+// each in one launch. Reading the output on the run's stream orders the read after the
+// replay. (This example needs a GPU and a CUDA export, so `go test` only compiles it;
+// TestExampleCUDAGraphs runs the same steps on the demo model under SLIMCUDA_REQUIRE_GPU=1.)
+func ExampleWithCUDAGraphs() {
+	// One instance: each instance captures its own graph of a layout.
+	model, err := slimcuda.Load("model_cuda.pt2", slimcuda.WithInstances(1),
+		slimcuda.WithCUDAGraphs(slimcuda.GraphsOn))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer model.Close()
+	stream, err := slimcuda.NewStream(slimcuda.NonBlocking()) // a blocking stream cannot be captured
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stream.Close()
+	on := slimcuda.OnStream(stream)
+	x, err := slimcuda.TensorFrom([]int64{2, 16}, make([]float32, 32), model.Device(), on)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer x.Close()
+	for i := 0; i < 3; i++ {
+		outs, err := model.Run([]*slimcuda.Tensor{x}, on) // returns once enqueued on stream
+		if err != nil {
+			log.Fatal(err)
+		}
+		y, err := slimcuda.ToSlice[float32](outs[0], on)
+		slimcuda.CloseAll(outs...)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(y[:4])
+	}
+	stats, err := model.GraphStats()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("captures", stats.Captures, "replays", stats.Replays) // captures 1 replays 3: the first run too
+}
+
+// TensorFrom's dtype is its slice's element type; ToSlice reads a tensor of that dtype
+// back (CopyFromHost and CopyToHost convert between dtypes instead).
+func ExampleTensorFrom() {
+	x, err := slimcuda.TensorFrom([]int64{2, 2}, []int64{1, 2, 3, 4}, slimcuda.CPUDevice)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer x.Close()
+	fmt.Println(x.DType(), x.Sizes())
+	xs, err := slimcuda.ToSlice[int64](x)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(xs)
+	_, err = slimcuda.ToSlice[float32](x)
+	fmt.Println(errors.Is(err, slimcuda.ErrInvalidArgument))
+	// Output:
+	// int64 [2 2]
+	// [1 2 3 4]
+	// true
 }

@@ -258,3 +258,36 @@ func firstOutput(b *testing.B, out []*Tensor, s *Stream) []float32 {
 	}
 	return got
 }
+
+// The steps of ExampleWithCUDAGraphs (which `go test` only compiles) on the demo model:
+// TensorFrom and ToSlice on the run's non-blocking stream, one capture then replays, and
+// the replays read what a run without graphs reads.
+func TestExampleCUDAGraphs(t *testing.T) {
+	requireGPU(t)
+	plain, err := Load(demoPackage(t), LoadOnDevice(CUDADevice(0)))
+	require.NoError(t, err)
+	defer plain.Close()
+	want, err := runDemo(plain, concurrentInput(5))
+	require.NoError(t, err)
+	m, err := Load(demoPackage(t), LoadOnDevice(CUDADevice(0)), WithInstances(1), WithCUDAGraphs(GraphsOn))
+	require.NoError(t, err)
+	defer m.Close()
+	stream, err := NewStream(NonBlocking())
+	require.NoError(t, err)
+	defer stream.Close()
+	on := OnStream(stream)
+	x, err := TensorFrom([]int64{2, 16}, concurrentInput(5), m.Device(), on)
+	require.NoError(t, err)
+	defer x.Close()
+	for i := 0; i < 3; i++ {
+		outs, err := m.Run([]*Tensor{x}, on)
+		require.NoError(t, err)
+		y, err := ToSlice[float32](outs[0], on)
+		require.NoError(t, CloseAll(outs...))
+		require.NoError(t, err)
+		require.Equal(t, want, y, "run %d", i)
+	}
+	stats, err := m.GraphStats()
+	require.NoError(t, err)
+	require.Equal(t, GraphStats{Captures: 1, Replays: 3, Graphs: 1}, stats) // the capturing run replays too
+}

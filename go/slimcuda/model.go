@@ -238,7 +238,13 @@ func (m *Model) run(op string, ctx context.Context, inputs []*Tensor, opts []Cal
 	}
 	result := make([]*Tensor, len(out))
 	for i, h := range out {
-		result[i] = newTensor(h)
+		if result[i], err = newTensor(op, h); err != nil {
+			for _, rest := range out[i+1:] {
+				_ = check(op, C.sc_tensor_delete(rest))
+			}
+			_ = CloseAll(result[:i]...) // the metadata error is the one to report
+			return nil, err
+		}
 	}
 	return result, nil
 }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
+//go:build cgo
+
 package slimcuda
 
 // A CallOption adjusts one call. A nil option is skipped, as nil options are everywhere in

@@ -57,7 +57,7 @@ func TestPackMissingManifest(t *testing.T) {
 // `go test -fuzz` learns nothing about the C parser. `go test` and `bazel test` run it over
 // its seeds (testdata/packages/*.slimcuda), TestMain checking that they did; libFuzzer
 // (tools/fuzz/fuzz.sh) is the coverage-guided fuzzer of the C reader, and FuzzRead
-// (go/internal/npy, the CLI's .npy reader) is the Go-side target.
+// (go/npy, the CLI's .npy reader) is the Go-side target.
 func FuzzCheckPackage(f *testing.F) {
 	seeds, err := filepath.Glob(fx.Path(f, "packages.json", filepath.Join("packages", "*.slimcuda")))
 	require.NoError(f, err)

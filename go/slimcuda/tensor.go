@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -78,6 +79,11 @@ type Tensor struct {
 	h      unsafe.Pointer
 	mu     sync.Mutex
 	closed bool
+	// What a handle never changes, read once when the Tensor is made, so that Sizes and
+	// DType need no C call and keep describing a closed tensor.
+	sizes        []int64
+	dtype        DType
+	storageBytes int64
 }
 
 // TensorOption configures NewTensor.
@@ -104,10 +110,56 @@ func int64Ptr(s []int64) *C.int64_t {
 	return (*C.int64_t)(unsafe.Pointer(&s[0]))
 }
 
-func newTensor(h unsafe.Pointer) *Tensor {
-	t := &Tensor{h: h}
+// newTensor wraps a new C tensor handle, reading its metadata; when that fails the handle
+// is deleted and the error returned.
+func newTensor(op string, h unsafe.Pointer) (*Tensor, error) {
+	var info C.slimcuda_tensor_info
+	var sizes, strides [25]C.int64_t
+	if err := check(op, C.sc_tensor_get_info(h, &info, &sizes[0], &strides[0])); err != nil {
+		_ = check(op, C.sc_tensor_delete(h)) // the metadata error is the one to report
+		return nil, err
+	}
+	t := &Tensor{h: h, sizes: make([]int64, int(info.ndim)), dtype: DType(info.dtype),
+		storageBytes: int64(info.storage_bytes)}
+	for i := range t.sizes {
+		t.sizes[i] = int64(sizes[i])
+	}
 	runtime.SetFinalizer(t, func(t *Tensor) { t.Close() })
-	return t
+	return t, nil
+}
+
+// Sizes is the tensor's shape, a copy (nil for a nil Tensor). It needs no C call and keeps
+// describing a closed tensor.
+func (t *Tensor) Sizes() []int64 {
+	if t == nil {
+		return nil
+	}
+	return append([]int64{}, t.sizes...)
+}
+
+// DType is the tensor's element type (UnknownDType for a nil Tensor). It needs no C call
+// and keeps describing a closed tensor.
+func (t *Tensor) DType() DType {
+	if t == nil {
+		return UnknownDType
+	}
+	return t.dtype
+}
+
+// elementCount is the product of sizes, or an error when a size is negative or the product
+// overflows int.
+func elementCount(op string, sizes []int64) (int, error) {
+	n := int64(1)
+	for _, s := range sizes {
+		if s < 0 {
+			return 0, argError(op, "negative size in %v", sizes)
+		}
+		if s != 0 && n > math.MaxInt/s {
+			return 0, argError(op, "%v has more elements than an int counts", sizes)
+		}
+		n *= s
+	}
+	return int(n), nil
 }
 
 // NewTensor allocates an uninitialized tensor. Nil options are skipped.
@@ -133,7 +185,7 @@ func NewTensor(sizes []int64, dtype DType, device Device, opts ...TensorOption) 
 	if err := check("NewTensor", r); err != nil {
 		return nil, err
 	}
-	return newTensor(r.ptr), nil
+	return newTensor("NewTensor", r.ptr)
 }
 
 func (t *Tensor) handle(op string) (unsafe.Pointer, error) {
@@ -163,7 +215,7 @@ func (t *Tensor) View(sizes, strides []int64, offset int64) (*Tensor, error) {
 	if err := check("Tensor.View", r); err != nil {
 		return nil, err
 	}
-	return newTensor(r.ptr), nil
+	return newTensor("Tensor.View", r.ptr)
 }
 
 // Clone returns a copy in new memory on the same device: contiguous, or with t's strides
@@ -182,7 +234,7 @@ func (t *Tensor) Clone(preserveStrides bool) (*Tensor, error) {
 	if err := check("Tensor.Clone", r); err != nil {
 		return nil, err
 	}
-	return newTensor(r.ptr), nil
+	return newTensor("Tensor.Clone", r.ptr)
 }
 
 // TensorInfo describes a tensor.
@@ -318,7 +370,10 @@ func CopyFromHost[T HostElement](t *Tensor, src []T, opts ...CallOption) error {
 // CopyToHost reads t, in row-major order of its view, into dst, which holds exactly t's
 // number of elements, converting to dst's element type. Blocking.
 func CopyToHost[T HostElement](t *Tensor, dst []T, opts ...CallOption) error {
-	const op = "CopyToHost"
+	return copyToHost("CopyToHost", t, dst, opts)
+}
+
+func copyToHost[T HostElement](op string, t *Tensor, dst []T, opts []CallOption) error {
 	h, err := t.handle(op)
 	if err != nil {
 		return err

@@ -129,6 +129,28 @@ static inline sc_result sc_tensor_empty(int64_t ndim, const int64_t* sizes, cons
   r.ptr = t;
   return r;
 }
+// A new contiguous tensor holding a copy of nbytes of host elements of `dtype`: allocated
+// and filled in one C call, so with_stream selects `stream` for both on this OS thread
+// (the allocation belongs to the stream the copy runs on). On failure nothing is left.
+static inline sc_result sc_tensor_new_from_host(int64_t ndim, const int64_t* sizes, int32_t dtype, int32_t device_type,
+                                                int32_t device_index, const void* data, size_t nbytes, int with_stream,
+                                                void* stream) {
+  if (with_stream) {
+    int32_t code = slimcuda_caller_stream_push(stream);
+    if (code != 0) return sc_wrap(code);
+  }
+  slimcuda_tensor* t = NULL;
+  int32_t code = slimcuda_tensor_empty(ndim, sizes, NULL, dtype, device_type, device_index, 0, &t);
+  if (code == 0) code = slimcuda_tensor_copy_from_host(t, data, nbytes, dtype);
+  sc_result r = sc_wrap(code);  // the message before the delete and the pop
+  if (code == 0) {
+    r.ptr = t;
+  } else {
+    (void)slimcuda_tensor_delete(t);  // NULL when the allocation failed: a no-op
+  }
+  if (with_stream) (void)slimcuda_caller_stream_pop();
+  return r;
+}
 static inline sc_result sc_tensor_view(void* t, int64_t ndim, const int64_t* sizes, const int64_t* strides,
                                        int64_t offset) {
   slimcuda_tensor* v = NULL;

@@ -440,7 +440,7 @@ def write_raw(path, t):
 
 def write_npy(path, t):
     """t as a NumPy .npy file in its own dtype; bfloat16 (which NumPy lacks) as its raw 16-bit
-    patterns with dtype uint16 ('<u2'), the convention slimcuda's CLI reads (go/internal/npy)."""
+    patterns with dtype uint16 ('<u2'), the convention slimcuda's CLI reads (go/npy)."""
     import numpy as np
     torch = torch_mod()
     t = t.detach().contiguous().cpu()

@@ -41,6 +41,12 @@ c++ -std=c++17 -Wall -Werror tools/consumer/model_consumer.cc -o "$dir/model_con
 "$dir/model_consumer" "$demo" | tee "$dir/model_consumer.out"
 want=$(python3 -c "import json;c=[c for c in json.load(open('testdata/demo_model.json'))['cases'] if c['name']=='run_cpu_batch_4'][0];print('%.8f'%sum(c['expect_output']))")
 grep -q "output sum $want" "$dir/model_consumer.out" || { echo "consumer: model_consumer sum differs from $want" >&2; exit 1; }
+# The same through slimcuda.hpp, built with pkg-config and with CMake.
+c++ -std=c++17 -Wall -Wextra -Werror tools/consumer/hpp_consumer.cc -o "$dir/hpp_consumer" "${pc[@]}"
+for exe in "$dir/hpp_consumer" "$dir/cmake/cmake_hpp_consumer"; do
+  "$exe" "$demo" | tee "$dir/hpp_consumer.out"
+  grep -q "output sum $want" "$dir/hpp_consumer.out" || { echo "consumer: $exe sum differs from $want" >&2; exit 1; }
+done
 (cd tools/consumer/goapp && GOFLAGS=-mod=mod go build -o "$dir/goapp" .)
 "$dir/goapp" "$demo" testdata/demo_model.json
 # A program that knows only PyTorch's shim signatures, against the plain and the prefixed
@@ -59,4 +65,4 @@ fi
 bazel build //csrc:libslimcuda.so.0 2>/dev/null # leave the default build in bazel-bin
 # The installed library exports exactly its ABI (tools/exports.txt), nothing internal.
 bash tools/check_exports.sh "$installed/prefix/lib/$lib"
-echo "consumer: C, C++ and CMake programs built against the installed library passed"
+echo "consumer: C, C++ (slimcuda.h and slimcuda.hpp) and CMake programs built against the installed library passed"

@@ -7,13 +7,13 @@
 #      reads of every entry, the model folder, metadata and wrapper input checks), and on the
 #      .pt2's constants metadata (csrc/model/archive_constants.h: wrapper declarations,
 #      weights_config.json);
-#   2. Go's native fuzzer on the CLI's .npy reader (FuzzRead in go/internal/npy/npy_test.go):
+#   2. Go's native fuzzer on the CLI's .npy reader (FuzzRead in go/npy/npy_test.go):
 #      Go code, which `go test -fuzz` instruments for coverage. It does not fuzz the C reader:
 #      cgo code is not instrumented, so a Go fuzzer over it only replays random mutations
 #      ("new interesting: 0"); libFuzzer (1.) covers that.
 # Seeds: testdata/packages/*.slimcuda and testdata/pt2/*.pt2 (libFuzzer), the target's f.Add
 # seeds (Go). Crashes are
-# kept in fuzz-out/ (git-ignored); Go keeps its failing inputs in go/internal/npy/testdata/fuzz/.
+# kept in fuzz-out/ (git-ignored); Go keeps its failing inputs in go/npy/testdata/fuzz/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 seconds="${1:-20}"
@@ -71,11 +71,11 @@ libfuzz archive_constants "$work/archive_constants_fuzzer" "$work/constants_corp
 
 # --- Go native fuzzing ------------------------------------------------------------------------
 # The CLI's .npy reader (package npy, pure Go: no library to install) on untrusted files.
-echo "fuzz: go test -fuzz FuzzRead (go/internal/npy) for ${seconds}s"
+echo "fuzz: go test -fuzz FuzzRead (go/npy) for ${seconds}s"
 # From the seeds alone: with the corpus an earlier run cached ($GOCACHE/fuzz) a short run may
 # find nothing new, and the coverage check below would fail on any machine that fuzzed before.
 go clean -fuzzcache
-(cd go/internal/npy && GOFLAGS=-mod=mod go test -run '^$' -fuzz '^FuzzRead$' -fuzztime "${seconds}s" \
+(cd go/npy && GOFLAGS=-mod=mod go test -run '^$' -fuzz '^FuzzRead$' -fuzztime "${seconds}s" \
   -parallel 2 . 2>&1 | tee "$work/gofuzz.log" | tail -3)
 # On a failure, the fuzzer's own words (a crasher's path, or a worker that hung) above all.
 grep -q '^ok' "$work/gofuzz.log" || { grep -vE '^fuzz: elapsed' "$work/gofuzz.log" | tail -30; exit 1; }

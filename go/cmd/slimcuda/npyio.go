@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/slimcuda/slimcuda/go/internal/npy"
+	"github.com/slimcuda/slimcuda/go/npy"
 	"github.com/slimcuda/slimcuda/go/slimcuda"
 )
 

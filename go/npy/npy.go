@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package npy reads and writes NumPy .npy files (format versions 1.0, 2.0 and 3.0), the
-// tensor files of the slimcuda CLI's -inputs and -save.
+// Package npy reads and writes NumPy .npy files (format versions 1.0, 2.0 and 3.0): the
+// tensor files of the slimcuda CLI's -inputs and -save, and a way for a service to read
+// tensors saved from Python with numpy.save.
 //
 // The format is small and documented (numpy.lib.format, NEP 1): a magic string, a version,
 // a header length and a Python dict literal {'descr': ..., 'fortran_order': ..., 'shape': ...}
 // followed by the raw elements. This package reads it itself rather than through a Go .npy
-// library: the CLI reads files from users, so the header is parsed by a strict grammar with
+// library: it reads files from users, so the header is parsed by a strict grammar with
 // every size checked (rank, element count, byte count against the file) before anything is
 // allocated, bfloat16 needs a convention of ours (below), and the reader is fuzzed
 // (FuzzRead). github.com/sbinet/npyio, the maintained Go library, decodes into
