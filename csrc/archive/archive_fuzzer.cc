@@ -12,6 +12,7 @@
 
 #include "csrc/archive/pt2_archive.h"
 #include "csrc/archive/pt2_model.h"
+#include "csrc/archive/pt2_versions.h"
 #include "csrc/package/elf_check.h"
 
 namespace {
@@ -47,6 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Error m = slimcuda::find_pt2_model(*archive, nullptr, &model);
   if (!expected(m)) __builtin_trap();
   if (m != Error::Ok) return 0;
+  if (!expected(slimcuda::check_pt2_versions(*archive, model))) __builtin_trap();
   slimcuda::ArchiveSpan so;
   if (archive->view(*model.library, &so) == Error::Ok) {
     if (!expected(slimcuda::check_elf(so.data, so.size))) __builtin_trap();
@@ -58,6 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (size_t n : {size_t{1}, size_t{2}, size_t{8}}) {
         if (!expected(slimcuda::parse_input_checks(text, n, &specs))) __builtin_trap();
       }
+      if (!expected(slimcuda::check_container_abi(text))) __builtin_trap();
     }
   }
   return 0;

@@ -168,7 +168,8 @@ Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConsta
     for (const Planned& p : plan) {
       // Not owning: PyTorch 2.11's user-managed containers keep a copy of each handle they
       // are given (aoti_torch_new_tensor_handle in MaybeOwningAtenTensorHandle) and never
-      // delete it; a copy that owned the memory would keep the weights forever. The memory
+      // delete it (2.15's delete it with the container; either way slimcuda frees it:
+      // HandleAdoption); a copy that owned the memory would keep the weights forever. The memory
       // is DeviceWeights' (and a run's output aliasing it keeps the model: Model::run).
       std::shared_ptr<Storage> own = Storage::borrow(p.entry->nbytes > 0 ? base + p.offset : nullptr,
                                                      static_cast<size_t>(p.entry->nbytes), device);

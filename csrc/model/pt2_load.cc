@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "csrc/archive/pt2_model.h"
+#include "csrc/archive/pt2_versions.h"
 #include "csrc/model/pt2_weights.h"
 #include "csrc/package/elf_check.h"
 #include "csrc/package/library_hash.h"
@@ -69,6 +70,8 @@ Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<
   SLIMCUDA_RETURN_IF_ERROR(Model::check_device_type(o.device_type));
   Pt2Model pm;
   SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(archive, o.model_name, &pm));
+  // A PyTorch slimcuda does not know is refused by name before its library is opened.
+  SLIMCUDA_RETURN_IF_ERROR(check_pt2_versions(archive, pm));
   SLIMCUDA_RETURN_IF_ERROR(check_runnable(pm, o.device_type));
   std::vector<uint8_t> inflated;
   ArchiveSpan so;
@@ -77,6 +80,7 @@ Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<
   // read-only (the model's state).
   std::string wrapper;
   SLIMCUDA_RETURN_IF_ERROR(read_wrapper_source(archive, pm, &wrapper));
+  SLIMCUDA_RETURN_IF_ERROR(check_container_abi(wrapper));
   const Model::DescribeInputs describe = [&](size_t num_inputs, std::vector<TensorSpec>* specs) -> Error {
     if (pm.wrapper_source == nullptr) {
       return set_last_error(Error::NotFound, "no wrapper source in the archive");

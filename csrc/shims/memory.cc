@@ -84,7 +84,11 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)(void* data, 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(AtenTensorHandle tensor) {
   return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(tensor);
-    delete shims::tensor(tensor);
+    SlimTensor* t = shims::tensor(tensor);
+    // A handle slimcuda adopted is deleted by slimcuda once the container is gone (PyTorch
+    // 2.15's containers delete theirs too: deleting it here as well would free it twice).
+    if (t->adopted()) return Error::Ok;
+    delete t;
     return Error::Ok;
   });
 }
@@ -96,7 +100,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig
     *new_handle = nullptr;  // a failed call leaves no stale handle behind
     SlimTensor* t = new (std::nothrow) SlimTensor(*tensor(orig_handle));
     SLIMCUDA_CHECK_OR_RETURN(t != nullptr, Error::MemoryAllocationFailed, "out of host memory");
-    HandleAdoption::note(tensor(orig_handle), t);  // a constant's copy its container never deletes
+    HandleAdoption::note(tensor(orig_handle), t);  // a constant's copy: its lifetime is ours
     *new_handle = handle(t);
     return Error::Ok;
   });

@@ -3,12 +3,14 @@
 // results): every null or malformed argument is an error with a message, never a crash.
 #include <cuda_runtime_api.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "csrc/memory/pinned_pool.h"
+#include "csrc/tensor/handle_adoption.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/last_error.h"
@@ -107,6 +109,38 @@ TEST(MemoryShims, HandlesShareStorage) {
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_assign_tensors)(nullptr, d), code_of(Error::InvalidArgument));
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_assign_tensors_out)(d, nullptr), code_of(Error::InvalidArgument));
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(nullptr), code_of(Error::InvalidArgument));
+}
+
+// A model container's copy of a lent constant (new_tensor_handle during a hand-over) is
+// slimcuda's to delete: PyTorch 2.11's containers never delete it, 2.15's delete it when
+// they are destroyed; either way it is freed once, when slimcuda drops it.
+TEST(MemoryShims, AdoptedHandlesAreFreedOnceWhoeverDeletesThem) {
+  AtenTensorHandle lent = cpu_tensor({4});
+  AtenTensorHandle copy = nullptr;
+  std::vector<std::unique_ptr<SlimTensor>> adopted;
+  {
+    HandleAdoption adoption({reinterpret_cast<const SlimTensor*>(lent)});
+    ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(lent, &copy), 0);
+    adopted = adoption.take();
+  }
+  ASSERT_EQ(adopted.size(), 1u);
+  EXPECT_EQ(reinterpret_cast<AtenTensorHandle>(adopted[0].get()), copy);
+  EXPECT_TRUE(adopted[0]->adopted());
+  // What a 2.15 container does at destruction: the handle stays valid for slimcuda.
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(copy), 0);
+  void* p = nullptr;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(copy, &p), 0);
+  EXPECT_NE(p, nullptr);
+  // A copy made of the adopted handle outside a hand-over is an ordinary handle.
+  AtenTensorHandle again = nullptr;
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(copy, &again), 0);
+  EXPECT_FALSE(reinterpret_cast<SlimTensor*>(again)->adopted());
+  SlimTensor assigned = *reinterpret_cast<SlimTensor*>(again);
+  assigned.assign(*adopted[0]);
+  EXPECT_FALSE(assigned.adopted()) << "assigning a view does not adopt the handle";
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(again), 0);
+  adopted.clear();  // the one free of `copy`
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(lent), 0);
 }
 
 // Inductor re-views views (a slice of a buffer at an offset, viewed again): the offset of

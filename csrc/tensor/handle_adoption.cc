@@ -25,6 +25,7 @@ void HandleAdoption::note(const SlimTensor* source, SlimTensor* made) noexcept {
   if (a == nullptr || made == nullptr || !std::binary_search(a->lent_.begin(), a->lent_.end(), source)) return;
   try {
     a->adopted_.emplace_back(made);
+    made->set_adopted();
   } catch (const std::bad_alloc&) {
     a->failed_ = true;
   }

@@ -14,9 +14,12 @@ namespace slimcuda {
 /// Why: PyTorch 2.11's containers keep user-managed constants as
 /// `MaybeOwningAtenTensorHandle(handle, /*user_managed=*/true)`, which calls
 /// aoti_torch_new_tensor_handle on the handle given and never deletes the copy
-/// (aoti_runtime/utils.h). While an adoption is installed, every handle
-/// aoti_torch_new_tensor_handle makes of one of `lent` is recorded here; the owner deletes
-/// them once the container that holds them is destroyed.
+/// (aoti_runtime/utils.h). PyTorch 2.15's keep the copy as a RAIIAtenTensorHandle instead,
+/// which deletes it when the constant is replaced and when the container is destroyed.
+/// While an adoption is installed, every handle aoti_torch_new_tensor_handle makes of one
+/// of `lent` is recorded here and marked adopted (SlimTensor::adopted), which makes the
+/// library's own delete of it a no-op: the owner deletes them once the container that
+/// holds them is destroyed, whichever kind of container it was.
 ///
 /// Threading: installed for the current thread only (a thread-local, living in
 /// libslimcuda.so once); adoptions nest (the previous one is restored). Not copyable or

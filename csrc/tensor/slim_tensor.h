@@ -43,12 +43,25 @@ class SlimTensor {
   /// Makes this tensor the same view as `other` (assign_tensors).
   void assign(const SlimTensor& other) { *this = other; }
 
+  /// Whether slimcuda keeps this handle alive and deletes it itself (HandleAdoption): a
+  /// model library's aoti_torch_delete_tensor_object of it is then a no-op. A property of
+  /// this handle: copies and assignments do not take it.
+  [[nodiscard]] bool adopted() const noexcept { return adopted_.value; }
+  void set_adopted() noexcept { adopted_.value = true; }
+
  private:
   std::shared_ptr<Storage> storage_;
   std::vector<int64_t> sizes_;
   std::vector<int64_t> strides_;
   ScalarType dtype_;
   int64_t storage_offset_;
+  struct HandleFlag {  // copying a tensor makes a new handle: the flag stays behind
+    bool value = false;
+    HandleFlag() = default;
+    HandleFlag(const HandleFlag&) noexcept {}
+    HandleFlag& operator=(const HandleFlag&) noexcept { return *this; }
+    ~HandleFlag() = default;
+  } adopted_;
 };
 
 /// Checks a dtype code, device type code and index from the C ABI and returns the Device

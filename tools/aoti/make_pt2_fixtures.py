@@ -238,9 +238,16 @@ def _export(model, args, path, configs):
     kernel source (unused here, and large); returns the entries' names."""
     import torch
 
+    return _export_program(torch.export.export(model, args), path, configs)
+
+
+def _export_program(program, path, configs):
+    """_export of an exported program (tools/aoti/make_pt2_versions.py gives dynamic shapes)."""
+    import torch
+
     tmp = path.with_suffix(".full.pt2")
     torch._inductor.aoti_compile_and_package(
-        torch.export.export(model, args), package_path=str(tmp),
+        program, package_path=str(tmp),
         inductor_configs=dict({"aot_inductor.link_libtorch": False}, **configs))
     # The exporting machine's paths (PyTorch's headers, its compile cache) that the library's
     # strings and the wrapper's compile-command comments hold: blanked, keeping every size.

@@ -34,6 +34,7 @@ clang++-14 "${flags[@]}" csrc/package/package_fuzzer.cc "${reader[@]}" -o "$work
 clang++-14 "${flags[@]}" csrc/package/elf_fuzzer.cc csrc/package/elf_check.cc csrc/core/last_error.cc \
   csrc/core/error.cc -o "$work/elf_fuzzer"
 clang++-14 "${flags[@]}" csrc/archive/archive_fuzzer.cc csrc/archive/pt2_archive.cc csrc/archive/pt2_model.cc \
+  csrc/archive/pt2_versions.cc \
   csrc/package/file_reader.cc csrc/package/elf_check.cc csrc/core/last_error.cc csrc/core/error.cc \
   -lzip -lz -o "$work/archive_fuzzer"
 clang++-14 "${flags[@]}" csrc/model/archive_constants_fuzzer.cc csrc/model/archive_constants.cc csrc/core/last_error.cc \
@@ -41,6 +42,8 @@ clang++-14 "${flags[@]}" csrc/model/archive_constants_fuzzer.cc csrc/model/archi
 cp testdata/packages/*.slimcuda "$work/corpus/"
 mkdir -p "$work/pt2_corpus"
 cp testdata/pt2/*.pt2 "$work/pt2_corpus/"
+# One export of each PyTorch version (and the refusals): their version records and container ABI.
+for f in testdata/pt2_versions/*/*.pt2; do cp "$f" "$work/pt2_corpus/$(basename "$(dirname "$f")")_$(basename "$f")"; done
 # ELF seeds: the test model libraries inside the packages (a valid and an unloadable one).
 mkdir -p "$work/elf_corpus"
 python3 - "$work/corpus" "$work/elf_corpus" <<'PY'
