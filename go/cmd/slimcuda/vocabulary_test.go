@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -211,4 +212,30 @@ func runFlags() *flag.FlagSet {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	runCommand.define(fs)
 	return fs
+}
+
+// Rounded values print as people write them: two loads of 0.1 and 0.2 ms sum to 0.3, not
+// 0.30000000000000004; non-finite ratios stay strings.
+func TestRounding(t *testing.T) {
+	total := 0.1
+	total += 0.2 // at run time, as the CLI adds up its timings
+	b, err := json.Marshal(total)
+	require.NoError(t, err)
+	require.Equal(t, "0.30000000000000004", string(b), "unrounded, the float shows its error")
+	for _, tc := range []struct {
+		description string
+		got         float64
+		want        string
+	}{
+		{"a sum of timings", roundMs(total), "0.3"},
+		{"to the microsecond", roundMs(1.23456789), "1.235"},
+		{"a ratio", roundRatio(1.0 / 3), "0.3333"},
+		{"an infinite ratio", roundRatio(math.Inf(1)), `"+Inf"`},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			b, err := json.Marshal(jsonFloat(tc.got))
+			require.NoError(t, err)
+			require.Equal(t, tc.want, string(b))
+		})
+	}
 }
