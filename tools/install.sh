@@ -12,6 +12,14 @@
 #   DIR/lib/pkgconfig/slimcuda.pc           for `pkg-config --cflags --libs slimcuda` and cgo
 #   DIR/lib/cmake/slimcuda/slimcudaConfig.cmake, slimcudaConfigVersion.cmake
 #                                           find_package(slimcuda CONFIG REQUIRED) -> slimcuda::slimcuda
+#   DIR/share/slimcuda/demo.slimcuda, demo_model.json
+#                                           the demo model and its exact outputs: `slimcuda run`
+#                                           with no model finds them beside bin/
+#   DIR/share/slimcuda/src/                 the Go package's sources (module github.com/slimcuda/slimcuda,
+#                                           standard library only): `replace` to it from a go.mod
+#   DIR/share/doc/slimcuda/LICENSE
+# Every file refers to the others relatively (RUNPATH $ORIGIN, pkg-config's ${pcfiledir}, the
+# CMake file's own folder), so the tree may be moved or unpacked anywhere (tools/release.sh).
 # Then: g++ app.cc $(PKG_CONFIG_PATH=DIR/lib/pkgconfig pkg-config --cflags --libs slimcuda),
 # or in CMake: cmake -DCMAKE_PREFIX_PATH=DIR ... with target_link_libraries(app slimcuda::slimcuda).
 # The version is the repository's VERSION file.
@@ -46,11 +54,12 @@ lib="libslimcuda.so.$major"
 echo "install: building //csrc:$lib and //go/cmd/slimcuda (shim prefix '${shim_prefix}')"
 # Bazel's own messages stay visible: a failed build says why.
 if ! bazel build --ui_event_filters=-info --noshow_progress "--//csrc/shims:prefix=$shim_prefix" \
-  "//csrc:$lib" //csrc:public_headers //go/cmd/slimcuda; then
+  "//csrc:$lib" //csrc:public_headers //go/cmd/slimcuda //models/demo:demo_package; then
   echo "install: the Bazel build failed (its errors are above)" >&2
   exit 1
 fi
-mkdir -p "$prefix/bin" "$prefix/include/slimcuda" "$prefix/lib/pkgconfig" "$prefix/lib/cmake/slimcuda"
+mkdir -p "$prefix/bin" "$prefix/include/slimcuda" "$prefix/lib/pkgconfig" "$prefix/lib/cmake/slimcuda" \
+  "$prefix/share/slimcuda/src" "$prefix/share/doc/slimcuda"
 for label in $(bazel query 'labels(srcs, //csrc:public_headers)' 2>/dev/null); do
   h="${label#//}"
   h="${h/://}"
@@ -71,8 +80,9 @@ install -m 0755 bazel-bin/go/cmd/slimcuda/slimcuda_/slimcuda "$prefix/bin/slimcu
 patchelf --set-rpath '$ORIGIN' "$prefix/lib/$lib"
 # shellcheck disable=SC2016
 patchelf --set-rpath '$ORIGIN/../lib' "$prefix/bin/slimcuda"
+# shellcheck disable=SC2016 # ${pcfiledir} is pkg-config's: the folder of this .pc file
 cat >"$prefix/lib/pkgconfig/slimcuda.pc" <<PC
-prefix=$prefix
+prefix=\${pcfiledir}/../..
 includedir=\${prefix}/include
 libdir=\${prefix}/lib
 
@@ -85,5 +95,18 @@ PC
 sed "s/@SLIMCUDA_LIB@/$lib/" tools/cmake/slimcudaConfig.cmake.in >"$prefix/lib/cmake/slimcuda/slimcudaConfig.cmake"
 sed "s/@SLIMCUDA_VERSION@/$version/" tools/cmake/slimcudaConfigVersion.cmake.in \
   >"$prefix/lib/cmake/slimcuda/slimcudaConfigVersion.cmake"
+# The demo and its reference (the CLI looks in ../share/slimcuda beside its bin/).
+install -m 0644 bazel-bin/models/demo/demo.slimcuda testdata/demo_model.json "$prefix/share/slimcuda/"
+install -m 0644 LICENSE "$prefix/share/doc/slimcuda/"
+# The Go package for plain `go build` (cgo finds the library through pkg-config): its
+# sources without tests, and a go.mod without the test-only requirements, so a program's
+# `replace github.com/slimcuda/slimcuda => DIR/share/slimcuda/src` needs nothing downloaded.
+for pkg in go/slimcuda go/npy; do
+  [[ -d "$pkg" ]] || continue
+  mkdir -p "$prefix/share/slimcuda/src/$pkg"
+  find "$pkg" -maxdepth 1 -type f \( -name '*.go' -o -name '*.h' \) ! -name '*_test.go' \
+    -exec install -m 0644 {} "$prefix/share/slimcuda/src/$pkg/" \;
+done
+printf 'module github.com/slimcuda/slimcuda\n\ngo %s\n' "$(sed -n 's/^go //p' go.mod)" >"$prefix/share/slimcuda/src/go.mod"
 echo "install: slimcuda $version in $prefix (headers: $(find "$prefix/include/slimcuda" -name '*.h*' -printf '%f ')" \
-  "libs: $lib $cudart; bin/slimcuda; lib/cmake/slimcuda)"
+  "libs: $lib $cudart; bin/slimcuda; lib/cmake/slimcuda; share/slimcuda: the demo, the Go package)"

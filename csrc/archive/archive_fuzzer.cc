@@ -61,6 +61,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (!expected(slimcuda::parse_input_checks(text, n, &specs))) __builtin_trap();
       }
       if (!expected(slimcuda::check_container_abi(text))) __builtin_trap();
+      slimcuda::WrapperIo io;
+      const slimcuda::Error w = slimcuda::parse_wrapper_io(text, &io);
+      if (!expected(w)) __builtin_trap();
+      if (w == slimcuda::Error::Ok) {
+        if (io.input_names.size() != io.num_inputs || io.output_names.size() != io.num_outputs) __builtin_trap();
+        if (!expected(slimcuda::parse_output_allocations(text, io.output_names, &specs))) __builtin_trap();
+        if (specs.size() != io.num_outputs) __builtin_trap();
+      }
     }
   }
   return 0;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
@@ -314,6 +315,163 @@ Error read_wrapper_source(const Pt2Archive& archive, const Pt2Model& pm, std::st
                            static_cast<unsigned long long>(kMaxWrapperSourceBytes));
   out->assign(static_cast<size_t>(e.size), '\0');
   return archive.read(e, 0, e.size, out->data());
+}
+
+namespace {
+
+// An identifier at the start of `s` (letters, digits, '_'); advances past it.
+bool take_identifier(std::string_view* s, std::string* out) {
+  size_t n = 0;
+  while (n < s->size() && (std::isalnum(static_cast<unsigned char>((*s)[n])) != 0 || (*s)[n] == '_')) ++n;
+  if (n == 0) return false;
+  out->assign(s->substr(0, n));
+  s->remove_prefix(n);
+  return true;
+}
+
+// `s` after `prefix` when it starts with it (spaces skipped first).
+bool take(std::string_view* s, std::string_view prefix) {
+  while (!s->empty() && (s->front() == ' ' || s->front() == '\n')) s->remove_prefix(1);
+  if (s->substr(0, prefix.size()) != prefix) return false;
+  s->remove_prefix(prefix.size());
+  return true;
+}
+
+// The names of `<what>_info_[i].name = "NAME";` lines, into names (sized to the count).
+Error read_io_names(std::string_view source, const char* what, std::vector<std::string>* names) {
+  const std::string head = std::string(what) + "_info_[";
+  for (size_t at = source.find(head); at != std::string_view::npos; at = source.find(head, at + 1)) {
+    std::string_view rest = source.substr(at + head.size());
+    int64_t i = 0;
+    std::string_view name_rest = rest;
+    if (!take_int(&name_rest, &i) || !take(&name_rest, "].name = \"")) continue;
+    const size_t quote = name_rest.find('"');
+    if (quote == std::string_view::npos || name_rest.substr(0, quote).find('\n') != std::string_view::npos) continue;
+    SLIMCUDA_CHECK_OR_RETURN(i >= 0 && static_cast<size_t>(i) < names->size(), Error::InvalidProgram,
+                             "the wrapper names %s %lld of %zu", what, static_cast<long long>(i), names->size());
+    (*names)[static_cast<size_t>(i)] = std::string(name_rest.substr(0, quote));
+  }
+  return Error::Ok;
+}
+
+// The literal sizes of `static constexpr int64_t ARRAY[] = {2L, 3L};`, the last definition
+// of `array` before `before`; false when there is none or it holds anything but literals.
+bool literal_array(std::string_view source, const std::string& array, size_t before, std::vector<int64_t>* out) {
+  const std::string decl = "static constexpr int64_t " + array + "[] = {";
+  const size_t at = source.rfind(decl, before);
+  if (at == std::string_view::npos) return false;
+  std::string_view rest = source.substr(at + decl.size());
+  out->clear();
+  while (!take(&rest, "}")) {
+    int64_t v = 0;
+    if (!take_int(&rest, &v) || v < 0 || !take(&rest, "L") || out->size() >= static_cast<size_t>(kMaxDims)) {
+      return false;
+    }
+    out->push_back(v);
+    if (!take(&rest, ",") && rest.substr(0, 1) != "}") return false;
+  }
+  return true;
+}
+
+// The spec of the buffer `var` allocated by aoti_torch_empty_strided with literal sizes
+// (false: not such a buffer).
+bool allocation_of(std::string_view source, const std::string& var, TensorSpec* s) {
+  const std::string handle = "&" + var + "_handle));";
+  const size_t at = source.find(handle);
+  if (at == std::string_view::npos) return false;
+  const size_t line = source.rfind('\n', at) + 1;
+  const std::string_view head = "aoti_torch_empty_strided(";
+  const size_t call = source.find(head, line);
+  if (call == std::string_view::npos || call > at) return false;
+  std::string_view rest = source.substr(call + head.size());
+  int64_t ndim = 0;
+  std::string sizes, strides, dtype, device;
+  if (!take_int(&rest, &ndim) || !take(&rest, ",") || !take(&rest, "") || !take_identifier(&rest, &sizes) ||
+      !take(&rest, ",") || !take(&rest, "") || !take_identifier(&rest, &strides) || !take(&rest, ",") ||
+      !take(&rest, "cached_torch_dtype_") || !take_identifier(&rest, &dtype) || !take(&rest, ",") ||
+      !take(&rest, "cached_torch_device_type_") || !take_identifier(&rest, &device)) {
+    return false;
+  }
+  const std::optional<ScalarType> t = dtype_named(dtype);
+  if (!t.has_value() || (device != "cpu" && device != "cuda")) return false;
+  if (!literal_array(source, sizes, call, &s->sizes) || static_cast<int64_t>(s->sizes.size()) != ndim) return false;
+  s->dtype = *t;
+  s->dynamism = Dynamism::Static;
+  s->device = Device{device == "cuda" ? DeviceType::CUDA : DeviceType::CPU, -1};
+  s->known = true;
+  return true;
+}
+
+}  // namespace
+
+Error parse_wrapper_io(std::string_view source, WrapperIo* out) noexcept {
+  try {
+    const std::string_view ctor = "AOTInductorModelBase(";
+    const size_t at = source.find(ctor);
+    if (at == std::string_view::npos) {
+      return set_last_error(Error::NotFound, "the wrapper source has no AOTInductorModel constructor");
+    }
+    std::string_view rest = source.substr(at + ctor.size());
+    int64_t n_in = 0, n_out = 0;
+    SLIMCUDA_CHECK_OR_RETURN(take_int(&rest, &n_in) && take(&rest, ",") && take(&rest, "") && take_int(&rest, &n_out),
+                             Error::InvalidProgram,
+                             "the wrapper's AOTInductorModelBase( states no input and output counts");
+    SLIMCUDA_CHECK_OR_RETURN(n_in >= 0 && n_out >= 0 && static_cast<size_t>(n_in) <= kMaxWrapperIo &&
+                                 static_cast<size_t>(n_out) <= kMaxWrapperIo,
+                             Error::InvalidProgram, "the wrapper states %lld inputs and %lld outputs",
+                             static_cast<long long>(n_in), static_cast<long long>(n_out));
+    WrapperIo io;
+    io.num_inputs = static_cast<size_t>(n_in);
+    io.num_outputs = static_cast<size_t>(n_out);
+    io.input_names.resize(io.num_inputs);
+    io.output_names.resize(io.num_outputs);
+    SLIMCUDA_RETURN_IF_ERROR(read_io_names(source, "inputs", &io.input_names));
+    SLIMCUDA_RETURN_IF_ERROR(read_io_names(source, "outputs", &io.output_names));
+    *out = std::move(io);
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory reading the wrapper's inputs and outputs");
+  }
+}
+
+Error parse_output_allocations(std::string_view source, const std::vector<std::string>& names,
+                               std::vector<TensorSpec>* out) noexcept {
+  try {
+    // The outputs are set at the end of run_impl; buffers of other functions are not theirs.
+    const size_t run = source.find("::run_impl(");
+    const std::string_view body = run == std::string_view::npos ? std::string_view() : source.substr(run);
+    std::vector<TensorSpec> specs(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      TensorSpec& s = specs[i];
+      s.name = names[i];
+      s.known = false;
+      const std::string set = "output_handles[" + std::to_string(i) + "] = ";
+      const size_t at = body.find(set);
+      if (at == std::string_view::npos) continue;
+      std::string_view rest = body.substr(at + set.size());
+      std::string var;
+      if (!take_identifier(&rest, &var) || !take(&rest, ".release();")) continue;
+      // A buffer reused whole ("auto buf2 = std::move(buf1);  // reuse"), a bounded chain.
+      for (int hop = 0; hop < 64; ++hop) {
+        const std::string reuse = "auto " + var + " = std::move(";
+        const size_t r = body.find(reuse);
+        if (r == std::string_view::npos) break;
+        std::string_view from = body.substr(r + reuse.size());
+        std::string prev;
+        if (!take_identifier(&from, &prev) || !take(&from, ");")) break;
+        var = prev;
+      }
+      if (!allocation_of(body, var, &s)) {
+        s = TensorSpec{};
+        s.name = names[i];
+        s.known = false;
+      }
+    }
+    *out = std::move(specs);
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory reading the wrapper's outputs");
+  }
 }
 
 }  // namespace slimcuda

@@ -50,4 +50,30 @@ struct Pt2Model {
 [[nodiscard]] Error parse_input_checks(std::string_view source, size_t num_inputs,
                                        std::vector<TensorSpec>* out) noexcept;
 
+/// What the generated wrapper's constructor states about the model's inputs and outputs:
+/// `AOTInductorModelBase(num_inputs, num_outputs, num_constants, ...)` and the names it gives
+/// them (`inputs_info_[i].name = "..."`, `outputs_info_[i].name = "..."`; "" where none).
+struct WrapperIo {
+  size_t num_inputs = 0;
+  size_t num_outputs = 0;
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+};
+
+/// Reads WrapperIo from the wrapper source, running nothing. NotFound when the source has
+/// no AOTInductorModel constructor (nothing to learn); InvalidProgram when its counts are
+/// not numbers or exceed kMaxWrapperIo, or a name's index is out of range.
+[[nodiscard]] Error parse_wrapper_io(std::string_view source, WrapperIo* out) noexcept;
+inline constexpr size_t kMaxWrapperIo = 1 << 16;
+
+/// Each output's spec where the wrapper source states it: run_impl's
+/// `output_handles[i] = BUF.release();`, followed back through `auto BUF = std::move(OTHER);`
+/// (a buffer reused whole), to `aoti_torch_empty_strided(N, SIZES, STRIDES, cached_torch_dtype_T,
+/// cached_torch_device_type_D, ...&BUF_handle)` whose SIZES is a `static constexpr int64_t`
+/// array of literals: a static output of that dtype and sizes. Anything else (a view, a pool
+/// allocation, an input or constant returned, symbolic sizes) leaves the output unknown
+/// (TensorSpec::known false, named `names[i]`). Never fails but for memory.
+[[nodiscard]] Error parse_output_allocations(std::string_view source, const std::vector<std::string>& names,
+                                             std::vector<TensorSpec>* out) noexcept;
+
 }  // namespace slimcuda

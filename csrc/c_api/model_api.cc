@@ -9,6 +9,7 @@
 
 #include "csrc/entry/c_entry.h"
 #include "csrc/entry/caller_context.h"
+#include "csrc/model/describe.h"
 #include "csrc/model/load.h"
 #include "csrc/model/model.h"
 #include "csrc/model/pt2_weights.h"
@@ -86,6 +87,28 @@ void fill_spec(const TensorSpec& s, slimcuda_tensor_spec* out) {
   out->sizes = s.sizes.data();
   out->device_type = static_cast<int32_t>(s.device.type);
   out->device_index = s.device.index;
+}
+
+const ModelDescription* cast(const slimcuda_description* d) { return reinterpret_cast<const ModelDescription*>(d); }
+
+Error describe(const LoadSource& source, const slimcuda_load_options* options, slimcuda_description** out) {
+  SLIMCUDA_CHECK_OR_RETURN(out != nullptr, Error::InvalidArgument, "null out");
+  *out = nullptr;
+  slimcuda_load_options o;
+  SLIMCUDA_RETURN_IF_ERROR(read_options(options, &o));
+  auto d = std::make_unique<ModelDescription>();
+  SLIMCUDA_RETURN_IF_ERROR(describe_model(source, o.device_type, o.model_name, d.get()));
+  *out = reinterpret_cast<slimcuda_description*>(d.release());
+  return Error::Ok;
+}
+
+Error description_spec(const slimcuda_description* d, bool output, size_t index, slimcuda_tensor_spec* out) {
+  SLIMCUDA_CHECK_OR_RETURN(d && out, Error::InvalidArgument, "null argument");
+  const auto& specs = output ? cast(d)->method.outputs : cast(d)->method.inputs;
+  SLIMCUDA_CHECK_OR_RETURN(index < specs.size(), Error::InvalidArgument, "%s %zu of %zu", output ? "output" : "input",
+                           index, specs.size());
+  fill_spec(specs[index], out);
+  return Error::Ok;
 }
 
 // A state operation's stream: the caller's when selected (CUDA models).
@@ -214,6 +237,56 @@ int32_t slimcuda_model_output_spec(const slimcuda_model* model, size_t index, sl
     fill_spec(specs[index], out);
     return Error::Ok;
   });
+}
+
+int32_t slimcuda_describe(const void* data, size_t size, const slimcuda_load_options* options,
+                          slimcuda_description** out) {
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(data != nullptr || size == 0, Error::InvalidArgument, "null data");
+    return describe(LoadSource::bytes(data, size), options, out);
+  });
+}
+
+int32_t slimcuda_describe_file(const char* path, const slimcuda_load_options* options, slimcuda_description** out) {
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(path != nullptr, Error::InvalidArgument, "null path");
+    return describe(LoadSource::file(path), options, out);
+  });
+}
+
+int32_t slimcuda_description_free(slimcuda_description* description) {
+  delete cast(description);
+  return SLIMCUDA_OK;
+}
+
+int32_t slimcuda_description_device(const slimcuda_description* description, int32_t* device_type,
+                                    uint32_t* device_types) {
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(description && device_type && device_types, Error::InvalidArgument, "null argument");
+    *device_type = static_cast<int32_t>(cast(description)->device_type);
+    *device_types = 0;
+    for (DeviceType t : cast(description)->devices) *device_types |= 1u << static_cast<unsigned>(t);
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_description_num_io(const slimcuda_description* description, size_t* num_inputs, size_t* num_outputs) {
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_CHECK_OR_RETURN(description && num_inputs && num_outputs, Error::InvalidArgument, "null argument");
+    *num_inputs = cast(description)->method.inputs.size();
+    *num_outputs = cast(description)->method.outputs.size();
+    return Error::Ok;
+  });
+}
+
+int32_t slimcuda_description_input_spec(const slimcuda_description* description, size_t index,
+                                        slimcuda_tensor_spec* out) {
+  return c_entry(__func__, [&]() { return description_spec(description, false, index, out); });
+}
+
+int32_t slimcuda_description_output_spec(const slimcuda_description* description, size_t index,
+                                         slimcuda_tensor_spec* out) {
+  return c_entry(__func__, [&]() { return description_spec(description, true, index, out); });
 }
 
 int32_t slimcuda_model_run(slimcuda_model* model, slimcuda_tensor* const* inputs, size_t num_inputs,

@@ -472,6 +472,34 @@ SLIMCUDA_API int32_t slimcuda_model_device(const slimcuda_model* model, int32_t*
 SLIMCUDA_API int32_t slimcuda_model_num_io(const slimcuda_model* model, size_t* num_inputs, size_t* num_outputs);
 SLIMCUDA_API int32_t slimcuda_model_input_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
 SLIMCUDA_API int32_t slimcuda_model_output_spec(const slimcuda_model* model, size_t index, slimcuda_tensor_spec* out);
+/* Describing a model file without loading it: no library code runs and no GPU is needed
+ * (`slimcuda info` on a machine without one). options: device_type and model_name as for
+ * slimcuda_model_load_file_with (NULL: the defaults; the other fields are ignored). A .pt2's
+ * counts and names come from its generated wrapper source, its inputs from the wrapper's
+ * input checks and its outputs from their allocations where the source states them
+ * (SLIMCUDA_SPEC_UNKNOWN elsewhere); a package's from its manifest. Codes: the file errors
+ * above; INVALID_PROGRAM for a malformed file (a text file is "not a .pt2 or a slimcuda
+ * package"); NOT_SUPPORTED for a .pt2 without a wrapper source that states its counts (load
+ * it to learn them) or compiled for another device type than options ask for. Free with
+ * slimcuda_description_free (NULL: no-op). A description is immutable: any number of
+ * threads may read it at once. */
+typedef struct slimcuda_description slimcuda_description;
+SLIMCUDA_API int32_t slimcuda_describe(const void* data, size_t size, const slimcuda_load_options* options,
+                                       slimcuda_description** out);
+SLIMCUDA_API int32_t slimcuda_describe_file(const char* path, const slimcuda_load_options* options,
+                                            slimcuda_description** out);
+SLIMCUDA_API int32_t slimcuda_description_free(slimcuda_description* description);
+/* device_type: the device type a load with the same options would use; device_types: a bit
+ * (1 << type) for each device type the file has a library for. */
+SLIMCUDA_API int32_t slimcuda_description_device(const slimcuda_description* description, int32_t* device_type,
+                                                 uint32_t* device_types);
+SLIMCUDA_API int32_t slimcuda_description_num_io(const slimcuda_description* description, size_t* num_inputs,
+                                                 size_t* num_outputs);
+/* Specs as slimcuda_model_input_spec's; name and sizes borrowed while the description lives. */
+SLIMCUDA_API int32_t slimcuda_description_input_spec(const slimcuda_description* description, size_t index,
+                                                     slimcuda_tensor_spec* out);
+SLIMCUDA_API int32_t slimcuda_description_output_spec(const slimcuda_description* description, size_t index,
+                                                      slimcuda_tensor_spec* out);
 /* Runs the model. Inputs are checked against the package's manifest, or a .pt2's input
  * specs (INVALID_ARGUMENT: dtype, shape within bounds, layout, device, CUDA data that is not
  * device memory; an input whose spec is SLIMCUDA_SPEC_UNKNOWN: its device only), before the

@@ -3,8 +3,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
+#include "csrc/archive/pt2_archive.h"
 #include "csrc/cuda/stream_context.h"
 #include "csrc/graph/graph_runner.h"
 #include "csrc/model/model.h"
@@ -54,5 +56,14 @@ struct LoadOptions {
 /// first and set only on success. May throw std::bad_alloc (the entry layer turns it into
 /// a code).
 [[nodiscard]] Error load_model(const LoadSource& source, const LoadOptions& options, std::unique_ptr<Model>* out);
+
+/// The one place the format is recognised, for loading and describing alike: a zip (by its
+/// first bytes) is opened as a `.pt2` (a file mapped read-only) and handed to `pt2`; anything
+/// else is read (a file whole, bounded by kMaxPackageFileBytes) and handed to `package`. A
+/// source with neither bytes nor a path -> InvalidArgument; the file errors of
+/// open_regular_file. May throw std::bad_alloc.
+using Pt2Reader = std::function<Error(const Pt2Archive& archive)>;
+using PackageReader = std::function<Error(const uint8_t* data, size_t size)>;
+[[nodiscard]] Error read_model_source(const LoadSource& source, const Pt2Reader& pt2, const PackageReader& package);
 
 }  // namespace slimcuda

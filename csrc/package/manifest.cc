@@ -74,8 +74,12 @@ Error tensor_spec(const json& j, TensorSpec* s) {
                                                             {"dynamic_unbounded", Dynamism::DynamicUnbounded}};
   SLIMCUDA_CHECK_OR_RETURN(j.is_object(), Error::InvalidArgument, "tensor spec must be an object");
   s->name = j.value("name", "");
-  const auto dt = kDtypes.find(j.value("dtype", ""));
-  SLIMCUDA_CHECK_OR_RETURN(dt != kDtypes.end(), Error::InvalidArgument, "tensor '%s': unknown dtype", s->name.c_str());
+  const std::string dtype = j.value("dtype", "");
+  const auto dt = kDtypes.find(dtype);
+  SLIMCUDA_CHECK_OR_RETURN(dt != kDtypes.end(), Error::InvalidArgument,
+                           "tensor '%s': unknown dtype \"%s\" (uint8, int8, int16, int32, int64, float16, bfloat16, "
+                           "float32, float64 or bool)",
+                           s->name.c_str(), dtype.c_str());
   s->dtype = dt->second;
   constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min(), kInt64Max = std::numeric_limits<int64_t>::max();
   SLIMCUDA_RETURN_IF_ERROR(integers(j.at("sizes"), kInt64Min, kInt64Max, s->name, "sizes", &s->sizes));
@@ -85,9 +89,11 @@ Error tensor_spec(const json& j, TensorSpec* s) {
   if (j.contains("dim_order")) {
     SLIMCUDA_RETURN_IF_ERROR(integers(j["dim_order"], 0, UINT8_MAX, s->name, "dim_order", &s->dim_order));
   }
-  const auto dy = kDynamism.find(j.value("dynamism", "static"));
-  SLIMCUDA_CHECK_OR_RETURN(dy != kDynamism.end(), Error::InvalidArgument, "tensor '%s': unknown dynamism",
-                           s->name.c_str());
+  const std::string dynamism = j.value("dynamism", "static");
+  const auto dy = kDynamism.find(dynamism);
+  SLIMCUDA_CHECK_OR_RETURN(dy != kDynamism.end(), Error::InvalidArgument,
+                           "tensor '%s': unknown dynamism \"%s\" (static, dynamic_bounded or dynamic_unbounded)",
+                           s->name.c_str(), dynamism.c_str());
   s->dynamism = dy->second;
   SLIMCUDA_RETURN_IF_ERROR(device_type(j.at("device"), &s->device.type));
   int64_t index = -1;

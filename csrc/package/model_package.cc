@@ -208,6 +208,10 @@ Error verified_package(const uint8_t* data, size_t size, std::vector<uint64_t>* 
 
 }  // namespace
 
+bool ModelPackage::looks_like_package(const uint8_t* data, size_t size) noexcept {
+  return data != nullptr && size >= 8 && fb::PackageBufferHasIdentifier(data);
+}
+
 Error ModelPackage::parse(const uint8_t* data, size_t size, ModelPackage* out) noexcept {
   try {
     std::vector<uint64_t> aligned;

@@ -68,6 +68,9 @@ struct ModelPackage {
   /// of each library too) and records each library's hash.
   [[nodiscard]] Error serialize(std::vector<uint8_t>* out) const noexcept;
 
+  /// Whether `size` bytes start as a package does (its identifier "SCPK" at byte 4): what
+  /// tells a package from any other file before parse says what is wrong with it.
+  [[nodiscard]] static bool looks_like_package(const uint8_t* data, size_t size) noexcept;
   /// The library for `type`, or nullptr.
   [[nodiscard]] const LibrarySpec* library(DeviceType type) const noexcept;
 };

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -28,6 +29,7 @@ const (
 	// source). DType is then UnknownDType and Sizes empty; a run checks such an input's
 	// device only.
 	UnknownSpec Dynamism = -1
+	// ObservedSpec (describe.go): an UnknownSpec output after the first run.
 )
 
 // UnknownDType is a TensorSpec's DType when the model file does not state it.
@@ -43,6 +45,8 @@ func (d Dynamism) String() string {
 		return "dynamic-unbounded"
 	case UnknownSpec:
 		return "unknown"
+	case ObservedSpec:
+		return "observed"
 	}
 	return fmt.Sprintf("Dynamism(%d)", int32(d))
 }
@@ -73,7 +77,9 @@ type Model struct {
 	slots     chan struct{} // one token per instance: taken before the C call, so C never waits
 	device    Device
 	inputs    []TensorSpec
-	outputs   []TensorSpec
+	outputs   []TensorSpec // specMu guards it: the first run fills UnknownSpec outputs in
+	specMu    sync.Mutex
+	observed  atomic.Bool // no output is UnknownSpec any more
 	instances int
 	constants []ConstantInfo
 	stateful  bool
@@ -117,15 +123,7 @@ func (m *Model) describe() error {
 			if err := check("Model", C.sc_model_spec(m.h, C.int(k), C.size_t(i), &spec)); err != nil {
 				return err
 			}
-			ts := TensorSpec{
-				Name:     C.GoString(spec.name),
-				DType:    DType(spec.dtype),
-				Sizes:    make([]int64, int(spec.ndim)),
-				Dynamism: Dynamism(spec.dynamism),
-				Device:   Device{Type: DeviceType(spec.device_type), Index: int(spec.device_index)},
-			}
-			sizes := unsafe.Slice((*int64)(unsafe.Pointer(spec.sizes)), int(spec.ndim))
-			copy(ts.Sizes, sizes)
+			ts := specFromC(&spec)
 			if k == 0 {
 				m.inputs = append(m.inputs, ts)
 			} else {
@@ -162,12 +160,20 @@ func (m *Model) Inputs() []TensorSpec {
 	return append([]TensorSpec(nil), m.inputs...)
 }
 
-// Outputs is the model's declared outputs, a copy (nil for a nil Model).
+// Outputs is the model's declared outputs, a copy (nil for a nil Model). An output the
+// model file states nothing about is UnknownSpec until a run returns it, then ObservedSpec
+// with that run's dtype and sizes.
 func (m *Model) Outputs() []TensorSpec {
 	if m == nil {
 		return nil
 	}
-	return append([]TensorSpec(nil), m.outputs...)
+	m.specMu.Lock()
+	defer m.specMu.Unlock()
+	out := append([]TensorSpec(nil), m.outputs...)
+	for i := range out {
+		out[i].Sizes = append([]int64(nil), out[i].Sizes...)
+	}
+	return out
 }
 
 // Run runs the model on inputs and returns new output tensors (close them). Inputs are
@@ -246,6 +252,7 @@ func (m *Model) run(op string, ctx context.Context, inputs []*Tensor, opts []Cal
 			return nil, err
 		}
 	}
+	m.observeOutputs(result)
 	return result, nil
 }
 

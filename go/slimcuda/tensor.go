@@ -39,10 +39,13 @@ var dtypeSizes = map[DType]int{
 	Uint8: 1, Int8: 1, Int16: 2, Int32: 4, Int64: 8, Float16: 2, Float32: 4, Float64: 8, Bool: 1, BFloat16: 2,
 }
 
-// String returns PyTorch's name for the dtype ("float32").
+// String returns PyTorch's name for the dtype ("float32"), "unknown" for UnknownDType.
 func (d DType) String() string {
 	if n, ok := dtypeNames[d]; ok {
 		return n
+	}
+	if d == UnknownDType {
+		return "unknown"
 	}
 	return fmt.Sprintf("DType(%d)", int32(d))
 }

@@ -73,7 +73,8 @@ AOTI_NOINLINE static void check_input_0(
 
 
 # The demo's input x: float32 [s0, 16] with 1 <= s0 <= 64, rows of 16 (as AOTInductor writes
-# a dynamic dimension's bounds).
+# a dynamic dimension's bounds); the constructor's counts and names and run_impl's output,
+# y: [s0, 8], allocated with a symbolic size (what a dynamic output looks like).
 DEMO_WRAPPER = """AOTI_NOINLINE static void check_input_0(
     AtenTensorHandle* input_handles
 ) {
@@ -101,8 +102,42 @@ DEMO_WRAPPER = """AOTI_NOINLINE static void check_input_0(
     if (1 != arg0_1_stride[1]) {
         throw std::runtime_error("input_handles[0]: unmatched stride value at 1");
     }
-    int32_t arg0_1_expected_device_type = %d;
+    int32_t arg0_1_expected_device_type = %(device_type)d;
 }
+
+AOTInductorModel::AOTInductorModel(std::shared_ptr<ConstantMap> constants_map,
+                                   std::shared_ptr<std::vector<ConstantHandle>> constants_array,
+                                   const std::string& device_str,
+                                   std::optional<std::string> cubin_dir)
+    : AOTInductorModelBase(1,
+                           1,
+                           0,
+                           device_str,
+                           std::move(cubin_dir),
+                           true) {
+    inputs_info_[0].name = "arg0_1";
+    outputs_info_[0].name = "output0";
+}
+
+void AOTInductorModel::run_impl(
+    AtenTensorHandle*
+        input_handles,
+    AtenTensorHandle*
+        output_handles,
+    DeviceStreamType stream,
+    AOTIProxyExecutorHandle proxy_executor
+) {
+    auto inputs = steal_from_raw_handles_to_raii_handles(input_handles, 1);
+    auto arg0_1 = std::move(inputs[0]);
+    auto arg0_1_size = arg0_1.sizes();
+    int64_t s0 = arg0_1_size[0];
+    const int64_t int_array_0[] = {s0, 8L};
+    static constexpr int64_t int_array_1[] = {8L, 1L};
+    AtenTensorHandle buf0_handle;
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(2, int_array_0, int_array_1, cached_torch_dtype_float32, cached_torch_device_type_%(device)s, this->device_idx_, &buf0_handle));
+    RAIIAtenTensorHandle buf0(buf0_handle);
+    output_handles[0] = buf0.release();
+} // AOTInductorModel::run_impl
 """
 
 
@@ -160,7 +195,7 @@ def main(argv):
     if argv and argv[0] == "--demo":
         device, lib, path = argv[1:4]
         items = entries(pathlib.Path(lib).read_bytes(), meta=dict(META, AOTI_DEVICE_KEY=device), source=False)
-        items.append((FOLDER + STEM + ".cpp", (DEMO_WRAPPER % (1 if device == "cuda" else 0)).encode()))
+        items.append((FOLDER + STEM + ".cpp", (DEMO_WRAPPER % {"device_type": 1 if device == "cuda" else 0, "device": device}).encode()))
         pathlib.Path(path).write_bytes(bytes(write(items)))
         return
     export = "--export" in argv

@@ -3,10 +3,60 @@
 # tools/consumer/check.sh — install slimcuda into temporary prefixes (plain, and with the
 # shim prefix slimcuda_) and build and run C and C++ programs against them with nothing but
 # pkg-config or dlopen, as an outside user would.
+# tools/consumer/check.sh --release — the release archive (tools/release.sh) unpacked in an
+# empty directory, used there as a user who has only the archive would: the CLI runs the demo
+# it ships and checks it, and a C program (pkg-config), a CMake project and a Go module, each
+# copied out of this repository, build and run against it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+
+release_check() {
+  local archive u
+  archive=$(bash tools/release.sh --out "$dir/dist")
+  mkdir "$dir/user"
+  cp tools/consumer/consumer.c tools/consumer/consumer.cc tools/consumer/model_consumer.cc "$dir/user/"
+  cp -r tools/consumer/cmake "$dir/user/cmake"
+  mkdir "$dir/user/goapp"
+  cp tools/consumer/goapp/main.go "$dir/user/goapp/main.go"
+  sed -i 's|\.\./consumer\.cc|consumer.cc|' "$dir/user/cmake/CMakeLists.txt"
+  cp "$dir/user/consumer.cc" "$dir/user/cmake/"
+  # From here on nothing of the repository is used: only the archive and the copies (the
+  # caller exits after this function, so the directory change is its last).
+  cd "$dir/user"
+  tar xzf "$archive"
+  u="$PWD/$(basename "$archive" .tar.gz)"
+  # The installed CLI: its own demo, checked against its own reference; no Bazel wording.
+  "$u/bin/slimcuda" run | tee run.out
+  grep -qE '^  reference: all [0-9]+ values match demo_model.json' run.out
+  if "$u/bin/slimcuda" help run | grep -qi bazel; then
+    echo "consumer: the installed CLI's help speaks of Bazel" >&2
+    exit 1
+  fi
+  "$u/bin/slimcuda" info "$u/share/slimcuda/demo.slimcuda"
+  # C and C++ through pkg-config; the .pc file finds its prefix from where it lies.
+  export PKG_CONFIG_PATH="$u/lib/pkgconfig" CGO_LDFLAGS="-L$u/lib"
+  read -ra pc <<<"$(pkg-config --cflags --libs slimcuda)"
+  cc -std=c11 -Wall -Werror consumer.c -o consumer_c "${pc[@]}"
+  ./consumer_c
+  c++ -std=c++17 -Wall -Werror model_consumer.cc -o model_consumer "${pc[@]}"
+  ./model_consumer "$u/share/slimcuda/demo.slimcuda"
+  cmake -S cmake -B cmake-build -DCMAKE_PREFIX_PATH="$u" >/dev/null
+  cmake --build cmake-build >/dev/null
+  ./cmake-build/cmake_consumer
+  # A Go module of its own, pointed at the archive's Go package; nothing is downloaded.
+  printf 'module example.com/user\n\ngo 1.21\n\nrequire github.com/slimcuda/slimcuda v0.0.0\n\nreplace github.com/slimcuda/slimcuda => %s\n' \
+    "$u/share/slimcuda/src" >goapp/go.mod
+  (cd goapp && GOFLAGS=-mod=mod GOPROXY=off GOWORK=off go build -o ../goapp.bin .)
+  ./goapp.bin "$u/share/slimcuda/demo.slimcuda" "$u/share/slimcuda/demo_model.json"
+  echo "consumer: the release archive $(basename "$archive"), unpacked alone: CLI, C, C++, CMake and Go passed"
+}
+
+if [[ "${1:-}" == "--release" ]]; then
+  release_check
+  exit 0
+fi
 # The go command caches the flags pkg-config gave without noticing when they change; CGO_LDFLAGS
 # is part of its cache key, so naming the prefix there keeps stale flags out.
 installed="${TMPDIR:-/tmp}/slimcuda-consumer"

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 
 	"github.com/slimcuda/slimcuda/go/internal/bench"
 	"github.com/slimcuda/slimcuda/go/slimcuda"
@@ -65,7 +66,7 @@ func runBench(c *cmdContext, iterations int, asJSON bool) error {
 			if err != nil {
 				return err
 			}
-			rows = append(rows, BenchRow{c.name, size, m.RawMicros, m.SlimcudaMicros, jsonFloat(m.Ratio())})
+			rows = append(rows, BenchRow{c.name, size, roundMs(m.RawMicros), roundMs(m.SlimcudaMicros), jsonFloat(roundRatio(m.Ratio()))})
 		}
 	}
 	for _, size := range []int{4 << 10, 1 << 20} {
@@ -74,7 +75,8 @@ func runBench(c *cmdContext, iterations int, asJSON bool) error {
 		if err != nil {
 			return err
 		}
-		rows = append(rows, BenchRow{"device alloc+free", size, m.RawMicros, m.SlimcudaMicros, jsonFloat(m.Ratio())})
+		rows = append(rows, BenchRow{"device alloc+free", size, roundMs(m.RawMicros), roundMs(m.SlimcudaMicros),
+			jsonFloat(roundRatio(m.Ratio()))})
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
@@ -87,3 +89,7 @@ func runBench(c *cmdContext, iterations int, asJSON bool) error {
 	}
 	return nil
 }
+
+// roundRatio keeps four decimals of a ratio (what the benchmark's noise leaves meaningful);
+// the microseconds are rounded as milliseconds are (roundMs: three decimals).
+func roundRatio(r float64) float64 { return math.Round(r*1e4) / 1e4 }

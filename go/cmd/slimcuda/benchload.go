@@ -75,7 +75,7 @@ func benchLoad(c *cmdContext, path string, n int, opts []slimcuda.LoadOption, as
 	}
 	sorted := append([]float64(nil), r.AllMillis...)
 	sort.Float64s(sorted)
-	r.MinMillis, r.MedMillis, r.MeanMillis = sorted[0], sorted[len(sorted)/2], total/float64(n)
+	r.MinMillis, r.MedMillis, r.MeanMillis = sorted[0], sorted[len(sorted)/2], roundMs(total/float64(n))
 	if asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")

@@ -45,29 +45,29 @@ func TestInfoDescribesAModel(t *testing.T) {
 	require.Equal(t, 0, run([]string{"info", pt2Fixture(t, "real_cpu_linear.pt2")}, &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), "on cpu, 1 instance(s)")
 	require.Contains(t, out.String(), "input 0 arg2_1: float32 [2 4] static")
-	require.Contains(t, out.String(), "output 0")
-	require.Contains(t, out.String(), "unknown (the file does not state it)")
+	require.Contains(t, out.String(), "output 0 output0: float32 [2 3] static")
 	out.Reset()
 	require.Equal(t, 0, run([]string{"info", "-json", pt2Fixture(t, "valid.pt2")}, &out, &errOut), errOut.String())
 	var in Info
 	require.NoError(t, json.Unmarshal(out.Bytes(), &in))
-	require.NotNil(t, in.Model)
-	require.Equal(t, "cpu", in.Model.Device)
-	require.Len(t, in.Model.Inputs, 1)
-	require.Equal(t, []int64{1}, in.Model.Inputs[0].Sizes)
-	// The specs are named as the text output names them, in the JSON's own lower-case keys;
-	// what the file does not state is "unknown".
+	require.NotNil(t, in.ModelInfo)
+	require.Equal(t, "cpu", in.Device, "a .pt2 whose wrapper states no counts: from its load")
+	require.True(t, in.Loaded)
+	require.Len(t, in.Inputs, 1)
+	require.Equal(t, []int64{1}, in.Inputs[0].Sizes)
+	// The specs in the JSON's own lower-case keys, beside the model's path under "model" (as
+	// run and bench-load name it); what the file does not state is "unknown".
 	out.Reset()
 	require.Equal(t, 0, run([]string{"info", "-json", pt2Fixture(t, "real_cpu_linear.pt2")}, &out, &errOut))
 	var raw map[string]any
 	require.NoError(t, json.Unmarshal(out.Bytes(), &raw))
-	model := raw["model"].(map[string]any)
+	require.Equal(t, pt2Fixture(t, "real_cpu_linear.pt2"), raw["model"])
 	require.Equal(t, map[string]any{"name": "arg2_1", "dtype": "float32", "sizes": []any{2.0, 4.0},
-		"dynamism": "static", "device": "cpu"}, model["inputs"].([]any)[0])
-	require.Equal(t, map[string]any{"name": "output0", "dtype": "unknown", "sizes": []any{},
-		"dynamism": "unknown", "device": "cpu"}, model["outputs"].([]any)[0])
-	require.Equal(t, []any{}, model["state"], "a linear layer's weights are read-only")
-	require.Greater(t, model["constants"], 0.0)
+		"dynamism": "static", "device": "cpu"}, raw["inputs"].([]any)[0])
+	require.Equal(t, map[string]any{"name": "output0", "dtype": "float32", "sizes": []any{2.0, 3.0},
+		"dynamism": "static", "device": "cpu"}, raw["outputs"].([]any)[0])
+	require.Equal(t, []any{}, raw["state"], "a linear layer's weights are read-only")
+	require.Greater(t, raw["constants"], 0.0)
 	require.NotContains(t, out.String(), "state:")
 }
 

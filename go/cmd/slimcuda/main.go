@@ -29,6 +29,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -49,7 +50,8 @@ flags:
   -h, --help     show this text
   --version      print the version of slimcuda and exit
 
-Flags go before a command's arguments. Exit status: 0 success, 1 failure, 2 bad usage.
+Flags may come before or after a command's arguments ('--' ends them).
+Exit status: 0 success, 1 failure, 2 bad usage.
 Run 'slimcuda help <command>' for a command's flags.
 `
 
@@ -120,7 +122,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard) // parse errors are reported below, help goes to stdout
 	fs.Usage = func() {}
 	body := cmd.define(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(flagsFirst(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(stdout, fs, cmd)
 			return 0
@@ -135,9 +137,83 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errUsage):
 		return 2
 	default:
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, forUser(name, err))
 		return 1
 	}
+}
+
+// flagsFirst moves the flags among args in front of the other arguments, keeping each
+// group's order, so `slimcuda run model.pt2 -json` means `slimcuda run -json model.pt2`
+// (Go's flag package stops at the first non-flag). A flag that takes a value keeps the next
+// argument with it unless written -flag=value; "--" ends the flags, and what follows it
+// stays arguments however it looks.
+func flagsFirst(fs *flag.FlagSet, args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil && !isBoolFlag(f) {
+			if i+1 == len(args) {
+				return flags // its value is missing: Parse says so
+			}
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if len(rest) == 0 {
+		return flags
+	}
+	return append(append(flags, "--"), rest...)
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// cEntryName is the C function an error message of libslimcuda starts with
+// ("slimcuda_model_load_file_with: "): for C callers; a CLI user never called it.
+var cEntryName = regexp.MustCompile(`^slimcuda_[a-z0-9_]+: `)
+
+// forUser rewrites a library error for the command line: "slimcuda run: " and the
+// library's message without the C function's name, with the error code's name (what
+// errors.Is and the C ABI call it) in parentheses; any other error as it is.
+func forUser(cmd string, err error) string {
+	var e *slimcuda.Error
+	if !errors.As(err, &e) || err != error(e) {
+		return err.Error()
+	}
+	msg := cEntryName.ReplaceAllString(e.Message, "")
+	if msg == "" {
+		msg = e.Code.String()
+	}
+	out := fmt.Sprintf("slimcuda %s: %s (%s)", cmd, msg, e.Code.String())
+	for _, h := range hints {
+		if strings.Contains(msg, h.when) {
+			out += "\n" + h.say
+		}
+	}
+	return out
+}
+
+// hints say what to do about the errors a new user meets first.
+var hints = []struct{ when, say string }{
+	{"is not a model file", "give a .pt2 (torch._inductor.aoti_compile_and_package writes one) or a slimcuda " +
+		"package (slimcuda pack writes one)"},
+	{"no CUDA device", "this model runs on an NVIDIA GPU; 'slimcuda info MODEL' describes it without one"},
+	{"No such file or directory", "check the path (relative paths start in the current directory)"},
 }
 
 func names() string {
@@ -162,17 +238,10 @@ func printUsage(w io.Writer, fs *flag.FlagSet, cmd command) {
 	}
 }
 
-// args checks the positional arguments: between minArgs and maxArgs of them, and no flag
-// among them (Go's flag package stops at the first argument, so a flag after it would be
-// taken as an argument and silently ignored).
+// args checks the positional arguments: between minArgs and maxArgs of them (flags among
+// them were moved in front by flagsFirst).
 func (c *cmdContext) args(minArgs, maxArgs int, what string) error {
 	rest := c.fs.Args()
-	for i, a := range rest {
-		if i > 0 && len(a) > 1 && strings.HasPrefix(a, "-") {
-			return c.usageError("flag %s after the argument %q: flags go first (slimcuda %s [flags] %s)", a,
-				rest[i-1], c.fs.Name(), what)
-		}
-	}
 	switch {
 	case len(rest) > maxArgs && maxArgs == 0:
 		return c.usageError("unexpected argument %q: %s takes no arguments", rest[0], c.fs.Name())

@@ -45,15 +45,23 @@ func npyFiles(flagName, value, prefix string, n int) ([]string, error) {
 }
 
 // readInputs loads the -inputs .npy files onto device, each a tensor of the file's dtype
-// and shape (the model checks them against its manifest).
-func readInputs(value string, n int, device slimcuda.Device) ([]*slimcuda.Tensor, error) {
-	files, err := npyFiles("-inputs", value, "input", n)
+// and shape. A file whose dtype is not its input's is refused here, naming the file and the
+// conversion; the model checks the rest (shapes) against its specs.
+func readInputs(value string, specs []slimcuda.TensorSpec, device slimcuda.Device) ([]*slimcuda.Tensor, error) {
+	files, err := npyFiles("-inputs", value, "input", len(specs))
 	if err != nil {
 		return nil, err
 	}
 	var out []*slimcuda.Tensor
-	for _, f := range files {
-		t, err := readNPY(f, device)
+	for i, f := range files {
+		spec := specs[i]
+		t, err := readNPYAs(f, device, func(got slimcuda.DType) error {
+			if spec.Dynamism == slimcuda.UnknownSpec || got == spec.DType {
+				return nil
+			}
+			return fmt.Errorf("slimcuda run: %s holds %s, but input %d (%s) takes %s: convert it before saving, "+
+				"e.g. np.save(path, x.astype(np.%s))", f, got, i, spec.Name, spec.DType, spec.DType)
+		})
 		if err != nil {
 			return out, err
 		}
@@ -124,6 +132,11 @@ func fileKind(m os.FileMode) string {
 }
 
 func readNPY(path string, device slimcuda.Device) (*slimcuda.Tensor, error) {
+	return readNPYAs(path, device, func(slimcuda.DType) error { return nil })
+}
+
+// readNPYAs is readNPY with a check of the file's dtype before the tensor is made.
+func readNPYAs(path string, device slimcuda.Device, check func(slimcuda.DType) error) (*slimcuda.Tensor, error) {
 	f, err := openRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("slimcuda run: %w", err)
@@ -135,7 +148,11 @@ func readNPY(path string, device slimcuda.Device) (*slimcuda.Tensor, error) {
 	}
 	dtype, ok := slimcuda.DTypeByName(string(a.DType))
 	if !ok {
-		return nil, fmt.Errorf("slimcuda run: %s: dtype %s", path, a.DType)
+		return nil, fmt.Errorf("slimcuda run: %s holds %s, which slimcuda has no tensors of: save it as one of "+
+			"float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8 or bool", path, a.DType)
+	}
+	if err := check(dtype); err != nil {
+		return nil, err
 	}
 	t, err := slimcuda.NewTensor(a.Shape, dtype, device)
 	if err != nil {

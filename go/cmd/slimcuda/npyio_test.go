@@ -58,7 +58,7 @@ func TestRunWithNPYInputsAndSavedOutputs(t *testing.T) {
 	require.NoError(t, npy.Write(&file, npy.Array{DType: npy.Int64, Shape: []int64{1, 16}, Data: make([]byte, 128)}))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "input_0.npy"), file.Bytes(), 0o644))
 	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", dir, demoPath(t)}, &out, &errOut))
-	require.Contains(t, errOut.String(), "InvalidArgument")
+	require.Contains(t, errOut.String(), "input_0.npy holds int64, but input 0 (x) takes float32")
 	errOut.Reset()
 	require.Equal(t, 1, run([]string{"run", "-device", "cpu", "-inputs", filepath.Join(dir, "none.npy"), demoPath(t)},
 		&out, &errOut))

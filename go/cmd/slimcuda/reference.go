@@ -42,7 +42,9 @@ const demoReferenceRunfile = "testdata/demo_model.json"
 func demoReference(batch int64) (*reference, error) {
 	path := os.Getenv("SLIMCUDA_DEMO_MODEL_JSON")
 	if path == "" {
-		if p, ok := runfile(demoReferenceRunfile); ok {
+		if p, ok := installed(filepath.Base(demoReferenceRunfile)); ok {
+			path = p
+		} else if p, ok := runfile(demoReferenceRunfile); ok {
 			path = p
 		} else if fileExists(demoReferenceRunfile) {
 			path = demoReferenceRunfile

@@ -19,11 +19,15 @@ import (
 // demoRunfile is the demo package's path in this repository's runfiles.
 const demoRunfile = "models/demo/demo.slimcuda"
 
-// demoPackage finds the demo package: $SLIMCUDA_DEMO_PACKAGE, else the demo in the runfiles
-// of a `bazel run` (runfile), else bazel-bin/models/demo/demo.slimcuda below the working
-// directory.
+// demoPackage finds the demo package: $SLIMCUDA_DEMO_PACKAGE, else the one installed beside
+// the CLI (installed: PREFIX/share/slimcuda/demo.slimcuda, tools/install.sh), else the demo in
+// the runfiles of a `bazel run` (runfile), else bazel-bin/models/demo/demo.slimcuda below the
+// working directory.
 func demoPackage() (string, error) {
 	if p := os.Getenv("SLIMCUDA_DEMO_PACKAGE"); p != "" {
+		return p, nil
+	}
+	if p, ok := installed("demo.slimcuda"); ok {
 		return p, nil
 	}
 	if p, ok := runfile(demoRunfile); ok {
@@ -32,24 +36,63 @@ func demoPackage() (string, error) {
 	if p := filepath.Join("bazel-bin", demoRunfile); fileExists(p) {
 		return p, nil
 	}
-	return "", fmt.Errorf("slimcuda run: no demo package found (give a PACKAGE, or set SLIMCUDA_DEMO_PACKAGE; " +
-		"`bazel run //go/cmd/slimcuda -- run` provides it)")
+	return "", errNoDemo
+}
+
+var errNoDemo = errors.New("slimcuda run: no demo model found beside this slimcuda (share/slimcuda/demo.slimcuda): " +
+	"give a MODEL (slimcuda run model.pt2), or set SLIMCUDA_DEMO_PACKAGE to the demo's path")
+
+// installed finds a file the install put under PREFIX/share/slimcuda/, where PREFIX is the
+// folder above the executable's bin/ (symbolic links to the executable followed).
+func installed(name string) (string, bool) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", false
+	}
+	return installedBeside(exe, name)
+}
+
+func installedBeside(exe, name string) (string, bool) {
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	p := filepath.Join(filepath.Dir(filepath.Dir(exe)), "share", "slimcuda", name)
+	return p, fileExists(p)
 }
 
 // Summary is what `slimcuda run` reports (also as JSON with --json).
 type Summary struct {
-	Package    string          `json:"package"`
+	Model      string          `json:"model"` // the path, as every command names it
 	Device     string          `json:"device"`
 	LoadMillis float64         `json:"load_ms"`
 	FirstRunMs float64         `json:"first_run_ms"`
-	RunMillis  float64         `json:"run_ms_mean"`
+	RunMillis  float64         `json:"mean_ms"` // of the timed runs, as bench-load's mean_ms
 	Iterations int             `json:"iterations"`
 	Inputs     []TensorSummary `json:"inputs"`
 	Outputs    []TensorSummary `json:"outputs"`
 	// The outputs against a reference: -expect's, or the demo's own (nil: none to check).
 	Reference *ReferenceCheck `json:"reference,omitempty"`
 	// Device memory cache statistics after the runs (CUDA models).
-	Memory *slimcuda.MemoryStats `json:"memory,omitempty"`
+	Memory *MemoryStats `json:"memory,omitempty"`
+}
+
+// MemoryStats is slimcuda.MemoryStats in the JSON's own snake_case keys.
+type MemoryStats struct {
+	AllocatedBytes     uint64 `json:"allocated_bytes"`
+	PeakAllocatedBytes uint64 `json:"peak_allocated_bytes"`
+	ReservedBytes      uint64 `json:"reserved_bytes"`
+	PeakReservedBytes  uint64 `json:"peak_reserved_bytes"`
+	Allocations        uint64 `json:"allocations"`
+	Frees              uint64 `json:"frees"`
+	CacheHits          uint64 `json:"cache_hits"`
+	CacheMisses        uint64 `json:"cache_misses"`
+	Segments           uint64 `json:"segments"`
+	OOMRetries         uint64 `json:"oom_retries"`
+}
+
+func memoryStats(m slimcuda.MemoryStats) *MemoryStats {
+	return &MemoryStats{m.AllocatedBytes, m.PeakAllocatedBytes, m.ReservedBytes, m.PeakReservedBytes, m.Allocations,
+		m.Frees, m.CacheHits, m.CacheMisses, m.Segments, m.OOMRetries}
 }
 
 // TensorSummary describes one input or output.
@@ -68,7 +111,7 @@ var runCommand = command{
 	doc: "Loads a model — a PyTorch .pt2 or a slimcuda package (default: the demo package) —, runs it on\n" +
 		"deterministic inputs (or on .npy files: -inputs) and summarizes the outputs and timings. A package's\n" +
 		"CUDA library is used with a GPU, else its CPU library; a .pt2 model runs on the device it was compiled\n" +
-		"for. Relative paths are resolved against the directory `bazel run` was started in.",
+		"for. Flags may also follow MODEL.",
 	define: func(fs *flag.FlagSet) func(c *cmdContext) error {
 		var o runOptions
 		fs.StringVar(&o.device, "device", "auto", "auto (CUDA when a GPU is there), cpu or cuda")
@@ -148,7 +191,7 @@ func runModel(c *cmdContext, o runOptions) error {
 		return err
 	}
 	defer model.Close()
-	s := Summary{Package: path, Device: model.Device().String(), LoadMillis: ms(time.Since(start)), Iterations: o.iterations}
+	s := Summary{Model: path, Device: model.Device().String(), LoadMillis: ms(time.Since(start)), Iterations: o.iterations}
 
 	inputs, err := runInputs(c, o, model, &s)
 	defer func() {
@@ -171,7 +214,7 @@ func runModel(c *cmdContext, o runOptions) error {
 	}
 	if model.Device().Type == slimcuda.CUDA {
 		if m, err := slimcuda.GetMemoryStats(model.Device()); err == nil {
-			s.Memory = &m
+			s.Memory = memoryStats(m)
 		}
 	}
 	if err := writeSummary(c.stdout, s, o, demo, mismatch); err != nil {
@@ -207,7 +250,7 @@ func checkRunOptions(c *cmdContext, o runOptions) ([]slimcuda.LoadOption, error)
 // close.
 func runInputs(c *cmdContext, o runOptions, model *slimcuda.Model, s *Summary) ([]*slimcuda.Tensor, error) {
 	if o.inputs != "" {
-		return readInputs(o.inputs, len(model.Inputs()), model.Device())
+		return readInputs(o.inputs, model.Inputs(), model.Device())
 	}
 	// Every input's sizes are checked before any is built.
 	specs := model.Inputs()
@@ -215,14 +258,14 @@ func runInputs(c *cmdContext, o runOptions, model *slimcuda.Model, s *Summary) (
 	for i, spec := range specs {
 		if spec.Dynamism == slimcuda.UnknownSpec {
 			return nil, fmt.Errorf("slimcuda run: %s: input %d (%s): the model file states no dtype or shape "+
-				"(a .pt2 without its wrapper source): give the inputs with -inputs", s.Package, i, spec.Name)
+				"(a .pt2 without its wrapper source): give the inputs with -inputs", s.Model, i, spec.Name)
 		}
 		var err error
 		if sizes[i], err = inputSizes(spec, o.batch, o.batchSet); err != nil {
 			if errors.As(err, new(batchError)) {
 				return nil, c.usageError("-batch %d: %v", o.batch, err)
 			}
-			return nil, fmt.Errorf("slimcuda run: %s: %w", s.Package, err)
+			return nil, fmt.Errorf("slimcuda run: %s: %w", s.Model, err)
 		}
 	}
 	inputs := make([]*slimcuda.Tensor, 0, len(specs))
@@ -294,7 +337,7 @@ func meanRunMillis(model *slimcuda.Model, inputs []*slimcuda.Tensor, iterations 
 			o.Close()
 		}
 	}
-	return ms(time.Since(start)) / float64(iterations), nil
+	return roundMs(float64(time.Since(start).Microseconds()) / 1000 / float64(iterations)), nil
 }
 
 // writeSummary prints s to w: as JSON with -json, else as lines for people, which say
@@ -305,7 +348,7 @@ func writeSummary(w io.Writer, s Summary, o runOptions, demo bool, mismatch erro
 		enc.SetIndent("", "  ")
 		return enc.Encode(s)
 	}
-	fmt.Fprintf(w, "%s on %s: load %.2f ms, first run %.3f ms, mean of %d runs %.3f ms\n", s.Package, s.Device,
+	fmt.Fprintf(w, "%s on %s: load %.2f ms, first run %.3f ms, mean of %d runs %.3f ms\n", s.Model, s.Device,
 		s.LoadMillis, s.FirstRunMs, s.Iterations, s.RunMillis)
 	if s.Memory != nil {
 		fmt.Fprintf(w, "  device memory: peak %d bytes allocated, %d reserved; cache %d hits, %d misses\n",
@@ -317,7 +360,7 @@ func writeSummary(w io.Writer, s Summary, o runOptions, demo bool, mismatch erro
 	}
 	switch {
 	case s.Reference == nil && demo && o.inputs == "":
-		fmt.Fprintf(w, "  reference: none for batch %d (testdata/demo_model.json has batches 1, 4, 7, 64)\n", o.batch)
+		fmt.Fprintf(w, "  reference: none for batch %d (demo_model.json has batches 1, 4, 7, 64)\n", o.batch)
 	case s.Reference != nil && mismatch == nil:
 		fmt.Fprintf(w, "  reference: all %d values match %s (max |diff| %.3g)\n", s.Reference.Values,
 			s.Reference.Source, float64(s.Reference.MaxAbsDiff))
@@ -325,7 +368,12 @@ func writeSummary(w io.Writer, s Summary, o runOptions, demo bool, mismatch erro
 	return nil
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+// ms is a duration in milliseconds to the microsecond (what the clocks here resolve).
+func ms(d time.Duration) float64 { return roundMs(float64(d.Microseconds()) / 1000) }
+
+// roundMs rounds milliseconds to the microsecond, so a mean prints as 0.2618, not
+// 0.26180000000000003.
+func roundMs(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // defaultBatch is -batch's default; a dynamic-bounded input with a smaller bound gets its bound.
 const defaultBatch = 4
