@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/slimcuda/slimcuda/go/internal/fixture"
-	"github.com/slimcuda/slimcuda/go/internal/npy"
+	"github.com/slimcuda/slimcuda/go/npy"
 	"github.com/stretchr/testify/require"
 )
 
