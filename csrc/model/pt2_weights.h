@@ -95,7 +95,7 @@ enum class Pt2WeightsFormat {
 
 /// What can be judged of the model's weights entries from the archive's directory, before
 /// the library is inflated or loaded: a compressed weights blob or weights file
-/// (`<root>data/weights/*`) -> NotSupported; a weights_config.json over its cap (64 MiB, or
+/// (`<root>data/weights/*`) -> NotSupported; a weights_config.json over its cap (16 MiB, or
 /// kMaxInflatedJsonBytes compressed) -> InvalidProgram naming it and the cap.
 [[nodiscard]] Error check_pt2_weights_entries(const Pt2Archive& archive, const Pt2Model& pm) noexcept;
 
