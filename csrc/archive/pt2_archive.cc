@@ -268,25 +268,64 @@ Error Pt2Archive::check_entries() {
       SLIMCUDA_CHECK_OR_RETURN(
           e.size == e.compressed_size, Error::InvalidProgram, "stored entry '%s' declares %llu bytes but holds %llu",
           nm, static_cast<unsigned long long>(e.size), static_cast<unsigned long long>(e.compressed_size));
-      if (e.size > 0) {
-        // Find where libzip reads the entry's first byte (see Source).
-        zip_file_t* f = zip_fopen_index(z, e.index, 0);
-        SLIMCUDA_CHECK_OR_RETURN(f != nullptr, Error::InvalidProgram, "entry '%s': libzip: %s", nm, zip_strerror(z));
-        ZipFile file(f);
-        source_->marking = true;
-        uint8_t first = 0;
-        const zip_int64_t got = zip_fread(f, &first, 1);
-        source_->marking = false;
-        SLIMCUDA_CHECK_OR_RETURN(got == 1, Error::InvalidProgram, "entry '%s': cannot be read: %s", nm,
-                                 zip_file_strerror(f));
-        e.data_offset = source_->marked;
-        SLIMCUDA_CHECK_OR_RETURN(
-            e.data_offset < size_ && e.size <= size_ - e.data_offset && data_[e.data_offset] == first,
-            Error::InvalidProgram, "stored entry '%s': its %llu bytes do not lie inside the archive", nm,
-            static_cast<unsigned long long>(e.size));
-      }
     }
+    SLIMCUDA_RETURN_IF_ERROR(locate(&e));
     entries_.push_back(std::move(e));
+  }
+  return check_disjoint();
+}
+
+Error Pt2Archive::locate(ArchiveEntry* e) {
+  if (e->compressed_size == 0) return Error::Ok;
+  const char* nm = e->name.c_str();
+  // Where libzip reads the entry's first byte (see Source): it parsed the local header at
+  // zip_fopen_index, so the next read is at the entry's data.
+  zip_t* z = zip_of(zip_);
+  zip_file_t* f = zip_fopen_index(z, e->index, 0);
+  SLIMCUDA_CHECK_OR_RETURN(f != nullptr, Error::InvalidProgram, "entry '%s': libzip: %s", nm, zip_strerror(z));
+  ZipFile file(f);
+  source_->marking = true;
+  uint8_t first = 0;
+  const zip_int64_t got = zip_fread(f, &first, 1);
+  const bool read_any = !source_->marking;
+  source_->marking = false;
+  if (!e->stored) {
+    // A corrupt stream is reported when the entry is read (most entries never are); one
+    // that read nothing has no place to compare.
+    e->located = read_any && source_->marked < size_ && e->compressed_size <= size_ - source_->marked;
+    if (e->located) e->data_offset = source_->marked;
+    return Error::Ok;
+  }
+  SLIMCUDA_CHECK_OR_RETURN(got == 1, Error::InvalidProgram, "entry '%s': cannot be read: %s", nm, zip_file_strerror(f));
+  e->data_offset = source_->marked;
+  SLIMCUDA_CHECK_OR_RETURN(
+      e->data_offset < size_ && e->size <= size_ - e->data_offset && data_[e->data_offset] == first,
+      Error::InvalidProgram, "stored entry '%s': its %llu bytes do not lie inside the archive", nm,
+      static_cast<unsigned long long>(e->size));
+  e->located = true;
+  return Error::Ok;
+}
+
+Error Pt2Archive::check_disjoint() const {
+  // Entries whose bytes overlap (one nested in another, or many sharing one deflate stream)
+  // let a small file make readers pay for its bytes many times over: no writer of .pt2
+  // files shares bytes between entries.
+  std::vector<const ArchiveEntry*> placed;
+  for (const ArchiveEntry& e : entries_) {
+    if (e.located) placed.push_back(&e);
+  }
+  std::sort(placed.begin(), placed.end(),
+            [](const ArchiveEntry* a, const ArchiveEntry* b) { return a->data_offset < b->data_offset; });
+  for (size_t i = 1; i < placed.size(); ++i) {
+    const ArchiveEntry& a = *placed[i - 1];
+    const ArchiveEntry& b = *placed[i];
+    SLIMCUDA_CHECK_OR_RETURN(a.data_offset + a.compressed_size <= b.data_offset, Error::InvalidProgram,
+                             "entries '%s' and '%s' overlap in the archive (bytes [%llu, +%llu) and [%llu, +%llu)): "
+                             "no .pt2 shares bytes between entries",
+                             a.name.c_str(), b.name.c_str(), static_cast<unsigned long long>(a.data_offset),
+                             static_cast<unsigned long long>(a.compressed_size),
+                             static_cast<unsigned long long>(b.data_offset),
+                             static_cast<unsigned long long>(b.compressed_size));
   }
   return Error::Ok;
 }

@@ -21,7 +21,8 @@ struct ArchiveEntry {
   bool stored = true;            ///< STORED (what PyTorch writes); else DEFLATE
   uint32_t crc32 = 0;            ///< the archive's CRC-32 of the uncompressed bytes
   uint64_t index = 0;            ///< libzip's index
-  uint64_t data_offset = 0;      ///< STORED: where the bytes start in the archive
+  uint64_t data_offset = 0;      ///< where its (compressed) bytes start in the archive
+  bool located = false;          ///< data_offset is known (always for a STORED entry with bytes)
 };
 
 /// A zero-copy view of a STORED entry's bytes inside the archive's mapping.
@@ -38,8 +39,10 @@ struct ArchiveSpan {
 /// a `..` component, a backslash or a NUL; a second entry of the same name; a compression
 /// method other than STORED or DEFLATE, or encryption; a STORED entry whose two sizes differ
 /// or whose bytes lie outside the file; a DEFLATE entry declaring more bytes than deflate
-/// can expand its compressed bytes into (1032:1, the zip-bomb check); more than
-/// kMaxEntries entries — all InvalidProgram, naming the entry. A file libzip cannot parse
+/// can expand its compressed bytes into (1032:1, the zip-bomb check); two entries whose
+/// bytes overlap (nested inside one another, or sharing one deflate stream: the overlapping
+/// zip bomb); more than kMaxEntries entries — all InvalidProgram, naming the entry. So the
+/// entries' bytes add up to at most the archive's size. A file libzip cannot parse
 /// (truncated, a central directory that disagrees with the local headers) is InvalidProgram
 /// with libzip's reason.
 ///
@@ -98,6 +101,8 @@ class Pt2Archive {
   Pt2Archive() = default;
   [[nodiscard]] static Error open_bytes(std::unique_ptr<Pt2Archive> a, std::unique_ptr<Pt2Archive>* out) noexcept;
   [[nodiscard]] Error check_entries();
+  [[nodiscard]] Error locate(ArchiveEntry* e);
+  [[nodiscard]] Error check_disjoint() const;
   [[nodiscard]] Error stream(const ArchiveEntry& entry, uint64_t offset, uint64_t size, uint8_t* dst) const;
 
   struct Source;  // libzip's view of the bytes (zip_source callback state)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pt2Archive on archives written here with libzip: entries and prefixes, zero-copy views of
 // stored entries, byte ranges of stored and compressed ones (across the streaming chunks),
-// CRC checks, short compressed entries, reads from several threads, open's file errors.
+// CRC checks, short compressed entries, reads from several threads, open's file errors, where
+// each entry's bytes lie.
 #include "csrc/archive/pt2_archive.h"
 
 #include <sys/stat.h>
@@ -102,6 +103,25 @@ TEST_F(ArchiveTest, ListsEntriesAndPrefixes) {
   EXPECT_EQ(under[0]->name, "r/data/constants/w0");
   EXPECT_EQ(under[1]->name, "r/data/constants/w1");
   EXPECT_EQ(archive_->size(), read_file(path_).size());
+}
+
+// Every entry with bytes is placed (stored or compressed) where its bytes really are: at
+// its local header's end, inside the file, the entries' ranges apart (what the overlap
+// check compares; testdata/hostile_pt2.json has an archive it refuses).
+TEST_F(ArchiveTest, PlacesEveryEntrysBytesApart) {
+  const std::vector<uint8_t> file = read_file(path_);
+  uint64_t end_of_previous = 0;
+  for (const ArchiveEntry& e : archive_->entries()) {
+    SCOPED_TRACE(e.name);
+    if (e.compressed_size == 0) {
+      EXPECT_FALSE(e.located);
+      continue;
+    }
+    ASSERT_TRUE(e.located);
+    ASSERT_LE(e.data_offset + e.compressed_size, file.size());
+    EXPECT_GE(e.data_offset, end_of_previous + 30 + e.name.size()) << "after the previous entry and its own header";
+    end_of_previous = e.data_offset + e.compressed_size;
+  }
 }
 
 TEST_F(ArchiveTest, ViewsStoredEntriesInPlace) {

@@ -13,13 +13,13 @@
 #include <optional>
 
 #include "csrc/core/limits.h"
+#include "csrc/package/elf_check.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {
 namespace {
 
 constexpr std::string_view kModelsDir = "data/aotinductor/";
-constexpr size_t kMaxMetadataBytes = 1 << 20;
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -197,11 +197,8 @@ Error find_pt2_model(const Pt2Archive& archive, const char* name, Pt2Model* out)
     m.wrapper_source = archive.find(stem + ".cpp");
     SLIMCUDA_CHECK_OR_RETURN(m.metadata != nullptr, Error::InvalidProgram,
                              "model '%s': no %s_metadata.json beside its library", want.c_str(), stem.c_str());
-    SLIMCUDA_CHECK_OR_RETURN(m.metadata->size <= kMaxMetadataBytes, Error::InvalidProgram,
-                             "model '%s': metadata of %llu bytes (at most %zu)", want.c_str(),
-                             static_cast<unsigned long long>(m.metadata->size), kMaxMetadataBytes);
-    std::string text(static_cast<size_t>(m.metadata->size), '\0');
-    SLIMCUDA_RETURN_IF_ERROR(archive.read(*m.metadata, 0, m.metadata->size, text.data()));
+    std::string text;
+    SLIMCUDA_RETURN_IF_ERROR(read_entry_text(archive, *m.metadata, kMaxMetadataBytes, kMaxMetadataBytes, &text));
     const nlohmann::json meta = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     SLIMCUDA_CHECK_OR_RETURN(meta.is_object(), Error::InvalidProgram, "model '%s': %s is not a JSON object",
                              want.c_str(), m.metadata->name.c_str());
@@ -304,15 +301,16 @@ Error parse_input_checks(std::string_view source, size_t num_inputs, std::vector
   }
 }
 
-Error read_wrapper_source(const Pt2Archive& archive, const Pt2Model& pm, std::string* out) {
-  // Megabytes for large models; beyond this bound it is no wrapper PyTorch wrote.
-  constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
+Error read_entry_text(const Pt2Archive& archive, const ArchiveEntry& e, uint64_t cap, uint64_t inflated_cap,
+                      std::string* out) {
   out->clear();
-  if (pm.wrapper_source == nullptr) return Error::Ok;
-  const ArchiveEntry& e = *pm.wrapper_source;
-  SLIMCUDA_CHECK_OR_RETURN(e.size <= kMaxWrapperSourceBytes, Error::InvalidProgram, "%s: %llu bytes (at most %llu)",
+  SLIMCUDA_CHECK_OR_RETURN(e.size <= cap, Error::InvalidProgram, "%s: %llu bytes (at most %llu)", e.name.c_str(),
+                           static_cast<unsigned long long>(e.size), static_cast<unsigned long long>(cap));
+  SLIMCUDA_CHECK_OR_RETURN(e.stored || e.size <= inflated_cap, Error::InvalidProgram,
+                           "%s: compressed, %llu bytes inflated (at most %llu for this entry compressed; store it, as "
+                           "PyTorch does)",
                            e.name.c_str(), static_cast<unsigned long long>(e.size),
-                           static_cast<unsigned long long>(kMaxWrapperSourceBytes));
+                           static_cast<unsigned long long>(inflated_cap));
   out->assign(static_cast<size_t>(e.size), '\0');
   return archive.read(e, 0, e.size, out->data());
 }
@@ -472,6 +470,45 @@ Error parse_output_allocations(std::string_view source, const std::vector<std::s
   } catch (const std::bad_alloc&) {
     return set_last_error(Error::MemoryAllocationFailed, "out of host memory reading the wrapper's outputs");
   }
+}
+
+Error read_wrapper_source(const Pt2Archive& archive, const Pt2Model& pm, std::string* out) {
+  out->clear();
+  if (pm.wrapper_source == nullptr) return Error::Ok;
+  return read_entry_text(archive, *pm.wrapper_source, kMaxWrapperSourceBytes, kMaxInflatedTextBytes, out);
+}
+
+Error read_pt2_library(const Pt2Archive& archive, const Pt2Model& pm, std::unique_ptr<uint8_t[]>* inflated,
+                       ArchiveSpan* so) noexcept {
+  const ArchiveEntry& lib = *pm.library;
+  const char* name = pm.name.c_str();
+  if (lib.stored) {
+    SLIMCUDA_RETURN_IF_ERROR(archive.view(lib, so));
+    SLIMCUDA_CHECK_OR_RETURN(so->size > 0, Error::InvalidProgram, "model '%s': empty library %s", name,
+                             lib.name.c_str());
+    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(lib));
+    return check_elf(so->data, so->size);
+  }
+  SLIMCUDA_CHECK_OR_RETURN(lib.size <= kMaxCompressedLibraryBytes, Error::NotSupported,
+                           "model '%s': its library is compressed and %llu bytes inflated (at most %llu; store it, "
+                           "as PyTorch does)",
+                           name, static_cast<unsigned long long>(lib.size),
+                           static_cast<unsigned long long>(kMaxCompressedLibraryBytes));
+  SLIMCUDA_CHECK_OR_RETURN(lib.size > 0, Error::InvalidProgram, "model '%s': empty library %s", name, lib.name.c_str());
+  // The header first: a compressed entry that is no library is refused after 64 inflated
+  // bytes, not after all of them.
+  uint8_t head[64];
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(lib.size, sizeof head));
+  SLIMCUDA_RETURN_IF_ERROR(archive.read(lib, 0, n, head));
+  SLIMCUDA_RETURN_IF_ERROR(check_elf_header(head, n, lib.size));
+  // Not zero-filled: only the pages the stream really fills become resident.
+  inflated->reset(new (std::nothrow) uint8_t[static_cast<size_t>(lib.size)]);
+  SLIMCUDA_CHECK_OR_RETURN(*inflated != nullptr, Error::MemoryAllocationFailed,
+                           "out of host memory inflating the library of model '%s' (%llu bytes)", name,
+                           static_cast<unsigned long long>(lib.size));
+  SLIMCUDA_RETURN_IF_ERROR(archive.read(lib, 0, lib.size, inflated->get()));  // CRC-checked
+  *so = ArchiveSpan{inflated->get(), static_cast<size_t>(lib.size)};
+  return check_elf(so->data, so->size);
 }
 
 }  // namespace slimcuda

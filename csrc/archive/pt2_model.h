@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,9 +39,41 @@ struct Pt2Model {
 /// or metadata that is not JSON or names no known device -> InvalidProgram.
 [[nodiscard]] Error find_pt2_model(const Pt2Archive& archive, const char* name, Pt2Model* out) noexcept;
 
-/// The model's generated wrapper source ("" when the archive has none), read whole: more
-/// than 256 MiB -> InvalidProgram. Throws std::bad_alloc.
+// What a load may spend on the entries it reads (docs/hostile-archives.md). A STORED entry
+// costs its own bytes at most (a view, or one copy); a compressed one is inflated into
+// memory, so its declared size is checked against a cap before a byte is inflated (the
+// archive reader has already bounded the declared size by deflate's ratio and by what the
+// stream really holds).
+
+/// The model's `_metadata.json` (a few hundred bytes in real exports), stored or not.
+inline constexpr uint64_t kMaxMetadataBytes = uint64_t{1} << 20;
+/// A stored wrapper source (megabytes for large models).
+inline constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
+/// A compressed wrapper source (what it declares is parsed into up to ~4x its text).
+inline constexpr uint64_t kMaxInflatedTextBytes = uint64_t{4} << 20;
+/// A compressed JSON entry (weights_config.json): JSON is parsed into a tree of up to ~30x its
+/// text before its shape can be judged.
+inline constexpr uint64_t kMaxInflatedJsonBytes = uint64_t{1} << 20;
+/// A compressed library (PyTorch stores it; real libraries are 0.4-3 MB with their weights).
+inline constexpr uint64_t kMaxCompressedLibraryBytes = uint64_t{32} << 20;
+
+/// Reads `entry` whole into `out`: more than `cap` bytes, or compressed and more than
+/// `inflated_cap` -> InvalidProgram naming the entry and the cap, before any byte is read.
+/// Throws std::bad_alloc.
+[[nodiscard]] Error read_entry_text(const Pt2Archive& archive, const ArchiveEntry& entry, uint64_t cap,
+                                    uint64_t inflated_cap, std::string* out);
+
+/// The model's generated wrapper source ("" when the archive has none), read whole through
+/// read_entry_text (caps kMaxWrapperSourceBytes, kMaxInflatedTextBytes). Throws std::bad_alloc.
 [[nodiscard]] Error read_wrapper_source(const Pt2Archive& archive, const Pt2Model& pm, std::string* out);
+
+/// The bytes of the model's library, checked (check_elf) before anything dlopens them: a
+/// view of a STORED entry (CRC-checked), or the inflated bytes of a compressed one, kept in
+/// `*inflated`: more than kMaxCompressedLibraryBytes -> NotSupported ("store it, as PyTorch
+/// does") before inflating; its ELF header is checked from its first inflated bytes before
+/// the rest is inflated. `so` views the bytes (in the archive, or in `*inflated`).
+[[nodiscard]] Error read_pt2_library(const Pt2Archive& archive, const Pt2Model& pm,
+                                     std::unique_ptr<uint8_t[]>* inflated, ArchiveSpan* so) noexcept;
 
 /// Reads each input's spec from the generated wrapper's own input checks (check_input_<i>:
 /// AOTInductor emits one per input in every AOT export, run by the library only when

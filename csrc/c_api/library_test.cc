@@ -483,6 +483,20 @@ TEST(ElfCheck, TruncatedLibrariesAreRefused) {
   EXPECT_EQ(check_elf(so.data(), end), Error::Ok) << last_error_message();
 }
 
+// The header alone, from a library's first 64 bytes (a compressed library's first inflated
+// bytes): the same verdicts, with the program headers judged against the whole size.
+TEST(ElfCheck, TheHeaderAloneIsJudgedFromItsFirstBytes) {
+  std::vector<uint8_t> so = test_library();
+  EXPECT_EQ(check_elf_header(so.data(), 64, so.size()), Error::Ok) << last_error_message();
+  EXPECT_EQ(check_elf_header(so.data(), 63, so.size()), Error::InvalidProgram);
+  EXPECT_NE(std::string(last_error_message()).find("too short for an ELF header"), std::string::npos);
+  EXPECT_EQ(check_elf_header(so.data(), 64, 64), Error::InvalidProgram) << "its program headers lie past 64 bytes";
+  EXPECT_NE(std::string(last_error_message()).find("past the end"), std::string::npos) << last_error_message();
+  so[0] = 'x';
+  EXPECT_EQ(check_elf_header(so.data(), 64, so.size()), Error::InvalidProgram);
+  EXPECT_NE(std::string(last_error_message()).find("bad magic"), std::string::npos) << last_error_message();
+}
+
 TEST(ElfCheck, AnotherArchitectureIsNamed) {
   std::vector<uint8_t> so = test_library();
   ASSERT_GE(so.size(), sizeof(Elf64_Ehdr));

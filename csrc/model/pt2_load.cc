@@ -9,16 +9,11 @@
 #include "csrc/archive/pt2_model.h"
 #include "csrc/archive/pt2_versions.h"
 #include "csrc/model/pt2_weights.h"
-#include "csrc/package/elf_check.h"
 #include "csrc/package/library_hash.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {
 namespace {
-
-// A compressed library is inflated into memory before the memfd; beyond this, store it
-// (PyTorch stores every entry).
-constexpr uint64_t kMaxCompressedLibraryBytes = uint64_t{4} << 30;
 
 // The model runs where it was compiled for, with every GPU kernel inside its library.
 Error check_runnable(const Pt2Model& pm, int device_type) {
@@ -42,28 +37,6 @@ Error check_runnable(const Pt2Model& pm, int device_type) {
   return Error::Ok;
 }
 
-// The library's bytes, checked before anything dlopens them: a view of a STORED entry
-// (CRC-checked), or a bounded inflation into `inflated`; then the ELF shape check.
-Error library_bytes(const Pt2Archive& archive, const Pt2Model& pm, std::vector<uint8_t>* inflated, ArchiveSpan* so) {
-  const ArchiveEntry& lib = *pm.library;
-  if (lib.stored) {
-    SLIMCUDA_RETURN_IF_ERROR(archive.view(lib, so));
-    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(lib));
-  } else {
-    SLIMCUDA_CHECK_OR_RETURN(lib.size <= kMaxCompressedLibraryBytes, Error::NotSupported,
-                             "model '%s': its library is compressed and %llu bytes inflated (at most %llu; store "
-                             "it, as PyTorch does)",
-                             pm.name.c_str(), static_cast<unsigned long long>(lib.size),
-                             static_cast<unsigned long long>(kMaxCompressedLibraryBytes));
-    inflated->resize(static_cast<size_t>(lib.size));
-    SLIMCUDA_RETURN_IF_ERROR(archive.read(lib, 0, lib.size, inflated->data()));  // CRC-checked
-    *so = ArchiveSpan{inflated->data(), inflated->size()};
-  }
-  SLIMCUDA_CHECK_OR_RETURN(so->size > 0, Error::InvalidProgram, "model '%s': empty library %s", pm.name.c_str(),
-                           lib.name.c_str());
-  return check_elf(so->data, so->size);
-}
-
 }  // namespace
 
 Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<Model>* out) {
@@ -73,9 +46,12 @@ Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<
   // A PyTorch slimcuda does not know is refused by name before its library is opened.
   SLIMCUDA_RETURN_IF_ERROR(check_pt2_versions(archive, pm));
   SLIMCUDA_RETURN_IF_ERROR(check_runnable(pm, o.device_type));
-  std::vector<uint8_t> inflated;
+  // What the weights will cost is known from the directory: refused before the library is
+  // inflated or loaded (docs/hostile-archives.md).
+  SLIMCUDA_RETURN_IF_ERROR(check_pt2_weights_entries(archive, pm));
+  std::unique_ptr<uint8_t[]> inflated;
   ArchiveSpan so;
-  SLIMCUDA_RETURN_IF_ERROR(library_bytes(archive, pm, &inflated, &so));
+  SLIMCUDA_RETURN_IF_ERROR(read_pt2_library(archive, pm, &inflated, &so));
   // The generated source beside the library: the input checks, and what proves a buffer
   // read-only (the model's state).
   std::string wrapper;
@@ -97,8 +73,8 @@ Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<
   if (model->device().is_cuda() && o.caller_context != nullptr) {
     SLIMCUDA_RETURN_IF_ERROR(o.caller_context(model->device().index, &ctx));
   }
-  SLIMCUDA_RETURN_IF_ERROR(
-      attach_pt2_weights(archive, pm, library_hash_hex(library_hash(so.data, so.size)), model.get(), ctx, nullptr));
+  SLIMCUDA_RETURN_IF_ERROR(attach_pt2_weights(archive, pm, &wrapper, library_hash_hex(library_hash(so.data, so.size)),
+                                              model.get(), ctx, nullptr));
   // What runs write gets a copy of this load's own (docs/state.md).
   SLIMCUDA_RETURN_IF_ERROR(model->prepare_state(pm.wrapper_source != nullptr ? &wrapper : nullptr, ctx));
   *out = std::move(model);

@@ -16,8 +16,9 @@
 namespace slimcuda {
 namespace {
 
-// weights_config.json: one short line per constant.
-constexpr uint64_t kMaxConfigBytes = uint64_t{64} << 20;
+// weights_config.json: one short line per constant, and a wrapper declares at most 131072
+// constants; its JSON tree costs up to ~36x its text (docs/hostile-archives.md).
+constexpr uint64_t kMaxConfigBytes = uint64_t{16} << 20;
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -39,11 +40,8 @@ std::string entry_identity(const Pt2Archive& archive, const ArchiveEntry& e, Arc
 // the storage. Each constant is a range of the outer entry's bytes, read in place.
 Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const ArchiveEntry& config, const Model& model,
                       std::vector<ConstantEntry>* out) {
-  SLIMCUDA_CHECK_OR_RETURN(config.size <= kMaxConfigBytes, Error::InvalidProgram, "%s: %llu bytes (at most %llu)",
-                           config.name.c_str(), static_cast<unsigned long long>(config.size),
-                           static_cast<unsigned long long>(kMaxConfigBytes));
-  std::string text(static_cast<size_t>(config.size), '\0');
-  SLIMCUDA_RETURN_IF_ERROR(archive.read(config, 0, config.size, text.data()));
+  std::string text;
+  SLIMCUDA_RETURN_IF_ERROR(read_entry_text(archive, config, kMaxConfigBytes, kMaxInflatedJsonBytes, &text));
   std::vector<PickledWeight> weights;
   SLIMCUDA_RETURN_IF_ERROR(parse_weights_config(text.data(), text.size(), &weights));
   std::vector<ContainerConstant> constants;
@@ -117,7 +115,55 @@ Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const Archi
   return Error::Ok;
 }
 
+// The model's weights blob and weights_config.json (each may be null); two blobs ->
+// InvalidProgram.
+Error weights_files(const Pt2Model& pm, const ArchiveEntry** blob, const ArchiveEntry** config) {
+  *blob = *config = nullptr;
+  for (const ArchiveEntry* f : pm.files) {
+    if (ends_with(f->name, ".blob")) {
+      SLIMCUDA_CHECK_OR_RETURN(*blob == nullptr, Error::InvalidProgram, "model '%s' has two weights blobs (%s, %s)",
+                               pm.name.c_str(), *blob ? (*blob)->name.c_str() : "", f->name.c_str());
+      *blob = f;
+    } else if (f->name == pm.folder + "weights_config.json") {
+      *config = f;
+    }
+  }
+  return Error::Ok;
+}
+
+Error compressed_blob(const Pt2Model& pm, const ArchiveEntry& blob) {
+  return set_last_error(Error::NotSupported,
+                        "model '%s': its weights blob %s is compressed; store it (PyTorch does), so it is "
+                        "uploaded from the archive in place",
+                        pm.name.c_str(), blob.name.c_str());
+}
+
 }  // namespace
+
+Error check_pt2_weights_entries(const Pt2Archive& archive, const Pt2Model& pm) noexcept {
+  try {
+    const ArchiveEntry* blob = nullptr;
+    const ArchiveEntry* config = nullptr;
+    SLIMCUDA_RETURN_IF_ERROR(weights_files(pm, &blob, &config));
+    if (blob != nullptr && !blob->stored) return compressed_blob(pm, *blob);
+    if (blob != nullptr || config == nullptr) return Error::Ok;
+    SLIMCUDA_CHECK_OR_RETURN(
+        config->size <= kMaxConfigBytes && (config->stored || config->size <= kMaxInflatedJsonBytes),
+        Error::InvalidProgram, "%s: %s%llu bytes (at most %llu%s)", config->name.c_str(),
+        config->stored ? "" : "compressed, ", static_cast<unsigned long long>(config->size),
+        static_cast<unsigned long long>(config->stored ? kMaxConfigBytes : kMaxInflatedJsonBytes),
+        config->stored ? "" : " for this entry compressed; store it, as PyTorch does");
+    const std::string weights = pm.folder.substr(0, pm.folder.rfind("data/aotinductor/")) + "data/weights/";
+    for (const ArchiveEntry* e : archive.entries_under(weights)) {
+      SLIMCUDA_CHECK_OR_RETURN(e->stored, Error::NotSupported,
+                               "weights file %s is compressed; store it (PyTorch does), so it is uploaded in place",
+                               e->name.c_str());
+    }
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory checking the weights");
+  }
+}
 
 Error ArchiveEntrySource::read(uint64_t offset, size_t n, void* dst) const noexcept {
   if (offset > span_.size || n > span_.size - offset) {
@@ -167,7 +213,7 @@ std::optional<bool> wrapper_includes_weights(std::string_view source) noexcept {
   return std::nullopt;
 }
 
-Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const Model* model,
+Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const std::string* wrapper, const Model* model,
                          std::vector<ConstantEntry>* out, Pt2WeightsFormat* format) noexcept {
   try {
     SLIMCUDA_CHECK_OR_RETURN(model != nullptr && out != nullptr, Error::InvalidArgument, "null model or out");
@@ -177,17 +223,13 @@ Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const Mo
     const char* name = pm.name.c_str();
     const ArchiveEntry* blob = nullptr;
     const ArchiveEntry* config = nullptr;
-    for (const ArchiveEntry* f : pm.files) {
-      if (ends_with(f->name, ".blob")) {
-        SLIMCUDA_CHECK_OR_RETURN(blob == nullptr, Error::InvalidProgram, "model '%s' has two weights blobs (%s, %s)",
-                                 name, blob ? blob->name.c_str() : "", f->name.c_str());
-        blob = f;
-      } else if (f->name == pm.folder + "weights_config.json") {
-        config = f;
-      }
+    SLIMCUDA_RETURN_IF_ERROR(weights_files(pm, &blob, &config));
+    std::string own;
+    if (wrapper == nullptr) {
+      SLIMCUDA_RETURN_IF_ERROR(read_wrapper_source(archive, pm, &own));
+      wrapper = &own;
     }
-    std::string source;
-    SLIMCUDA_RETURN_IF_ERROR(read_wrapper_source(archive, pm, &source));
+    const std::string& source = *wrapper;
 
     if (blob == nullptr) {
       if (config != nullptr) {
@@ -217,36 +259,41 @@ Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const Mo
 
     found = Pt2WeightsFormat::BinaryBlob;
     if (format != nullptr) *format = found;
-    SLIMCUDA_CHECK_OR_RETURN(blob->stored, Error::NotSupported,
-                             "model '%s': its weights blob %s is compressed; store it (PyTorch does), so it is "
-                             "uploaded from the archive in place",
-                             name, blob->name.c_str());
+    if (!blob->stored) return compressed_blob(pm, *blob);
     SLIMCUDA_CHECK_OR_RETURN(pm.wrapper_source != nullptr, Error::NotSupported,
                              "model '%s' keeps its weights in %s, but the archive has no wrapper source "
                              "(<hash>.wrapper.cpp), the only place that states the constants' shapes",
                              name, blob->name.c_str());
     ArchiveSpan span;
     SLIMCUDA_RETURN_IF_ERROR(archive.view(*blob, &span));
-    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(*blob));
     std::vector<WrapperConstant> declared;
     SLIMCUDA_RETURN_IF_ERROR(parse_wrapper_constants(source.data(), source.size(), &declared));
     std::vector<ContainerConstant> constants;
     SLIMCUDA_RETURN_IF_ERROR(model->container_constants(&constants));
     std::vector<ConstantShape> shapes;
     SLIMCUDA_RETURN_IF_ERROR(blob_shapes(constants, declared, model->device().type, &shapes));
-    auto source_of_blob = std::make_shared<ArchiveEntrySource>(span, entry_identity(archive, *blob, span));
-    return entries_from_blob(constants, shapes, source_of_blob, out);
+    // The blob's size against what the library declares first; its CRC (a pass over all
+    // its bytes) only once they are known to be needed.
+    auto source_of_blob = std::make_shared<ArchiveEntrySource>(span, std::string());
+    std::vector<ConstantEntry> entries;
+    SLIMCUDA_RETURN_IF_ERROR(entries_from_blob(constants, shapes, source_of_blob, &entries));
+    SLIMCUDA_RETURN_IF_ERROR(archive.verify_crc(*blob));
+    const auto identified = std::make_shared<ArchiveEntrySource>(span, entry_identity(archive, *blob, span));
+    for (ConstantEntry& e : entries) e.source = identified;
+    *out = std::move(entries);
+    return Error::Ok;
   } catch (const std::bad_alloc&) {
     return set_last_error(Error::MemoryAllocationFailed, "out of host memory reading the weights");
   }
 }
 
-Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const std::string& library_hash_hex,
-                         Model* model, const StreamContext& ctx, Pt2WeightsFormat* format) noexcept {
+Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const std::string* wrapper,
+                         const std::string& library_hash_hex, Model* model, const StreamContext& ctx,
+                         Pt2WeightsFormat* format) noexcept {
   SLIMCUDA_CHECK_OR_RETURN(model != nullptr, Error::InvalidArgument, "null model");
   Pt2WeightsFormat found = Pt2WeightsFormat::InLibrary;
   std::vector<ConstantEntry> entries;
-  const Error e = pt2_weight_entries(archive, pm, model, &entries, &found);
+  const Error e = pt2_weight_entries(archive, pm, wrapper, model, &entries, &found);
   if (format != nullptr) *format = found;
   SLIMCUDA_RETURN_IF_ERROR(e);
   if (found != Pt2WeightsFormat::BinaryBlob && found != Pt2WeightsFormat::PickleWeights) return Error::Ok;
@@ -260,7 +307,8 @@ Error stage_pt2_weights_file(Model* model, const char* path, const StreamContext
   SLIMCUDA_RETURN_IF_ERROR(find_pt2_model(*archive, nullptr, &pm));
   std::vector<ConstantEntry> entries;
   Pt2WeightsFormat format = Pt2WeightsFormat::InLibrary;
-  SLIMCUDA_RETURN_IF_ERROR(pt2_weight_entries(*archive, pm, model, &entries, &format));
+  SLIMCUDA_RETURN_IF_ERROR(check_pt2_weights_entries(*archive, pm));
+  SLIMCUDA_RETURN_IF_ERROR(pt2_weight_entries(*archive, pm, nullptr, model, &entries, &format));
   SLIMCUDA_CHECK_OR_RETURN(format == Pt2WeightsFormat::BinaryBlob || format == Pt2WeightsFormat::PickleWeights,
                            Error::NotSupported,
                            "%s keeps its weights inside its library, where they cannot be read without loading "

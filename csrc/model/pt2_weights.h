@@ -83,12 +83,21 @@ enum class Pt2WeightsFormat {
 /// weights are the library's own), checked as there against `model` (a load of the same
 /// model); their sources view `archive`'s mapping, so it must outlive their use. The errors
 /// are attach_pt2_weights'.
-[[nodiscard]] Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const Model* model,
-                                       std::vector<ConstantEntry>* out, Pt2WeightsFormat* format) noexcept;
+/// `wrapper`: the model's wrapper source when the caller has read it (read_wrapper_source),
+/// else nullptr (read here).
+[[nodiscard]] Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const std::string* wrapper,
+                                       const Model* model, std::vector<ConstantEntry>* out,
+                                       Pt2WeightsFormat* format) noexcept;
 
-[[nodiscard]] Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm,
+[[nodiscard]] Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const std::string* wrapper,
                                        const std::string& library_hash_hex, Model* model, const StreamContext& ctx,
                                        Pt2WeightsFormat* format) noexcept;
+
+/// What can be judged of the model's weights entries from the archive's directory, before
+/// the library is inflated or loaded: a compressed weights blob or weights file
+/// (`<root>data/weights/*`) -> NotSupported; a weights_config.json over its cap (16 MiB, or
+/// kMaxInflatedJsonBytes compressed) -> InvalidProgram naming it and the cap.
+[[nodiscard]] Error check_pt2_weights_entries(const Pt2Archive& archive, const Pt2Model& pm) noexcept;
 
 /// Stages the read-only weights of the `.pt2` at `path` (binary_blob or pickle_weights; a
 /// library that keeps its own -> NotSupported) for Model::swap_weights: its entries (the

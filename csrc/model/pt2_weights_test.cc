@@ -68,7 +68,7 @@ Error load(std::unique_ptr<Pt2Archive> archive, Loaded* out) {
   SLIMCUDA_RETURN_IF_ERROR(archive->view(*pm.library, &so));
   SLIMCUDA_RETURN_IF_ERROR(
       Model::load_library(so.data, so.size, DeviceType::CPU, -1, 1, nullptr, nullptr, &out->model));
-  const Error e = attach_pt2_weights(*archive, pm, "hash-of-the-library", out->model.get(),
+  const Error e = attach_pt2_weights(*archive, pm, nullptr, "hash-of-the-library", out->model.get(),
                                      StreamContext::unselected(-1), &out->format);
   out->archive = std::move(archive);
   return e;
@@ -169,8 +169,9 @@ TEST(Pt2Weights, AnotherLibraryHashIsNotShared) {
   ASSERT_EQ(archive->view(*pm.library, &so), Error::Ok);
   std::unique_ptr<Model> other;
   ASSERT_EQ(Model::load_library(so.data, so.size, DeviceType::CPU, -1, 1, nullptr, nullptr, &other), Error::Ok);
-  ASSERT_EQ(attach_pt2_weights(*archive, pm, "another-hash", other.get(), StreamContext::unselected(-1), nullptr),
-            Error::Ok)
+  ASSERT_EQ(
+      attach_pt2_weights(*archive, pm, nullptr, "another-hash", other.get(), StreamContext::unselected(-1), nullptr),
+      Error::Ok)
       << last_error_message();
   EXPECT_FALSE(other->constants()->shared);
 }

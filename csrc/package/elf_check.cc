@@ -582,12 +582,12 @@ class LoadedImage {
 
 namespace {
 
-// The ELF header: a 64-bit little-endian x86-64 shared object whose program headers lie
-// inside the file.
-Error check_header(const uint8_t* data, size_t size, Elf64_Ehdr* out) noexcept {
-  SLIMCUDA_CHECK_OR_RETURN(data != nullptr || size == 0, Error::InvalidArgument, "null library bytes");
-  SLIMCUDA_CHECK_OR_RETURN(size >= sizeof(Elf64_Ehdr), Error::InvalidProgram,
-                           "library of %zu bytes: too short for an ELF header", size);
+// The ELF header (the first `n` bytes of a library of `size`): a 64-bit little-endian x86-64
+// shared object whose program headers lie inside the file.
+Error check_header(const uint8_t* data, size_t n, uint64_t size, Elf64_Ehdr* out) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(data != nullptr || n == 0, Error::InvalidArgument, "null library bytes");
+  SLIMCUDA_CHECK_OR_RETURN(size >= sizeof(Elf64_Ehdr) && n >= sizeof(Elf64_Ehdr), Error::InvalidProgram,
+                           "library of %llu bytes: too short for an ELF header", static_cast<unsigned long long>(size));
   SLIMCUDA_CHECK_OR_RETURN(std::memcmp(data, ELFMAG, SELFMAG) == 0, Error::InvalidProgram,
                            "the library is not an ELF file (bad magic)");
   SLIMCUDA_CHECK_OR_RETURN(data[EI_CLASS] == ELFCLASS64, Error::InvalidProgram, "the library is a %s ELF; want 64-bit",
@@ -609,9 +609,9 @@ Error check_header(const uint8_t* data, size_t size, Elf64_Ehdr* out) noexcept {
   SLIMCUDA_CHECK_OR_RETURN(eh.e_phnum > 0 && eh.e_phnum <= kMaxProgramHeaders, Error::InvalidProgram,
                            "%u program headers (want 1..%u)", eh.e_phnum, kMaxProgramHeaders);
   SLIMCUDA_CHECK_OR_RETURN(inside(eh.e_phoff, uint64_t{eh.e_phnum} * sizeof(Elf64_Phdr), size), Error::InvalidProgram,
-                           "program headers at offset %llu run past the end of the %zu-byte library "
+                           "program headers at offset %llu run past the end of the %llu-byte library "
                            "(truncated?)",
-                           static_cast<unsigned long long>(eh.e_phoff), size);
+                           static_cast<unsigned long long>(eh.e_phoff), static_cast<unsigned long long>(size));
   *out = eh;
   return Error::Ok;
 }
@@ -688,9 +688,14 @@ Error read_segments(const uint8_t* data, size_t size, const Elf64_Ehdr& eh, Segm
 
 }  // namespace
 
+Error check_elf_header(const uint8_t* data, size_t n, uint64_t size) noexcept {
+  Elf64_Ehdr eh;
+  return check_header(data, n, size, &eh);
+}
+
 Error check_elf(const uint8_t* data, size_t size) noexcept {
   Elf64_Ehdr eh{};
-  SLIMCUDA_RETURN_IF_ERROR(check_header(data, size, &eh));
+  SLIMCUDA_RETURN_IF_ERROR(check_header(data, size, size, &eh));
   Segments seg;
   try {
     SLIMCUDA_RETURN_IF_ERROR(read_segments(data, size, eh, &seg));

@@ -24,4 +24,10 @@ namespace slimcuda {
 /// the machine).
 [[nodiscard]] Error check_elf(const uint8_t* data, size_t size) noexcept;
 
+/// check_elf's checks of the ELF header alone, from the first `n` bytes of a library of
+/// `size` bytes (its program headers must lie inside those `size`): what can be judged from
+/// a compressed library's first inflated bytes, before the rest is paid for. The same errors
+/// as check_elf's for the header (n < 64 -> InvalidProgram).
+[[nodiscard]] Error check_elf_header(const uint8_t* data, size_t n, uint64_t size) noexcept;
+
 }  // namespace slimcuda

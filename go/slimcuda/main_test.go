@@ -23,13 +23,16 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SLIMCUDA_CONFIG_CHILD") != "" {
 		os.Exit(configChild()) // config_test.go: the library's first read of its settings
 	}
+	if os.Getenv("SLIMCUDA_HOSTILE_FILE") != "" {
+		os.Exit(hostileChild()) // hostile_test.go: one load, measured in a process of its own
+	}
 	n, err := DeviceCount()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "DeviceCount:", err)
 		os.Exit(1)
 	}
 	fx = fixture.NewSuite(n, "allocator.json", "caller_stream.json", "demo_model.json", "kernels.json",
-		"multi_gpu.json", "packages.json", "pt2.json", "pt2_versions.json", "tensor.json")
+		"multi_gpu.json", "packages.json", "pt2.json", "pt2_versions.json", "tensor.json", "hostile_pt2.json")
 	code := m.Run()
 	if err := fx.Verify(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -41,7 +41,7 @@ clang++-14 "${flags[@]}" csrc/model/archive_constants_fuzzer.cc csrc/model/archi
   csrc/core/error.cc -o "$work/archive_constants_fuzzer"
 cp testdata/packages/*.slimcuda "$work/corpus/"
 mkdir -p "$work/pt2_corpus"
-cp testdata/pt2/*.pt2 "$work/pt2_corpus/"
+cp testdata/pt2/*.pt2 testdata/pt2/hostile/*.pt2 "$work/pt2_corpus/"
 # One export of each PyTorch version (and the refusals): their version records and container ABI.
 for f in testdata/pt2_versions/*/*.pt2; do cp "$f" "$work/pt2_corpus/$(basename "$(dirname "$f")")_$(basename "$f")"; done
 # ELF seeds: the test model libraries inside the packages (a valid and an unloadable one).
@@ -56,15 +56,17 @@ for p in src.glob("valid*.slimcuda"):
         n = int.from_bytes(data[at - 4:at], "little")
         (dst / (p.stem + ".so")).write_bytes(data[at:at + n])
 PY
-libfuzz() { # name binary corpus
+libfuzz() { # name binary corpus [libFuzzer flags]
   echo "fuzz: libFuzzer on $1 for ${seconds}s"
   "$2" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/" -rss_limit_mb=4096 \
-    "$3" 2>"$work/$1.log" || { tail -40 "$work/$1.log"; exit 1; }
+    "${@:4}" "$3" 2>"$work/$1.log" || { tail -40 "$work/$1.log"; exit 1; }
   grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]+ runs' "$work/$1.log" | sed "s/^/fuzz: $1 /"
 }
 libfuzz ModelPackage::parse "$work/package_fuzzer" "$work/corpus"
 libfuzz check_elf "$work/elf_fuzzer" "$work/elf_corpus"
-libfuzz Pt2Archive "$work/archive_fuzzer" "$work/pt2_corpus"
+# A hostile archive must cost what it weighs (docs/hostile-archives.md): one allocation over
+# 64 MB, or 1 GB resident (ASan's own overhead included), is a finding.
+libfuzz Pt2Archive "$work/archive_fuzzer" "$work/pt2_corpus" -rss_limit_mb=1024 -malloc_limit_mb=64
 # Seeds for the .pt2's constants metadata: a wrapper declaration block (first byte 0) and a
 # weights_config.json (first byte 1), written here.
 mkdir -p "$work/constants_corpus"
