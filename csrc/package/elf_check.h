@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "slimcuda/error.h"
 
@@ -23,5 +25,10 @@ namespace slimcuda {
 /// still crash there. InvalidProgram with the reason otherwise (another machine's ELF names
 /// the machine).
 [[nodiscard]] Error check_elf(const uint8_t* data, size_t size) noexcept;
+
+/// check_elf, and on success the names of the symbols the loader must find elsewhere for the
+/// library to link: undefined, not weak, named by a relocation (sorted, each once). Left
+/// empty on failure.
+[[nodiscard]] Error check_elf(const uint8_t* data, size_t size, std::vector<std::string>* imports) noexcept;
 
 }  // namespace slimcuda
