@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fx = fixture.NewSuite(n, "allocator.json", "caller_stream.json", "demo_model.json", "kernels.json",
-		"multi_gpu.json", "packages.json", "pt2.json", "tensor.json")
+		"multi_gpu.json", "packages.json", "pt2.json", "tensor.json", "cpu_zoo.json")
 	code := m.Run()
 	if err := fx.Verify(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
