@@ -12,7 +12,9 @@
 
 #include <mutex>
 #include <new>
+#include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "csrc/config/config.h"
 #include "csrc/package/elf_check.h"
@@ -104,6 +106,23 @@ Error open_fresh(const std::string& path, const LoadedObjects& before, void** ou
   return Error::Ok;
 }
 
+// The shims (aoti_torch_*, with or without a prefix) among a library's imports that this
+// process cannot resolve, all of them: glibc's dlopen would name only the first.
+// RTLD_DEFAULT searches the global scope, where the library's imports are looked up first
+// (its own dependencies come after, and none of them defines a shim).
+Error check_shims(const std::vector<std::string>& imports) {
+  std::string missing;
+  size_t count = 0;
+  for (const std::string& name : imports) {
+    if (name.find("aoti_torch_") == std::string::npos || dlsym(RTLD_DEFAULT, name.c_str()) != nullptr) continue;
+    missing += (count++ == 0 ? "" : ", ") + name;
+  }
+  SLIMCUDA_CHECK_OR_RETURN(count == 0, Error::NotSupported,
+                           "model library calls %zu shim%s this slimcuda does not provide: %s", count,
+                           count == 1 ? "" : "s", missing.c_str());
+  return Error::Ok;
+}
+
 }  // namespace
 
 Error ModelLibrary::load(const uint8_t* data, size_t size, std::shared_ptr<ModelLibrary>* out) noexcept {
@@ -113,7 +132,9 @@ Error ModelLibrary::load(const uint8_t* data, size_t size, std::shared_ptr<Model
 Error ModelLibrary::load(const uint8_t* data, size_t size, const std::string& fd_dir,
                          std::shared_ptr<ModelLibrary>* out) noexcept {
   try {
-    SLIMCUDA_RETURN_IF_ERROR(check_elf(data, size));
+    std::vector<std::string> imports;
+    SLIMCUDA_RETURN_IF_ERROR(check_elf(data, size, &imports));
+    SLIMCUDA_RETURN_IF_ERROR(check_shims(imports));
     std::shared_ptr<ModelLibrary> lib(new ModelLibrary());
     std::lock_guard<std::mutex> lock(load_mutex());
 

@@ -33,9 +33,10 @@ namespace slimcuda {
 /// Thread-safe. Not copyable or movable (one handle, one fd).
 class ModelLibrary {
  public:
-  /// Loads `size` bytes (RTLD_NOW | RTLD_LOCAL). Malformed ELF or a library the loader
-  /// refuses -> InvalidProgram with the loader's reason; the process is out of file
-  /// descriptors -> OutOfResources; no memfd and no writable temp directory -> AccessFailed.
+  /// Loads `size` bytes (RTLD_NOW | RTLD_LOCAL). A library calling aoti_torch_* shims this
+  /// process does not define -> NotSupported naming every one (checked before dlopen);
+  /// malformed ELF or a library the loader refuses -> InvalidProgram with the loader's reason; the process is out of
+  /// file descriptors -> OutOfResources; no memfd and no writable temp directory -> AccessFailed.
   [[nodiscard]] static Error load(const uint8_t* data, size_t size, std::shared_ptr<ModelLibrary>* out) noexcept;
 
   /// The same with the folder that names this process's fds (normally "/proc/self/fd"):

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "csrc/core/model_checks.h"
 #include "csrc/cuda/cuda_error.h"
 #include "csrc/cuda/device.h"
 #include "csrc/memory/retire_stream.h"
@@ -416,7 +417,12 @@ Error Model::run(SlimTensor* const* inputs, size_t num_inputs, SlimTensor** outp
     }
     // Every output is owned here until the last check passes: any failure below drops them.
     Outputs out(num_outputs);
+    const uint64_t checks_before = check_failure_count();
     SLIMCUDA_RETURN_IF_ERROR(enqueue(inputs, num_inputs, &out, stream));
+    // A check that failed inside the model's parallel code could not stop it (model_checks.h):
+    // its outputs are not to be trusted.
+    SLIMCUDA_CHECK_OR_RETURN(check_failure_count() == checks_before, Error::InvalidArgument,
+                             "the model's Run failed: %s", last_check_failure().c_str());
     SLIMCUDA_RETURN_IF_ERROR(check_outputs(out));
     if (device_.is_cuda() && !on_caller_stream) {
       // Our own stream: the outputs are ready when run returns.

@@ -63,11 +63,10 @@ class Model {
   /// device_type (check_device_type) -1 picks CUDA when a GPU and a CUDA library are there,
   /// else CPU.
   /// device_index -1: the current device. instances: 0 for the default above, else
-  /// 1..kMaxInstances (InvalidArgument otherwise). Load errors: no library for the device ->
-  /// NotSupported; a library that does not load, lacks the container ABI or whose
-  /// container cannot be created -> InvalidProgram; out of file descriptors ->
-  /// OutOfResources. `graphs`: CUDA graphs for runs on a non-blocking stream
-  /// (csrc/graph/graph_runner.h); ignored on the CPU.
+  /// 1..kMaxInstances (InvalidArgument otherwise). Load errors: no library for the device, or
+  /// one calling shims slimcuda lacks (all named) -> NotSupported; a library that does not load, lacks the container
+  /// ABI or whose container cannot be created -> InvalidProgram; out of file descriptors -> OutOfResources. `graphs`:
+  /// CUDA graphs for runs on a non-blocking stream (csrc/graph/graph_runner.h); ignored on the CPU.
   [[nodiscard]] static Error load(const ModelPackage& package, int device_type, int device_index, int instances,
                                   std::unique_ptr<Model>* out,
                                   graph::GraphMode graphs = graph::GraphMode::Off) noexcept;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* aoti_torch_ops.h — the ATen fallback ops of libslimcuda.so that AOTInductor exports call
- * (GEMMs, convolution, attention), with exactly the signatures of PyTorch 2.11's generated
+ * (GEMMs, convolution, attention, cumulative sums), with exactly the signatures of PyTorch 2.11's generated
  * torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and c_shim_cpu.h.
  *
  * aoti_torch_cuda_*: on the current stream (the caller stream, or a model's stream guard),
@@ -112,6 +112,15 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_cu
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu)(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
     AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+
+/* ---- Cumulative ops (CPU) ---- */
+/* ret0 (new reference, contiguous) = the running sum / product of self along dim (negative
+ * from the end); dtype NULL: int64 for integral and bool self, else self's; else self is
+ * converted to *dtype first. Any dtype of slimcuda's, any strides. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_cumsum)(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                                 AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_cumprod)(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                                  AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 } /* extern "C" */

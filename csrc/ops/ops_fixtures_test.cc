@@ -53,6 +53,8 @@ int32_t dtype_code(const std::string& name) {
   if (name == "bfloat16") return SLIMCUDA_SHIM(aoti_torch_dtype_bfloat16)();
   if (name == "float64") return SLIMCUDA_SHIM(aoti_torch_dtype_float64)();
   if (name == "bool") return SLIMCUDA_SHIM(aoti_torch_dtype_bool)();
+  if (name == "int64") return SLIMCUDA_SHIM(aoti_torch_dtype_int64)();
+  if (name == "int32") return SLIMCUDA_SHIM(aoti_torch_dtype_int32)();
   ADD_FAILURE() << "unknown dtype " << name;
   return -1;
 }
@@ -67,6 +69,12 @@ void store(char* p, int32_t dtype, double v) {
     std::memcpy(p, &v, 8);
   } else if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_bool)()) {
     *p = v != 0.0 ? 1 : 0;
+  } else if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_int64)()) {
+    const auto i = static_cast<int64_t>(v);
+    std::memcpy(p, &i, 8);
+  } else if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_int32)()) {
+    const auto i = static_cast<int32_t>(v);
+    std::memcpy(p, &i, 4);
   } else {
     const uint16_t h =
         dtype == SLIMCUDA_SHIM(aoti_torch_dtype_float16)() ? convert::float_to_half(f) : convert::float_to_bfloat16(f);
@@ -86,6 +94,16 @@ double load(const char* p, int32_t dtype) {
     return d;
   }
   if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_bool)()) return *p != 0 ? 1.0 : 0.0;
+  if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_int64)()) {
+    int64_t i;
+    std::memcpy(&i, p, 8);
+    return static_cast<double>(i);
+  }
+  if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_int32)()) {
+    int32_t i;
+    std::memcpy(&i, p, 4);
+    return i;
+  }
   uint16_t h;
   std::memcpy(&h, p, 2);
   return dtype == SLIMCUDA_SHIM(aoti_torch_dtype_float16)() ? convert::half_to_float(h) : convert::bfloat16_to_float(h);
@@ -648,6 +666,61 @@ TEST(OpsFixtures, AttentionBadInput) {
     a.return_debug_mask = c.data.value("return_debug_mask", 0);
     AttentionOut r;
     const int32_t code = call_attention(a, &r);
+    expect_code(c, code, last_error_message());
+  }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
+}
+
+// --- cumulative ops ------------------------------------------------------------------------
+
+int32_t call_cumulative(const std::string& fn, AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                        AtenTensorHandle* ret0) {
+  if (fn == "cumsum") return SLIMCUDA_SHIM(aoti_torch_cpu_cumsum)(self, dim, dtype, ret0);
+  if (fn == "cumprod") return SLIMCUDA_SHIM(aoti_torch_cpu_cumprod)(self, dim, dtype, ret0);
+  ADD_FAILURE() << "unknown cumulative fn " << fn;
+  return -1;
+}
+
+TEST(OpsFixtures, Cumulative) {
+  for (const Case& c : cases("ops.json", "cumulative")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const int32_t dtype = dtype_code(c.data["dtype"]);
+    const std::vector<int64_t> sizes = ints(c.data, "sizes");
+    const std::vector<int64_t> strides = c.data.contains("strides") ? ints(c.data, "strides") : contiguous(sizes);
+    const std::vector<double> values = c.data["input_values"].get<std::vector<double>>();
+    Tensor in = make(sizes, strides, dtype, "cpu", [&](int64_t j) { return values[static_cast<size_t>(j)]; });
+    int32_t out_dtype = c.data.contains("out_dtype") ? dtype_code(c.data["out_dtype"]) : 0;
+    AtenTensorHandle ret0 = nullptr;
+    ASSERT_EQ(call_cumulative(c.data["fn"], in.get(), c.data["dim"].get<int64_t>(),
+                              c.data.contains("out_dtype") ? &out_dtype : nullptr, &ret0),
+              0)
+        << last_error_message();
+    Tensor out(ret0);
+    int32_t got_dtype = -1;
+    ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_dtype)(ret0, &got_dtype), 0);
+    const int32_t want_dtype = dtype_code(c.data["expect_dtype"]);
+    ASSERT_EQ(got_dtype, want_dtype);
+    std::vector<int64_t> got_sizes;
+    const std::vector<double> got = read(ret0, want_dtype, &got_sizes);
+    expect_values(c, got, got_sizes);
+  }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
+}
+
+TEST(OpsFixtures, CumulativeBadInput) {
+  for (const Case& c : cases("ops.json", "cumulative_error")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::vector<int64_t> sizes = ints(c.data, "sizes");
+    Tensor in = make(sizes, contiguous(sizes), dtype_code(c.data["dtype"]), "cpu", [](int64_t) { return 1.0; });
+    const std::string null = c.data.value("null", "");
+    int32_t code_arg = c.data.value("out_dtype_code", 0);
+    AtenTensorHandle ret0 = nullptr;
+    const int32_t code =
+        call_cumulative(c.data["fn"], null == "self" ? nullptr : in.get(), c.data["dim"].get<int64_t>(),
+                        c.data.contains("out_dtype_code") ? &code_arg : nullptr, null == "ret0" ? nullptr : &ret0);
+    if (ret0 != nullptr) (void)SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(ret0);
     expect_code(c, code, last_error_message());
   }
   SLIMCUDA_SKIP_IF_NO_CASE_RAN();

@@ -8,6 +8,7 @@
 #include "csrc/ops/common/op_args.h"
 #include "csrc/ops/conv/convolution_cpu.h"
 #include "csrc/ops/gemm/gemm_cpu.h"
+#include "csrc/ops/scan/cumulative_cpu.h"
 
 #include "slimcuda/aoti_torch_ops.h"
 
@@ -28,6 +29,14 @@ Error gemm_out(bool batched, AtenTensorHandle out, AtenTensorHandle self, AtenTe
 Error new_cpu(ScalarType dtype, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
               std::unique_ptr<SlimTensor>* owner) {
   return new_tensor(dtype, DeviceType::CPU, 0, sizes, strides, StreamContext::unselected(-1), owner);
+}
+
+Error cumulative(ScanOp op, AtenTensorHandle self, int64_t dim, int32_t* dtype, AtenTensorHandle* ret0) {
+  SLIMCUDA_OP_CHECK(ret0 != nullptr, Error::InvalidArgument, "null ret0");
+  std::unique_ptr<SlimTensor> out;
+  SLIMCUDA_RETURN_IF_ERROR(cumulative_cpu(op, self, dim, dtype, &out));
+  *ret0 = handle_of(out.release());
+  return Error::Ok;
 }
 
 }  // namespace
@@ -125,6 +134,16 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__scaled_dot_product_flash_attention_
     if (ret1 != nullptr) *ret1 = ops::handle_of(lse.release());
     return Error::Ok;
   });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_cumsum)(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                    AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() { return ops::cumulative(ops::ScanOp::Sum, self, dim, dtype, ret0); });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_cumprod)(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                     AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() { return ops::cumulative(ops::ScanOp::Prod, self, dim, dtype, ret0); });
 }
 
 }  // extern "C"

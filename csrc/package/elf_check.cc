@@ -14,6 +14,7 @@
 #include <map>
 #include <new>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -483,6 +484,7 @@ class LoadedImage {
                                  static_cast<unsigned long long>(k), type,
                                  static_cast<unsigned long long>(rela.r_offset));
         SLIMCUDA_RETURN_IF_ERROR(check_symbol(sym));
+        if (sym != 0) note_import(sym);
         SLIMCUDA_CHECK_OR_RETURN(type != R_X86_64_IRELATIVE || executable(rela.r_addend), Error::InvalidProgram,
                                  "an IRELATIVE relocation's resolver is not code");
         if (type == R_X86_64_RELATIVE && in_arrays(rela.r_offset)) {
@@ -561,6 +563,17 @@ class LoadedImage {
     return Error::Ok;
   }
 
+  // A checked symbol a relocation names: an import the loader must resolve (RTLD_NOW binds
+  // the PLT too) unless it is defined here or weak.
+  void note_import(uint64_t k) {
+    const auto s = read<Elf64_Sym>(file_bytes(get(DT_SYMTAB) + k * sizeof(Elf64_Sym), sizeof(Elf64_Sym)));
+    if (s.st_shndx == SHN_UNDEF && ELF64_ST_BIND(s.st_info) != STB_WEAK) imports_.insert(string_at(s.st_name));
+  }
+
+ public:
+  const std::set<std::string>& imports() const { return imports_; }
+
+ private:
   const uint8_t* data_;
   size_t size_;
   std::vector<Elf64_Phdr> loads_;
@@ -576,6 +589,7 @@ class LoadedImage {
   std::set<uint64_t> checked_;             // symbols check_symbol has seen
   std::map<uint64_t, uint64_t> relative_;  // init/fini array slot -> value after relocation - base
   std::map<uint64_t, uint64_t> symbolic_;  // init/fini array slot -> symbol (R_X86_64_64)
+  std::set<std::string> imports_;          // see note_import
 };
 
 }  // namespace
@@ -693,7 +707,10 @@ Error check_elf_header(const uint8_t* data, size_t n, uint64_t size) noexcept {
   return check_header(data, n, size, &eh);
 }
 
-Error check_elf(const uint8_t* data, size_t size) noexcept {
+Error check_elf(const uint8_t* data, size_t size) noexcept { return check_elf(data, size, nullptr); }
+
+Error check_elf(const uint8_t* data, size_t size, std::vector<std::string>* imports) noexcept {
+  if (imports != nullptr) imports->clear();
   Elf64_Ehdr eh{};
   SLIMCUDA_RETURN_IF_ERROR(check_header(data, size, size, &eh));
   Segments seg;
@@ -709,7 +726,14 @@ Error check_elf(const uint8_t* data, size_t size) noexcept {
                            Error::InvalidProgram, "the dynamic section (offset %llu, %llu bytes) is malformed",
                            static_cast<unsigned long long>(dynamic.p_offset),
                            static_cast<unsigned long long>(dynamic.p_filesz));
-  return LoadedImage(data, size, std::move(seg.loads), seg.tls_memsz).check(eh, dynamic);
+  try {
+    LoadedImage image(data, size, std::move(seg.loads), seg.tls_memsz);
+    SLIMCUDA_RETURN_IF_ERROR(image.check(eh, dynamic));
+    if (imports != nullptr) imports->assign(image.imports().begin(), image.imports().end());
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory checking the library");
+  }
 }
 
 }  // namespace slimcuda

@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "slimcuda/error.h"
 
@@ -29,5 +31,9 @@ namespace slimcuda {
 /// a compressed library's first inflated bytes, before the rest is paid for. The same errors
 /// as check_elf's for the header (n < 64 -> InvalidProgram).
 [[nodiscard]] Error check_elf_header(const uint8_t* data, size_t n, uint64_t size) noexcept;
+/// check_elf, and on success the names of the symbols the loader must find elsewhere for the
+/// library to link: undefined, not weak, named by a relocation (sorted, each once). Left
+/// empty on failure.
+[[nodiscard]] Error check_elf(const uint8_t* data, size_t size, std::vector<std::string>* imports) noexcept;
 
 }  // namespace slimcuda

@@ -65,6 +65,14 @@ SLIMCUDA_API void SLIMCUDA_SHIM(aoti_torch_grad_mode_set_enabled)(bool enabled);
  * slimcuda_set_log_callback chose otherwise; slimcuda.h). */
 SLIMCUDA_API void SLIMCUDA_SHIM(aoti_torch_warn)(const char* func, const char* file, uint32_t line, const char* msg);
 
+/* A check in generated code (AOTI_TORCH_CHECK: an index in bounds, sizes that agree). cond
+ * true: returns. cond false: records msg (with func, file, line) as this thread's last error
+ * and throws std::runtime_error, as PyTorch's does: the generated code after a failed check
+ * must not run, and the container's Run turns the exception into its failure code. Only
+ * generated C++ calls it. */
+SLIMCUDA_API void SLIMCUDA_SHIM(aoti_torch_check)(bool cond, const char* func, const char* file, uint32_t line,
+                                                  const char* msg);
+
 /* ---- Memory ---- */
 /* New tensor with fresh memory. strides_ptr NULL = contiguous. Returns a new reference. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided)(int64_t ndim, const int64_t* sizes_ptr,

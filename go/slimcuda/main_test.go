@@ -32,7 +32,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fx = fixture.NewSuite(n, "allocator.json", "caller_stream.json", "demo_model.json", "kernels.json",
-		"multi_gpu.json", "packages.json", "pt2.json", "pt2_versions.json", "tensor.json", "hostile_pt2.json")
+		"multi_gpu.json", "packages.json", "pt2.json", "pt2_versions.json", "tensor.json", "hostile_pt2.json",
+		"cpu_zoo.json")
 	code := m.Run()
 	if err := fx.Verify(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

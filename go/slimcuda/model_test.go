@@ -413,6 +413,16 @@ func TestContainerWithoutHandleIsRefused(t *testing.T) {
 	require.Nil(t, m)
 }
 
+// A library calling shims slimcuda lacks: the error names every one of them.
+func TestMissingShimsAreAllNamed(t *testing.T) {
+	m, err := Load(testModel(t, "missing_shims"))
+	require.ErrorIs(t, err, ErrNotSupported)
+	require.Contains(t, err.Error(), "2 shims this slimcuda does not provide")
+	require.Contains(t, err.Error(), "aoti_torch_cpu_made_up_op")
+	require.Contains(t, err.Error(), "aoti_torch_made_up_helper")
+	require.Nil(t, m)
+}
+
 // With no file descriptor left, or only the one the library's memfd takes, a load is
 // ErrOutOfResources, not a complaint about the package; with a few left it loads. In a
 // child process (this test binary again), which lowers its own descriptor limit.

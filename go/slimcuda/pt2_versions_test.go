@@ -50,24 +50,16 @@ func versionTensorOf(t *testing.T, sizes []int64, data []float32) *Tensor {
 	return x
 }
 
-func closeAll(ts []*Tensor) {
-	for _, x := range ts {
-		if x != nil {
-			x.Close()
-		}
-	}
-}
-
 func runVersion(t *testing.T, m *Model, run versionRun, tolerance float64) {
 	t.Helper()
 	var in []*Tensor
-	defer func() { closeAll(in) }()
+	defer func() { _ = CloseAll(in...) }()
 	for _, x := range run.Inputs {
 		in = append(in, versionTensorOf(t, x.Sizes, x.Data))
 	}
 	out, err := m.Run(in)
 	require.NoError(t, err)
-	defer closeAll(out)
+	defer func() { _ = CloseAll(out...) }()
 	require.Len(t, out, len(run.Outputs))
 	for k, want := range run.Outputs {
 		info, err := out[k].Info()
@@ -136,7 +128,7 @@ func checkVersionCase(t *testing.T, c fixture.Case) {
 				in = append(in, versionTensorOf(t, sizes, nil))
 			}
 			out, err := m.Run(in)
-			closeAll(in)
+			_ = CloseAll(in...)
 			require.ErrorIs(t, err, ErrInvalidArgument, fmt.Sprintf("input %d of %v", i, w))
 			require.Nil(t, out)
 		}

@@ -12,6 +12,7 @@
 //   SLIMCUDA_TEST_CONSTRUCTOR_FILE an ELF constructor writes $SLIMCUDA_TEST_CONSTRUCTOR_FILE
 //   SLIMCUDA_TEST_UNDEFINED_SYMBOL a well-formed library the loader refuses (a symbol no
 //                                  process defines, resolved at load time: RTLD_NOW)
+//   SLIMCUDA_TEST_MISSING_SHIMS    calls two aoti_torch_* shims slimcuda does not define
 //   SLIMCUDA_TEST_COUNT_INSTANCES  a container of num_models instances that fails a Run
 //                                  when more than num_models are in flight at once (where
 //                                  AOTInductor's own container would make the caller wait),
@@ -168,6 +169,12 @@ __attribute__((visibility("default"))) inline int& unique_counter() {
 extern "C" void slimcuda_test_function_no_one_defines();
 #endif
 
+#if defined(SLIMCUDA_TEST_MISSING_SHIMS)
+// Two shims no slimcuda defines, as an export from a newer PyTorch would want.
+extern "C" AOTITorchError SHIM(cpu_made_up_op)(AtenTensorHandle self, AtenTensorHandle* ret0);
+extern "C" AOTITorchError SHIM(made_up_helper)(int32_t value);
+#endif
+
 #if defined(SLIMCUDA_TEST_CONSTRUCTOR_FILE)
 __attribute__((constructor)) static void write_marker() {
   if (const char* path = std::getenv("SLIMCUDA_TEST_CONSTRUCTOR_FILE")) {
@@ -322,6 +329,9 @@ __attribute__((visibility("default"))) int32_t AOTInductorModelContainerRun(void
 #endif
 #if defined(SLIMCUDA_TEST_UNDEFINED_SYMBOL)
   slimcuda_test_function_no_one_defines();
+#endif
+#if defined(SLIMCUDA_TEST_MISSING_SHIMS)
+  if (SHIM(made_up_helper)(1) != 0 || SHIM(cpu_made_up_op)(nullptr, nullptr) != 0) return 1;
 #endif
   const int64_t sizes[1] = {1};
 #if defined(SLIMCUDA_TEST_STATIC_OUTPUT)

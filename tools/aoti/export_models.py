@@ -175,6 +175,31 @@ def _models():
             y, (h, _) = self.lstm(x)
             return self.head(y[:, -1]), h
 
+    class GRUNet(nn.Module):
+        """2-layer GRU and a head; two outputs (the last step's logits, h_n)."""
+
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(32, 64, num_layers=2, batch_first=True)
+            self.head = nn.Linear(64, 10)
+
+        def forward(self, x):
+            y, h = self.gru(x)
+            return self.head(y[:, -1]), h
+
+    def KVDecoder(vocab=256, dim=128, heads=4, layers=2, max_pos=64):
+        """decoder.py's Llama-shaped decode step (a KV cache in registered buffers, written
+        at `pos`), float32: ids int64 [1, 1], pos int64 [1] in."""
+        import argparse as _argparse
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import decoder
+        a = _argparse.Namespace(vocab=vocab, dim=dim, heads=heads, layers=layers, max_pos=max_pos, batch=1)
+        m = decoder.Decoder(a, torch.float32)
+        for p in m.parameters():  # as decoder.build: logits far apart
+            if p.dim() == 2:
+                nn.init.normal_(p, std=1.5 / p.shape[1] ** 0.5)
+        return m
+
     class AudioConv1d(nn.Module):
         """An audio front end: strided Conv1d on the waveform, BN, ReLU, padded and dilated
         Conv1d (one without bias), max pool, mean over time, classifier."""
@@ -290,6 +315,8 @@ HF_MODELS = {
              ("last_hidden_state", "pooler_output"), {}),
     "gpt2": ("GPT2Config", "GPT2LMHeadModel", ("input_ids",), ("logits",), {"use_cache": False}),
     "vit": ("ViTConfig", "ViTModel", ("pixel_values",), ("last_hidden_state", "pooler_output"), {}),
+    "t5_encoder": ("T5Config", "T5EncoderModel", ("input_ids", "attention_mask"), ("last_hidden_state",), {}),
+    "llama": ("LlamaConfig", "LlamaForCausalLM", ("input_ids", "attention_mask"), ("logits",), {"use_cache": False}),
 }
 
 
@@ -306,6 +333,17 @@ BERT = dict(vocab_size=1000, hidden_size=128, num_hidden_layers=2, num_attention
 GPT2 = dict(vocab_size=1000, n_positions=128, n_embd=128, n_layer=2, n_head=4)
 VIT = dict(hidden_size=128, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256, image_size=64,
            patch_size=8)
+T5 = dict(vocab_size=1000, d_model=128, d_kv=32, d_ff=256, num_layers=2, num_heads=4)
+LLAMA = dict(vocab_size=1000, hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, max_position_embeddings=128)
+BERT_TINY = dict(vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                 max_position_embeddings=32)
+GPT2_TINY = dict(vocab_size=128, n_positions=32, n_embd=32, n_layer=2, n_head=2)
+LLAMA_TINY = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                  num_key_value_heads=1, max_position_embeddings=32)
+T5_TINY = dict(vocab_size=128, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2)
+VIT_TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, image_size=32,
+                patch_size=8)
 TRANSFORMER = {"recipes": ("default", "triton")}  # exported both ways: the issue asks for both
 
 # name -> (factory, the model dtype, inputs, dynamic batch bounds or None, test batch sizes,
@@ -345,6 +383,29 @@ ZOO = {
     "attention_block": ("AttentionBlock", "float32", [f((2, 16, 64))], None, [2], {}),
     "vision_block": ("VisionBlock", "float32", [f((2, 16, 8, 8))], None, [2], {}),
     "dynamic_batch_mlp": ("DynamicMLP", "float32", [f((4, 32))], (2, 64), [4, 13, 64], {}),
+    # Models of the CPU zoo (tools/aoti/cpu_zoo.sh) the CUDA zoo has no kind of.
+    "hf_t5_encoder": ("hf:t5_encoder", "float32", [f((2, 64), "int64", high=1000), f((2, 64), "int64", kind="mask")],
+                      None, [2], {"kwargs": T5, "in_zoo": False}),
+    "hf_llama": ("hf:llama", "float32", [f((2, 64), "int64", high=1000), f((2, 64), "int64", kind="mask")],
+                 None, [2], {"kwargs": LLAMA, "in_zoo": False}),
+    "gru": ("GRUNet", "float32", [f((2, 16, 32))], None, [2], {"in_zoo": False}),
+    "kv_decoder": ("KVDecoder", "float32", [f((1, 1), "int64", high=256), f((1,), "int64", high=64)], None, [1],
+                   {"in_zoo": False}),
+    # The CPU zoo's committed fixtures (testdata/cpu_zoo, tools/aoti/cpu_zoo.sh --fixtures):
+    # the same kinds with configs small enough for a .pt2 of a few hundred KB.
+    "cpu_bert": ("hf:bert", "float32", [f((2, 16), "int64", high=128), f((2, 16), "int64", kind="mask")], None, [2],
+                 {"kwargs": BERT_TINY, "in_zoo": False}),
+    "cpu_gpt2": ("hf:gpt2", "float32", [f((2, 16), "int64", high=128)], None, [2],
+                 {"kwargs": GPT2_TINY, "in_zoo": False}),
+    "cpu_llama": ("hf:llama", "float32", [f((2, 16), "int64", high=128), f((2, 16), "int64", kind="mask")], None,
+                  [2], {"kwargs": LLAMA_TINY, "in_zoo": False}),
+    "cpu_t5_encoder": ("hf:t5_encoder", "float32", [f((2, 16), "int64", high=128),
+                                                     f((2, 16), "int64", kind="mask")], None, [2],
+                       {"kwargs": T5_TINY, "in_zoo": False}),
+    "cpu_vit": ("hf:vit", "float32", [f((1, 3, 32, 32))], None, [1], {"kwargs": VIT_TINY, "in_zoo": False}),
+    "cpu_conv_options": ("ConvOptions", "float32", [f((1, 8, 8, 8))], None, [1], {"in_zoo": False}),
+    "cpu_kv_decoder": ("KVDecoder", "float32", [f((1, 1), "int64", high=64), f((1,), "int64", high=16)], None, [1],
+                       {"kwargs": dict(vocab=64, dim=32, heads=2, layers=2, max_pos=16), "in_zoo": False}),
     # Not in the zoo run (duplicates of kinds above, left out to keep the run within one device
     # call), exported only when named (--only; tools/aoti/conv_algorithms.sh names the CNNs).
     "tv_mobilenet_v3_small": ("torchvision:mobilenet_v3_small", "float32", [f((2, 3, 64, 64))], None, [2],

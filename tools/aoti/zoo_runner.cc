@@ -80,7 +80,8 @@ int64_t numel_of(const std::vector<int64_t>& sizes) {
 
 struct Run {
   slimcuda_model* model;
-  void* stream;  // null: no caller stream (the model waits on its own)
+  void* stream;    // null: no caller stream (the model waits on its own)
+  int32_t device;  // SLIMCUDA_DEVICE_CPU or _CUDA: where the model and its inputs live
   std::vector<slimcuda_tensor*> inputs;
   std::vector<slimcuda_tensor*> outputs;
 
@@ -95,7 +96,7 @@ struct Run {
   }
 };
 
-// Loads CASE/inputs.json's tensors onto the GPU in their own dtypes.
+// Loads CASE/inputs.json's tensors onto the model's device in their own dtypes.
 bool load_inputs(const std::string& cd, Run* run) {
   std::ifstream specs_in(cd + "/inputs.json");
   const json specs = json::parse(specs_in);
@@ -118,8 +119,8 @@ bool load_inputs(const std::string& cd, Run* run) {
                    static_cast<long long>(numel_of(sizes)), dtype_name(dt.code).c_str());
       return false;
     }
-    if (slimcuda_tensor_empty(static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, dt.code, SLIMCUDA_DEVICE_CUDA,
-                              -1, 0, &run->inputs[i]) != SLIMCUDA_OK)
+    if (slimcuda_tensor_empty(static_cast<int64_t>(sizes.size()), sizes.data(), nullptr, dt.code, run->device, -1, 0,
+                              &run->inputs[i]) != SLIMCUDA_OK)
       return fail("input");
     if (!data.empty() && slimcuda_tensor_copy_from_host_on(run->inputs[i], data.data(), data.size(), dt.code,
                                                            run->stream) != SLIMCUDA_OK)
@@ -186,12 +187,10 @@ int main(int argc, char** argv) {
   slimcuda_model* model = nullptr;
   // --graphs: CUDA graphs on (a layout that cannot be captured runs the normal way; the
   // report says how many runs a graph served).
-  const slimcuda_load_options options{sizeof(slimcuda_load_options),
-                                      SLIMCUDA_DEVICE_CUDA,
-                                      -1,
-                                      0,
-                                      nullptr,
-                                      graphs ? SLIMCUDA_GRAPHS_ON : SLIMCUDA_GRAPHS_OFF};
+  // A CPU export (meta.json's device, export_models.py --device cpu) runs on the CPU.
+  const int32_t device = meta.value("device", "cuda") == "cpu" ? SLIMCUDA_DEVICE_CPU : SLIMCUDA_DEVICE_CUDA;
+  const slimcuda_load_options options{
+      sizeof(slimcuda_load_options), device, -1, 0, nullptr, graphs ? SLIMCUDA_GRAPHS_ON : SLIMCUDA_GRAPHS_OFF};
   const auto load_t0 = std::chrono::steady_clock::now();
   if (slimcuda_model_load_file_with(path.c_str(), &options, &model) != SLIMCUDA_OK) {
     fail("load");
@@ -217,7 +216,8 @@ int main(int argc, char** argv) {
   bool timed = false;
   for (const json& c : meta["cases"]) {
     const std::string cd = dir + "/" + c["dir"].get<std::string>();
-    Run run{model, stream, std::vector<slimcuda_tensor*>(n_in, nullptr), std::vector<slimcuda_tensor*>(n_out, nullptr)};
+    Run run{model, stream, device, std::vector<slimcuda_tensor*>(n_in, nullptr),
+            std::vector<slimcuda_tensor*>(n_out, nullptr)};
     bool ok = load_inputs(cd, &run) && run.once();
     const json& expected = c["outputs"];
     if (ok && expected.size() != n_out) {

@@ -54,7 +54,7 @@ def slimcuda_cc_test(name, srcs, deps = [], fixtures = True, data = [], env = {}
     cc_test(
         name = name,
         srcs = srcs,
-        copts = SLIMCUDA_COPTS,
+        copts = SLIMCUDA_COPTS + kwargs.pop("copts", []),
         linkopts = kwargs.pop("linkopts", []) + (["-rdynamic"] if internals else []),
         deps = deps + library + [
             "//csrc/testing",

@@ -595,6 +595,76 @@ def attention_bad_cases():
     return out
 
 
+# Cumulative ops (aoti_torch_cpu_cumsum / _cumprod, CPU only): the input's values are stored
+# (integers and bools need exact ones), its layout given by sizes and strides (a transposed
+# or permuted view of a storage just large enough).
+CUMULATIVE_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+                     "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32, "bool": torch.bool}
+
+
+def cumulative(name, fn, dtype, sizes, dim, out_dtype=None, strides=None, seed=1):
+    n = numel(sizes)
+    raw = [8 * v for v in values(seed, 0, n)]  # multiples of 1 in [-8, 8]
+    if dtype == "bool":
+        vals = [float(v >= 0) for v in raw]
+    elif dtype.startswith("int"):
+        vals = raw
+    else:
+        vals = [v / 8 for v in raw]
+    x = torch.tensor(vals, dtype=torch.float64).reshape(sizes).to(CUMULATIVE_DTYPES[dtype])
+    kw = {} if out_dtype is None else {"dtype": CUMULATIVE_DTYPES[out_dtype]}
+    y = getattr(torch, fn)(x, dim, **kw)
+    got_dtype = [k for k, v in CUMULATIVE_DTYPES.items() if v == y.dtype][0]
+    c = {"name": name + "_cpu", "op": "cumulative", "fn": fn, "dtype": dtype, "sizes": list(sizes),
+         "input_values": vals, "dim": dim, "device": "cpu", "requires": "none", "expect": "Ok",
+         "expect_dtype": got_dtype, "expect_sizes": list(y.shape), "expected": flat(y.to(torch.float64))}
+    if strides is not None:
+        c["strides"] = strides
+    if out_dtype is not None:
+        c["out_dtype"] = out_dtype
+    exact = got_dtype in ("int64", "int32", "bool")
+    c["atol"], c["rtol"] = (0.0, 0.0) if exact else TOL.get(got_dtype, (1e-12, 1e-12))
+    return c
+
+
+def cumulative_cases():
+    return [
+        cumulative("cumsum_float32_3x5_dim1", "cumsum", "float32", [3, 5], 1),
+        cumulative("cumsum_float32_3x5_dim0", "cumsum", "float32", [3, 5], 0, seed=2),
+        cumulative("cumsum_float32_4x3_transposed_dim_minus1", "cumsum", "float32", [4, 3], -1, strides=[1, 4],
+                   seed=3),
+        cumulative("cumsum_float32_2x3x4_permuted_dim1", "cumsum", "float32", [2, 3, 4], 1, strides=[1, 8, 2],
+                   seed=4),
+        cumulative("cumsum_int64_2x6_dtype_int64", "cumsum", "int64", [2, 6], -1, out_dtype="int64", seed=5),
+        cumulative("cumsum_int64_2x6_to_float32", "cumsum", "int64", [2, 6], 1, out_dtype="float32", seed=6),
+        cumulative("cumsum_bool_2x5_is_int64", "cumsum", "bool", [2, 5], 1, seed=7),
+        cumulative("cumsum_int32_3x4_is_int64", "cumsum", "int32", [3, 4], 0, seed=8),
+        cumulative("cumsum_float32_to_float64", "cumsum", "float32", [2, 7], 1, out_dtype="float64", seed=9),
+        cumulative("cumsum_bfloat16_2x16", "cumsum", "bfloat16", [2, 16], 1, seed=10),
+        cumulative("cumsum_float16_2x16", "cumsum", "float16", [2, 16], 1, seed=11),
+        cumulative("cumsum_float32_0d", "cumsum", "float32", [], 0, seed=12),
+        cumulative("cumsum_float32_empty_0x3", "cumsum", "float32", [0, 3], 1, seed=13),
+        cumulative("cumprod_float32_2x6_dim1", "cumprod", "float32", [2, 6], 1, seed=19),
+        cumulative("cumprod_int64_4x2_dim0", "cumprod", "int64", [4, 2], 0, seed=15),
+    ]
+
+
+def cumulative_bad_cases():
+    def bad(name, expect, message, **kw):
+        c = {"name": name + "_cpu", "op": "cumulative_error", "fn": kw.pop("fn", "cumsum"), "device": "cpu",
+             "requires": "none", "dtype": "float32", "sizes": [2, 3], "dim": 1, "expect": expect, "message": message}
+        c.update(kw)
+        return c
+    return [
+        bad("cumsum_dim_past_rank", "InvalidArgument", "dim 2 is out of range for a 2-d tensor", dim=2),
+        bad("cumsum_dim_below_minus_rank", "InvalidArgument", "dim -3 is out of range", dim=-3),
+        bad("cumprod_0d_dim_1", "InvalidArgument", "dim 1 is out of range for a 0-d tensor", fn="cumprod", sizes=[]),
+        bad("cumsum_unknown_dtype", "InvalidArgument", "unknown dtype 99", out_dtype_code=99),
+        bad("cumsum_null_self", "InvalidArgument", "null self", null="self"),
+        bad("cumsum_null_ret0", "InvalidArgument", "null ret0", null="ret0"),
+    ]
+
+
 def main():
     build()
     cases = []
@@ -620,6 +690,8 @@ def main():
     build_attention()
     cases += attention_cases()
     cases += attention_bad_cases()
+    cases += cumulative_cases()
+    cases += cumulative_bad_cases()
     doc = {
         "description": (
             "The ATen fallback ops (testdata/ops.json, written by tools/ops/make_op_fixtures.py with PyTorch "
@@ -648,6 +720,11 @@ def main():
             "dimension only the first Sq are compared); expected_from: the case whose expected/lse_expected "
             "apply (same scenario, another op). op attention_error: bad attention input (sizes/dtypes of query, "
             "key, value[, bias]; null: query|key|value|ret0; dropout_p, return_debug_mask) -> expect, message. "
+            "op cumulative: fn cumsum|cumprod (aoti_torch_cpu_<fn>, CPU only) of one input of dtype, sizes and "
+            "strides (optional: element strides over a storage just large enough) holding input_values in "
+            "row-major order, along dim, with out_dtype (absent: NULL); expect_dtype, expect_sizes and expected "
+            "(row-major) the result, compared as above (integer results exactly). op cumulative_error: bad "
+            "cumulative input (out_dtype_code: a raw dtype code; null: self|ret0) -> expect, message. "
             "Read by csrc/ops/ops_fixtures_test.cc (C++) and go/internal/opsfixture/opsfixture_test.go (Go)."),
         "cases": cases,
     }

@@ -83,6 +83,8 @@ func store(p []byte, dtype string, v float64) {
 		binary.LittleEndian.PutUint64(p, math.Float64bits(v))
 	case "int64":
 		binary.LittleEndian.PutUint64(p, uint64(int64(v)))
+	case "int32":
+		binary.LittleEndian.PutUint32(p, uint32(int32(v)))
 	case "bool":
 		p[0] = 0
 		if v != 0 {
@@ -103,6 +105,8 @@ func load(p []byte, dtype string) float64 {
 		return math.Float64frombits(binary.LittleEndian.Uint64(p))
 	case "int64":
 		return float64(int64(binary.LittleEndian.Uint64(p)))
+	case "int32":
+		return float64(int32(binary.LittleEndian.Uint32(p)))
 	case "bool":
 		if p[0] != 0 {
 			return 1

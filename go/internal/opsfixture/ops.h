@@ -37,6 +37,8 @@ static inline int32_t of_dtype(int which) {
       return SLIMCUDA_SHIM(aoti_torch_dtype_bool)();
     case 5:
       return SLIMCUDA_SHIM(aoti_torch_dtype_int64)();
+    case 6:
+      return SLIMCUDA_SHIM(aoti_torch_dtype_int32)();
     default:
       return SLIMCUDA_SHIM(aoti_torch_dtype_float64)();
   }
@@ -115,6 +117,14 @@ static inline of_result of_gemm(int fn, int cuda, AtenTensorHandle out, AtenTens
       break;
   }
   return of_wrap(c);
+}
+
+/* aoti_torch_cpu_cumsum (prod 0) or _cumprod (prod 1); has_dtype 0 passes NULL. */
+static inline of_result of_cumulative(int prod, AtenTensorHandle self, int64_t dim, int has_dtype, int32_t dtype,
+                                      AtenTensorHandle* ret0) {
+  int32_t* d = has_dtype ? &dtype : NULL;
+  return of_wrap(prod ? SLIMCUDA_SHIM(aoti_torch_cpu_cumprod)(self, dim, d, ret0)
+                      : SLIMCUDA_SHIM(aoti_torch_cpu_cumsum)(self, dim, d, ret0));
 }
 
 static inline of_result of_conv(int cuda, AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle bias,

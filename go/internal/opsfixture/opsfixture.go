@@ -34,7 +34,7 @@ func check(r C.of_result) error {
 }
 
 // Dtypes by fixture name.
-var dtypes = map[string]C.int{"float32": 0, "float16": 1, "bfloat16": 2, "float64": 3, "bool": 4, "int64": 5}
+var dtypes = map[string]C.int{"float32": 0, "float16": 1, "bfloat16": 2, "float64": 3, "bool": 4, "int64": 5, "int32": 6}
 
 // Tensor owns one AtenTensorHandle.
 type Tensor struct{ h C.AtenTensorHandle }
@@ -56,7 +56,7 @@ func (t *Tensor) handle() C.AtenTensorHandle {
 
 func elementSize(dtype string) int {
 	switch dtype {
-	case "float32":
+	case "float32", "int32":
 		return 4
 	case "float64", "int64":
 		return 8
@@ -284,6 +284,35 @@ func Convolution(cuda bool, input, weight, bias *Tensor, stride, padding, dilati
 	}
 	if err := check(C.of_conv(b2i(cuda), input.handle(), weight.handle(), bias.handle(), ptr(lists), C.int64_t(n), tr,
 		C.int64_t(groups), &ret)); err != nil {
+		return nil, err
+	}
+	return &Tensor{ret}, nil
+}
+
+// Cumulative calls aoti_torch_cpu_<fn> (cumsum or cumprod) of self along dim; dtype ""
+// passes NULL, else the dtype by fixture name, or code (when non-nil) a raw dtype code.
+// self nil passes NULL; noRet passes a NULL ret0.
+func Cumulative(fn string, self *Tensor, dim int64, dtype string, code *int32, noRet bool) (*Tensor, error) {
+	prod := C.int(0)
+	switch fn {
+	case "cumsum":
+	case "cumprod":
+		prod = 1
+	default:
+		return nil, fmt.Errorf("unknown cumulative fn %q", fn)
+	}
+	has, d := C.int(0), C.int32_t(0)
+	if code != nil {
+		has, d = 1, C.int32_t(*code)
+	} else if dtype != "" {
+		has, d = 1, C.int32_t(DtypeCode(dtype))
+	}
+	var ret C.AtenTensorHandle
+	var retp *C.AtenTensorHandle
+	if !noRet {
+		retp = &ret
+	}
+	if err := check(C.of_cumulative(prod, self.handle(), C.int64_t(dim), has, d, retp)); err != nil {
 		return nil, err
 	}
 	return &Tensor{ret}, nil

@@ -488,3 +488,69 @@ func TestAttentionBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestCumulative(t *testing.T) {
+	for _, c := range fx.Cases(t, "ops.json", "cumulative") {
+		t.Run(c.Name, func(t *testing.T) {
+			fx.Begin(t, c)
+			var fn, dtype, outDtype, wantDtype string
+			var sizes, strides []int64
+			var values []float64
+			var dim int64
+			c.Get(t, "fn", &fn)
+			c.Get(t, "dtype", &dtype)
+			c.Get(t, "sizes", &sizes)
+			c.Get(t, "input_values", &values)
+			c.Get(t, "dim", &dim)
+			c.Get(t, "expect_dtype", &wantDtype)
+			c.GetOr(t, "strides", &strides)
+			c.GetOr(t, "out_dtype", &outDtype)
+			if strides == nil {
+				strides = Contiguous(sizes)
+			}
+			in, err := NewTensor(sizes, strides, dtype, false, func(j int) float64 { return values[j] })
+			require.NoError(t, err)
+			defer in.Close()
+			out, err := Cumulative(fn, in, dim, outDtype, nil, false)
+			require.NoError(t, err)
+			defer out.Close()
+			_, _, got, _, err := out.Meta()
+			require.NoError(t, err)
+			require.Equal(t, DtypeCode(wantDtype), got, "result dtype")
+			expectValues(t, c, out, wantDtype)
+		})
+	}
+}
+
+func TestCumulativeBadInput(t *testing.T) {
+	for _, c := range fx.Cases(t, "ops.json", "cumulative_error") {
+		t.Run(c.Name, func(t *testing.T) {
+			fx.Begin(t, c)
+			var fn, dtype, null, expect, message string
+			var sizes []int64
+			var dim int64
+			var code *int32
+			c.Get(t, "fn", &fn)
+			c.Get(t, "dtype", &dtype)
+			c.Get(t, "sizes", &sizes)
+			c.Get(t, "dim", &dim)
+			c.Get(t, "expect", &expect)
+			c.Get(t, "message", &message)
+			c.GetOr(t, "null", &null)
+			c.GetOr(t, "out_dtype_code", &code)
+			in, err := NewTensor(sizes, Contiguous(sizes), dtype, false, func(int) float64 { return 1 })
+			require.NoError(t, err)
+			defer in.Close()
+			self := in
+			if null == "self" {
+				self = nil
+			}
+			ret, err := Cumulative(fn, self, dim, "", code, null == "ret0")
+			ret.Close()
+			var e *Error
+			require.True(t, errors.As(err, &e), "want %s, got %v", expect, err)
+			require.Equal(t, codes[expect], e.Code, "%v", err)
+			require.True(t, strings.Contains(e.Message, message), "%q does not mention %q", e.Message, message)
+		})
+	}
+}
