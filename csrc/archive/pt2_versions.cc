@@ -49,8 +49,13 @@ const std::vector<KnownFunction>& known_functions() {
   static const auto* kKnown = [] {
     const char* h = "AOTInductorModelContainerHandle";
     const char* map = "AOTInductorConstantMapHandle";
-    const std::vector<const char*> run = {h, "AtenTensorHandle*", "size_t", "AtenTensorHandle*", "size_t",
-                                          "AOTInductorStreamHandle", "AOTIProxyExecutorHandle"};
+    const std::vector<const char*> run = {h,
+                                          "AtenTensorHandle*",
+                                          "size_t",
+                                          "AtenTensorHandle*",
+                                          "size_t",
+                                          "AOTInductorStreamHandle",
+                                          "AOTIProxyExecutorHandle"};
     return new std::vector<KnownFunction>{
         {"AOTInductorModelContainerCreateWithDevice",
          {"AOTInductorModelContainerHandle*", "size_t", "const char*", "const char*"}},

@@ -120,11 +120,13 @@ TEST(Pt2Versions, OtherContainerAbiNamesBothLists) {
   std::string changed = kRun;
   changed.replace(changed.find("    size_t num_outputs,"), 23, "    size_t num_outputs, int64_t flags,");
   EXPECT_EQ(check_container_abi(changed), Error::NotSupported);
-  EXPECT_TRUE(says("its AOTInductorModelContainerRun takes (AOTInductorModelContainerHandle, AtenTensorHandle*, "
-                   "size_t, AtenTensorHandle*, size_t, int64_t, AOTInductorStreamHandle, AOTIProxyExecutorHandle)"))
+  EXPECT_TRUE(
+      says("its AOTInductorModelContainerRun takes (AOTInductorModelContainerHandle, AtenTensorHandle*, "
+           "size_t, AtenTensorHandle*, size_t, int64_t, AOTInductorStreamHandle, AOTIProxyExecutorHandle)"))
       << last_error_message();
-  EXPECT_TRUE(says("calls it as PyTorch 2.11 to 2.15 define it, (AOTInductorModelContainerHandle, AtenTensorHandle*, "
-                   "size_t, AtenTensorHandle*, size_t, AOTInductorStreamHandle, AOTIProxyExecutorHandle)"))
+  EXPECT_TRUE(
+      says("calls it as PyTorch 2.11 to 2.15 define it, (AOTInductorModelContainerHandle, AtenTensorHandle*, "
+           "size_t, AtenTensorHandle*, size_t, AOTInductorStreamHandle, AOTIProxyExecutorHandle)"))
       << last_error_message();
   EXPECT_EQ(check_container_abi("AOTIRuntimeError AOTInductorModelContainerDelete(void) {}"), Error::NotSupported)
       << "no handle at all";
@@ -137,10 +139,8 @@ TEST(Pt2Versions, OtherContainerAbiNamesBothLists) {
 TEST(Pt2Versions, UnendedParameterListIsInvalid) {
   EXPECT_EQ(check_container_abi("AOTIRuntimeError AOTInductorModelContainerDelete(\n  AOTInductorModelContainerHandle"),
             Error::InvalidProgram);
-  EXPECT_EQ(check_container_abi("AOTIRuntimeError AOTInductorModelContainerDelete( // no end"),
-            Error::InvalidProgram);
-  EXPECT_EQ(check_container_abi("AOTIRuntimeError AOTInductorModelContainerDelete( /* no end"),
-            Error::InvalidProgram);
+  EXPECT_EQ(check_container_abi("AOTIRuntimeError AOTInductorModelContainerDelete( // no end"), Error::InvalidProgram);
+  EXPECT_EQ(check_container_abi("AOTIRuntimeError AOTInductorModelContainerDelete( /* no end"), Error::InvalidProgram);
   EXPECT_TRUE(says("has no end to its parameter list")) << last_error_message();
 }
 

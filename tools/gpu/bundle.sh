@@ -87,8 +87,10 @@ if [[ "${SLIMCUDA_BUNDLE_PTX:-1}" == 1 ]]; then
   # What run.sh --ptx proves rests on this: the library holds no SASS, only compute_80 PTX.
   cuobjdump="${SLIMCUDA_CUDA_PREFIX:-/opt/slimcuda/cuda-13.0}/bin/cuobjdump"
   if [[ -x "$cuobjdump" ]]; then
-    if "$cuobjdump" --list-elf "$out/ptx/lib/libslimcuda.so.0" 2>&1 | grep -q '\.cubin$' ||
-      ! "$cuobjdump" --list-ptx "$out/ptx/lib/libslimcuda.so.0" | grep -q 'sm_80\.ptx$'; then
+    # (captured first: grep -q would close the pipe early, and pipefail counts that)
+    elf=$("$cuobjdump" --list-elf "$out/ptx/lib/libslimcuda.so.0" 2>&1)
+    ptx=$("$cuobjdump" --list-ptx "$out/ptx/lib/libslimcuda.so.0" 2>&1)
+    if grep -q '\.cubin$' <<<"$elf" || ! grep -q 'sm_80\.ptx$' <<<"$ptx"; then
       echo "bundle: the PTX-only libslimcuda.so holds SASS or lacks compute_80 PTX"
       exit 1
     fi
