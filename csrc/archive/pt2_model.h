@@ -45,15 +45,17 @@ struct Pt2Model {
 // archive reader has already bounded the declared size by deflate's ratio and by what the
 // stream really holds).
 
-/// The model's `_metadata.json` (a few hundred bytes in real exports), stored or not.
-inline constexpr uint64_t kMaxMetadataBytes = uint64_t{1} << 20;
+/// The model's `_metadata.json` (a few hundred bytes in real exports), stored or not. A JSON
+/// tree costs up to ~36x its text, and at 1 MiB a crafted one came within 0.3% of the
+/// hostile-archive bound of 64 MB (CI, 2026-12-03): 256 KiB keeps it near 10 MB.
+inline constexpr uint64_t kMaxMetadataBytes = uint64_t{256} << 10;
 /// A stored wrapper source (megabytes for large models).
 inline constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
 /// A compressed wrapper source (what it declares is parsed into up to ~4x its text).
 inline constexpr uint64_t kMaxInflatedTextBytes = uint64_t{4} << 20;
 /// A compressed JSON entry (weights_config.json): JSON is parsed into a tree of up to ~30x its
 /// text before its shape can be judged.
-inline constexpr uint64_t kMaxInflatedJsonBytes = uint64_t{1} << 20;
+inline constexpr uint64_t kMaxInflatedJsonBytes = uint64_t{256} << 10;
 /// A compressed library (PyTorch stores it; real libraries are 0.4-3 MB with their weights).
 inline constexpr uint64_t kMaxCompressedLibraryBytes = uint64_t{32} << 20;
 

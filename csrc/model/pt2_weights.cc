@@ -16,9 +16,9 @@
 namespace slimcuda {
 namespace {
 
-// weights_config.json: one short line per constant, and a wrapper declares at most 131072
-// constants; its JSON tree costs up to ~36x its text (docs/hostile-archives.md).
-constexpr uint64_t kMaxConfigBytes = uint64_t{16} << 20;
+// weights_config.json: one short line (~100 bytes) per constant, so 4 MiB is ~40,000
+// weights; its JSON tree costs up to ~36x its text (docs/hostile-archives.md).
+constexpr uint64_t kMaxConfigBytes = uint64_t{4} << 20;
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;

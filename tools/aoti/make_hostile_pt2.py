@@ -144,8 +144,9 @@ def main(argv):
     files["library_padded_under_cap"] = write(replace(valid, ".so", (lib, b"\0", (32 << 20) - 4096 - len(lib))))
     # A compressed wrapper source of 4 MiB less 4 KiB (spaces after the real one: it loads).
     files["wrapper_source_under_cap"] = write(replace(valid, ".cpp", (source, b" ", (4 << 20) - 4096 - len(source))))
-    # JSON of 1 MiB less 4 KiB that parses into the largest tree: empty arrays or objects.
-    tree = (1 << 20) - 4096
+    # JSON of the cap (256 KiB) less 4 KiB that parses into the largest tree: empty arrays or
+    # objects.
+    tree = (256 << 10) - 4096
     files["metadata_json_tree"] = write(replace(valid, "_metadata.json", b"[" + b"{}," * (tree // 3) + b"{}]"))
     files["weights_config_json_tree"] = write(
         replace(pickle, "weights_config.json", b'{"a": [' + b"[]," * (tree // 3) + b"[]]}"))

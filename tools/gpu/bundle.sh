@@ -61,7 +61,8 @@ cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/n
   cp -L "$(bazel info output_base 2>/dev/null)"/external/local_cuda/lib/libcudart.so.[0-9]* "$out/lib/"
 # libzip (the .pt2 reader) is Debian's shared library; the GPU machine may lack it.
 cp -L "$(ldd bazel-bin/csrc/libslimcuda.so.0 | awk '$1 == "libzip.so.4" {print $3}')" "$out/lib/"
-cp -r testdata/*.json testdata/packages testdata/pt2 "$out/testdata/"
+# Every fixture folder (the Go and C++ suites read them through testdata/*.json).
+find testdata -mindepth 1 -maxdepth 1 ! -name BUILD.bazel -exec cp -r {} "$out/testdata/" \;
 cp -L bazel-bin/models/demo/demo.slimcuda bazel-bin/models/demo/demo_sync.slimcuda "$out/"
 mkdir -p "$out/models"
 cp -L bazel-bin/models/testing/*.slimcuda bazel-bin/models/testing/libconstant_1.so \
