@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tools/go_plain.sh — README's promise for plain `go test ./...` outside Bazel: in a copy of the
-# tracked files (no bazel-bin/, so none of the packages Bazel builds), with no SLIMCUDA_*
-# variable set and the library that tools/install.sh installs, every test passes or skips
-# saying why. Run by .ci/run.
+# tools/go_plain.sh — README's promise for plain `go test ./...` outside Bazel (in full in
+# docs/go.md, "Building"): in a copy of the tracked files (no bazel-bin/, so none of the
+# packages Bazel builds), with no SLIMCUDA_* variable set and the library that
+# tools/install.sh installs, every test passes or skips saying why. Run by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=tools/cgo_prefix.sh

@@ -6,7 +6,8 @@
 #   it through pkg-config); shellcheck over tools/**/*.sh and .ci/run; clang-format (.clang-format)
 #   over our C, C++ and CUDA sources; the dependency order of csrc/'s components
 #   (tools/check_layers.sh); function length (tools/check_function_length.py); the SPDX
-#   header on every source file (CONTRIBUTING.md).
+#   header on every source file (CONTRIBUTING.md); every relative Markdown link resolves
+#   (tools/check_doc_links.py).
 #   buildifier runs in tools/check_module.sh.
 # Fix formatting with: gofmt -w go tools; clang-format -i $(git ls-files '*.c' '*.cc' '*.h' '*.cu').
 set -uo pipefail
@@ -69,6 +70,8 @@ spdx_check() {
   [[ -z "$missing" ]] || { echo "no SPDX header: $missing"; return 1; }
 }
 run "SPDX headers" spdx_check
+doc_links_check() { python3 tools/check_doc_links.py --self-test && python3 tools/check_doc_links.py; }
+run "Markdown links" doc_links_check
 
 ((${#fail[@]} == 0)) || { say "failed: ${fail[*]}"; exit 1; }
 say "all clean"

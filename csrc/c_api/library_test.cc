@@ -380,7 +380,7 @@ TEST(ModelLibrary, MissingShimsAreAllNamed) {
 }
 
 // Checking a package runs none of its code; loading it runs its constructors (said plainly
-// in slimcuda.h and README: the code of a package cannot be vetted in-process).
+// in slimcuda.h and docs/contract.md: the code of a package cannot be vetted in-process).
 TEST(ModelLibrary, CheckingRunsNoCodeLoadingRunsConstructors) {
   auto pkgs = test_packages();
   const std::string marker = ::testing::TempDir() + "/constructor-ran";
