@@ -29,6 +29,7 @@ Error read_record(const Pt2Archive& archive, const std::string& name, bool* foun
   bool digits = !text.empty() && text.size() <= 18;
   for (const char c : text) {
     digits = digits && c >= '0' && c <= '9';
+    if (!digits) break;  // at most 18 digits: v cannot overflow
     v = v * 10 + (c - '0');
   }
   SLIMCUDA_CHECK_OR_RETURN(digits, Error::InvalidProgram, "%s holds '%.*s', not a version number", name.c_str(),
