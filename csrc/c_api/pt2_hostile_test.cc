@@ -22,6 +22,12 @@
 namespace slimcuda::testing {
 namespace {
 
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kThreadSanitizer = true;
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+
 const bool kOwnsFixture = own_fixture("hostile_pt2.json");
 
 // What the child saw: the load's code and message, and its extra peak memory.
@@ -102,7 +108,12 @@ TEST(HostilePt2, RefusedWithinTheirMemoryBound) {
       const Outcome o = load_in_child(path, from_file ? nullptr : &bytes);
       ASSERT_GE(o.extra_kb, 0) << "the child reported nothing (killed?)";
       expect_code(c, o.code, o.message);
-      EXPECT_LE(o.extra_kb, bound_kb) << "peak extra memory " << o.extra_kb << " KiB";
+      // Under ThreadSanitizer every allocation carries shadow memory of several times its
+      // size (CI, 2026-12-03: 164 MiB for what costs 35 MiB without it): the bound is
+      // measured in the plain and ASan builds; the codes and messages are checked here too.
+      if (!kThreadSanitizer) {
+        EXPECT_LE(o.extra_kb, bound_kb) << "peak extra memory " << o.extra_kb << " KiB";
+      }
       // The measurements docs/hostile-archives.md's table quotes.
       std::printf("hostile: %s (%zu bytes, %s): %.1f MiB extra peak: %s\n", c.name.c_str(), bytes.size(),
                   from_file ? "file" : "memory", static_cast<double>(o.extra_kb) / 1024, o.message.c_str());
