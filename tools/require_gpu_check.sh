@@ -30,6 +30,9 @@ not_gpu_bearing=(
   //csrc/package:package_test          # testdata/packages.json: every case "none"
   //csrc/c_api:package_api_test        # the same file through the C ABI
   //csrc/c_api:caller_stream_api_test  # testdata/caller_stream.json: every case "none"
+  //csrc/c_api:pt2_versions_test       # testdata/pt2_versions.json: every case "none" (CPU exports)
+  //csrc/c_api:pt2_hostile_test        # testdata/hostile_pt2.json: every case "none"
+  //csrc/c_api:cpu_zoo_test            # testdata/cpu_zoo.json: every case "none" (CPU exports)
 )
 gating='SLIMCUDA_REQUIRE_GPU_OR_SKIP|has_gpu\(\)|gpu_count\(\)|gpu_required\(\)|begin_case\(|fx\.Begin\(|requireGPU|gpuCount\(|\bgpu\(t\)|SLIMCUDA_REQUIRE_GPU'
 private='cudaGetDeviceCount\(&|getenv\("SLIMCUDA_REQUIRE_GPU"\)|Getenv\("SLIMCUDA_REQUIRE_GPU"\)'
