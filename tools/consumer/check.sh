@@ -16,7 +16,7 @@ release_check() {
   local archive u
   archive=$(bash tools/release.sh --out "$dir/dist")
   mkdir "$dir/user"
-  cp tools/consumer/consumer.c tools/consumer/consumer.cc tools/consumer/model_consumer.cc "$dir/user/"
+  cp tools/consumer/consumer.c tools/consumer/consumer.cc tools/consumer/model_consumer.cc tools/consumer/hpp_consumer.cc "$dir/user/"
   cp -r tools/consumer/cmake "$dir/user/cmake"
   mkdir "$dir/user/goapp"
   cp tools/consumer/goapp/main.go "$dir/user/goapp/main.go"
