@@ -195,6 +195,7 @@ Error find_pt2_model(const Pt2Archive& archive, const char* name, Pt2Model* out)
     const std::string stem = m.library->name.substr(0, m.library->name.size() - 3);
     m.metadata = archive.find(stem + "_metadata.json");
     m.wrapper_source = archive.find(stem + ".cpp");
+    m.extern_nodes = archive.find(stem + ".json");
     SLIMCUDA_CHECK_OR_RETURN(m.metadata != nullptr, Error::InvalidProgram,
                              "model '%s': no %s_metadata.json beside its library", want.c_str(), stem.c_str());
     std::string text;

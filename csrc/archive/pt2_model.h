@@ -25,6 +25,7 @@ struct Pt2Model {
   const ArchiveEntry* library = nullptr;         ///< the one `.so` in the folder
   const ArchiveEntry* metadata = nullptr;        ///< `<so stem>_metadata.json`
   const ArchiveEntry* wrapper_source = nullptr;  ///< `<so stem>.cpp`, when packaged (it is by default)
+  const ArchiveEntry* extern_nodes = nullptr;    ///< `<so stem>.json`: the proxy executor's nodes, when any
   DeviceType device_type = DeviceType::CPU;      ///< AOTI_DEVICE_KEY of the metadata
   std::vector<const ArchiveEntry*> files;        ///< everything in the folder (weights blobs included)
 };
@@ -56,6 +57,9 @@ inline constexpr uint64_t kMaxInflatedTextBytes = uint64_t{4} << 20;
 /// A compressed JSON entry (weights_config.json): JSON is parsed into a tree of up to ~30x its
 /// text before its shape can be judged.
 inline constexpr uint64_t kMaxInflatedJsonBytes = uint64_t{256} << 10;
+/// The extern-kernel nodes (`<so stem>.json`), stored or not: parsed into a JSON tree like
+/// the metadata, so capped like it (real exports: ~450 bytes a node).
+inline constexpr uint64_t kMaxExternNodesBytes = uint64_t{256} << 10;
 /// A compressed library (PyTorch stores it; real libraries are 0.4-3 MB with their weights).
 inline constexpr uint64_t kMaxCompressedLibraryBytes = uint64_t{32} << 20;
 

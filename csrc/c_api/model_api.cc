@@ -9,6 +9,7 @@
 
 #include "csrc/entry/c_entry.h"
 #include "csrc/entry/caller_context.h"
+#include "csrc/proxy/bind.h"
 #include "csrc/model/describe.h"
 #include "csrc/model/load.h"
 #include "csrc/model/model.h"
@@ -34,6 +35,7 @@ LoadOptions load_options(const slimcuda_load_options& o) {
   l.model_name = o.model_name;
   l.graphs = static_cast<graph::GraphMode>(o.cuda_graphs);
   l.caller_context = caller_context;
+  l.bind_extern_kernels = proxy::bind_extern_kernels;
   return l;
 }
 

@@ -60,6 +60,18 @@ void run_one(slimcuda_model* m, float x, float want) {
   EXPECT_EQ(y, want);
 }
 
+// A run of one float32 [1] input that must fail with e's code and message.
+void run_fails(slimcuda_model* m, const nlohmann::json& e) {
+  const int64_t sizes[1] = {1};
+  Tensor in;
+  slimcuda_tensor* out = nullptr;
+  ASSERT_EQ(slimcuda_tensor_empty(1, sizes, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CPU, 0, 0, &in.t), SLIMCUDA_OK);
+  EXPECT_EQ(slimcuda_model_run(m, &in.t, 1, &out, 1), code_of(error_from_name(e.at("expect").get<std::string>())));
+  EXPECT_EQ(out, nullptr);
+  EXPECT_NE(std::string(slimcuda_last_error_message()).find(e.at("message").get<std::string>()), std::string::npos)
+      << slimcuda_last_error_message();
+}
+
 TEST(Pt2, LoadFromFileAndMemory) {
   for (const Case& c : cases("pt2.json", "load")) {
     SCOPED_TRACE(c.name);
@@ -76,6 +88,7 @@ TEST(Pt2, LoadFromFileAndMemory) {
       if (model.m != nullptr && c.data.contains("run")) {
         run_one(model.m, c.data.at("run").at("x").get<float>(), c.data.at("run").at("y").get<float>());
       }
+      if (model.m != nullptr && c.data.contains("run_error")) run_fails(model.m, c.data.at("run_error"));
     }
   }
   SLIMCUDA_SKIP_IF_NO_CASE_RAN();

@@ -56,6 +56,9 @@ struct ContainerAbi {
   using CreateFn = int32_t (*)(void**, size_t, const char*, const char*);
   using DeleteFn = int32_t (*)(void*);
   using RunFn = int32_t (*)(void*, void**, size_t, void**, size_t, void*, void*);
+  /// The AOTIProxyExecutorHandle captured and replayed runs pass (null: the model has no
+  /// extern kernels).
+  void* proxy_executor = nullptr;
   CreateFn create = nullptr;
   DeleteFn destroy = nullptr;
   RunFn run_single_threaded = nullptr;  ///< AOTInductorModelContainerRunSingleThreaded

@@ -9,6 +9,7 @@
 #include "csrc/archive/pt2_archive.h"
 #include "csrc/cuda/stream_context.h"
 #include "csrc/graph/graph_runner.h"
+#include "csrc/model/extern_kernels.h"
 #include "csrc/model/model.h"
 #include "slimcuda/error.h"
 
@@ -49,6 +50,9 @@ struct LoadOptions {
   const char* model_name = nullptr;
   graph::GraphMode graphs = graph::GraphMode::Off;
   CallerContextFn caller_context = nullptr;
+  /// Binds a .pt2's extern-kernel nodes (the proxy component's, passed down by the C ABI);
+  /// nullptr: a model whose library calls the proxy executor is refused (NotSupported).
+  BindExternKernelsFn bind_extern_kernels = nullptr;
 };
 
 /// Loads the model `source` holds. A null `out` or a source with neither bytes nor a path

@@ -191,6 +191,7 @@ void Model::enable_graphs(CreateFn create, DeleteFn destroy, const std::string& 
   abi.run_single_threaded = reinterpret_cast<graph::ContainerAbi::RunFn>(
       loaded_->library->symbol("AOTInductorModelContainerRunSingleThreaded"));
   abi.device_str = device_str;
+  abi.proxy_executor = proxy_handle();
   Model* self = this;
   // The capture container starts without the weights attach_constants gave the model's.
   abi.prepare = [self](void* container) { return self->share_constants_with(container); };
@@ -207,7 +208,7 @@ void Model::enable_graphs(CreateFn create, DeleteFn destroy, const std::string& 
 
 Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int device_index, int instances,
                           const MethodSpec* declared, const DescribeInputs& describe, std::unique_ptr<Model>* out,
-                          graph::GraphMode graphs) noexcept {
+                          graph::GraphMode graphs, std::shared_ptr<const ExternKernels> externs) noexcept {
   try {
     SLIMCUDA_CHECK_OR_RETURN(instances >= 0 && instances <= kMaxInstances, Error::InvalidArgument,
                              "%d instances (want 0 for the default, or 1 to %d)", instances, kMaxInstances);
@@ -223,6 +224,7 @@ Error Model::load_library(const uint8_t* so, size_t size, DeviceType type, int d
     SLIMCUDA_RETURN_IF_ERROR(m->place(type, device_index, &device_str));
     m->loaded_ = std::make_shared<Loaded>();
     if (on_cuda) m->loaded_->device = m->device_.index;
+    m->loaded_->externs = std::move(externs);
     SLIMCUDA_RETURN_IF_ERROR(ModelLibrary::load(so, size, &m->loaded_->library));
     const ModelLibrary& library = *m->loaded_->library;
     auto create = reinterpret_cast<CreateFn>(library.symbol("AOTInductorModelContainerCreateWithDevice"));
@@ -465,7 +467,7 @@ Error Model::enqueue(SlimTensor* const* inputs, size_t num_inputs, Outputs* out,
       for (size_t i = 0; i < num_inputs; ++i) copies.push_back(std::make_unique<SlimTensor>(*inputs[i]));
       std::vector<void*> in(num_inputs, nullptr);
       for (size_t i = 0; i < num_inputs; ++i) in[i] = copies[i].release();
-      rc = run_(loaded_->container, in.data(), num_inputs, handles.data(), num_outputs, stream, nullptr);
+      rc = run_(loaded_->container, in.data(), num_inputs, handles.data(), num_outputs, stream, proxy_handle());
     }
     for (size_t i = 0; i < num_outputs; ++i) (*out)[i].reset(static_cast<SlimTensor*>(handles[i]));
     if (state_fence_ != nullptr) {

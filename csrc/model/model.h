@@ -16,6 +16,7 @@
 #include "csrc/graph/graph_runner.h"
 #include "csrc/model/constants.h"
 #include "csrc/model/instance_slots.h"
+#include "csrc/model/extern_kernels.h"
 #include "csrc/model/library.h"
 #include "csrc/model/state.h"
 #include "csrc/package/model_package.h"
@@ -85,7 +86,8 @@ class Model {
   [[nodiscard]] static Error load_library(const uint8_t* so, size_t size, DeviceType type, int device_index,
                                           int instances, const MethodSpec* declared, const DescribeInputs& describe,
                                           std::unique_ptr<Model>* out,
-                                          graph::GraphMode graphs = graph::GraphMode::Off) noexcept;
+                                          graph::GraphMode graphs = graph::GraphMode::Off,
+                                          std::shared_ptr<const ExternKernels> externs = nullptr) noexcept;
   ~Model();
   // One container and one dlopen handle each; copies would free them twice.
   Model(const Model&) = delete;
@@ -235,6 +237,10 @@ class Model {
   // load_library's steps: the device (a CUDA model's own stream made on it), the container
   // (kept by loaded_ as soon as it exists), the CUDA graph runner. May throw std::bad_alloc.
   [[nodiscard]] Error place(DeviceType type, int device_index, std::string* device_str);
+  // What runs pass the library as its proxy executor (null when it has no extern kernels).
+  [[nodiscard]] void* proxy_handle() const noexcept {
+    return loaded_ != nullptr && loaded_->externs != nullptr ? loaded_->externs->handle() : nullptr;
+  }
   [[nodiscard]] Error create_container(CreateFn create, DeleteFn destroy, int instances, const std::string& device_str);
   void enable_graphs(CreateFn create, DeleteFn destroy, const std::string& device_str, graph::GraphMode graphs);
   using CountFn = int32_t (*)(void*, size_t*);
@@ -245,6 +251,7 @@ class Model {
   struct Loaded {
     std::shared_ptr<ModelLibrary> library;
     std::shared_ptr<const void> weights;  // constants the container uses (attach_constants)
+    std::shared_ptr<const ExternKernels> externs;  // the proxy executor its runs pass (null: none)
     // Handles of the constants the containers (the model's, the graphs' capture container)
     // keep and never delete: freed after every container is gone.
     std::mutex adopted_mu;

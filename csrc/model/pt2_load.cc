@@ -9,6 +9,7 @@
 #include "csrc/archive/pt2_model.h"
 #include "csrc/archive/pt2_versions.h"
 #include "csrc/model/pt2_weights.h"
+#include "csrc/package/elf_check.h"
 #include "csrc/package/library_hash.h"
 #include "slimcuda/last_error.h"
 
@@ -37,6 +38,33 @@ Error check_runnable(const Pt2Model& pm, int device_type) {
   return Error::Ok;
 }
 
+// The ops the library runs through the proxy executor, bound before the library is loaded,
+// so that an op slimcuda lacks fails the load, not the first run. Nodes the library never
+// calls are not read.
+Error bind_extern_kernels(const Pt2Archive& archive, const Pt2Model& pm, const ArchiveSpan& so,
+                          const std::string& wrapper, BindExternKernelsFn bind,
+                          std::shared_ptr<const ExternKernels>* out) {
+  std::vector<std::string> imports;
+  SLIMCUDA_RETURN_IF_ERROR(check_elf(so.data, so.size, &imports));
+  const std::string call = "aoti_torch_proxy_executor_call_function";
+  bool calls = false;
+  for (const std::string& name : imports) {
+    calls = calls || (name.size() >= call.size() && name.compare(name.size() - call.size(), call.size(), call) == 0);
+  }
+  if (!calls) return Error::Ok;
+  SLIMCUDA_CHECK_OR_RETURN(pm.extern_nodes != nullptr, Error::InvalidProgram,
+                           "model '%s': its library runs ops through the proxy executor, but the archive has no "
+                           "extern-kernel nodes (%s.json) beside it",
+                           pm.name.c_str(), pm.library->name.substr(0, pm.library->name.size() - 3).c_str());
+  SLIMCUDA_CHECK_OR_RETURN(bind != nullptr, Error::NotSupported,
+                           "model '%s' runs ops through the proxy executor, which this loader was not given",
+                           pm.name.c_str());
+  std::string text;
+  SLIMCUDA_RETURN_IF_ERROR(
+      read_entry_text(archive, *pm.extern_nodes, kMaxExternNodesBytes, kMaxExternNodesBytes, &text));
+  return bind(text, wrapper, out);
+}
+
 }  // namespace
 
 Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<Model>* out) {
@@ -63,9 +91,11 @@ Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<
     }
     return parse_input_checks(wrapper, num_inputs, specs);
   };
+  std::shared_ptr<const ExternKernels> externs;
+  SLIMCUDA_RETURN_IF_ERROR(bind_extern_kernels(archive, pm, so, wrapper, o.bind_extern_kernels, &externs));
   std::unique_ptr<Model> model;
   SLIMCUDA_RETURN_IF_ERROR(Model::load_library(so.data, so.size, pm.device_type, o.device_index, o.instances, nullptr,
-                                               describe, &model, o.graphs));
+                                               describe, &model, o.graphs, std::move(externs)));
   // Weights kept outside the library (docs/weights.md): uploaded before the model can run,
   // on the caller's stream when one is selected, else on the model's own; attach returns
   // once they are on the device, so any stream may run it.

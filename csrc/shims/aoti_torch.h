@@ -95,6 +95,9 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob_v2)
     int32_t dtype, int32_t device_type, int32_t device_index, AtenTensorHandle* ret, int32_t layout,
     const uint8_t* opaque_metadata, int64_t opaque_metadata_size);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(AtenTensorHandle tensor);
+/* An empty handle for an op to fill (the proxy executor assigns its result to it): a 1-d CPU
+ * tensor of 0 elements until then, so reading it before is harmless. New reference. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_uninitialized_tensor)(AtenTensorHandle* ret);
 /* A new handle to the same view (shares storage). New reference. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_tensor_handle)(AtenTensorHandle orig_handle,
                                                                         AtenTensorHandle* new_handle);
@@ -123,6 +126,18 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_assign_tensors)(AtenTensorH
 /* *ret_dst = a new handle to src's view. New reference. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_assign_tensors_out)(AtenTensorHandle src,
                                                                          AtenTensorHandle* ret_dst);
+
+/* ---- The proxy executor (csrc/proxy/): ops without a C shim ---- */
+/* What a model's run passes its library for the ops AOTInductor calls through the proxy
+ * executor; opaque. */
+typedef struct AOTIProxyExecutorOpaque* AOTIProxyExecutorHandle;
+/* Runs extern-kernel node `extern_node_index` (the .pt2's `<so stem>.json`) with the
+ * generated code's flattened ints and tensors (inputs, then the output handles made with
+ * aoti_torch_new_uninitialized_tensor). Generated code ignores the returned code, so a
+ * failure, after being recorded, also throws, as aoti_torch_check does, and fails the run. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_proxy_executor_call_function)(
+    AOTIProxyExecutorHandle proxy_executor, int extern_node_index, int num_ints, int64_t* flatten_int_args,
+    int num_tensors, AtenTensorHandle* flatten_tensor_args);
 
 /* ---- Attributes (borrowed pointers stay valid while the tensor lives) ---- */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(AtenTensorHandle tensor, void** ret_data_ptr);

@@ -44,6 +44,17 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(int64_t ndim, cons
   return empty_shim(__func__, ndim, sizes_ptr, strides_ptr, dtype, device_type, device_index, true, ret_new_tensor);
 }
 
+// ATen's undefined tensor has no sizes at all; ours is a 0-element 1-d CPU tensor, so
+// generated code that reads it before the proxy executor fills it reads nothing.
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_uninitialized_tensor)(AtenTensorHandle* ret) {
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_SHIM_NOT_NULL(ret);
+    *ret = handle(new SlimTensor(Storage::borrow(nullptr, 0, Device{DeviceType::CPU, -1}), {0}, {1},
+                                 ScalarType::Float, 0));
+    return Error::Ok;
+  });
+}
+
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_create_tensor_from_blob)(void* data, int64_t ndim, const int64_t* sizes_ptr,
                                                                  const int64_t* strides_ptr, int64_t storage_offset,
                                                                  int32_t dtype, int32_t device_type,

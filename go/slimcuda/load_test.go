@@ -40,6 +40,21 @@ func runOne(t *testing.T, m *Model, x float32) float32 {
 	return y[0]
 }
 
+// runFails runs m on one float32 [1] CPU tensor and wants error `expect` naming message.
+func runFails(t *testing.T, m *Model, expect, message string) {
+	t.Helper()
+	in, err := NewTensor([]int64{1}, Float32, CPUDevice)
+	require.NoError(t, err)
+	defer in.Close()
+	out, err := m.Run([]*Tensor{in})
+	require.Error(t, err)
+	require.Nil(t, out)
+	code, ok := CodeByName(expect)
+	require.True(t, ok, expect)
+	require.True(t, errorIs(err, code), "want %s, got %v", expect, err)
+	require.True(t, containsMessage(err, message), "error %q does not mention %q", err, message)
+}
+
 func pt2Options(t *testing.T, c fixture.Case) []LoadOption {
 	var opts []LoadOption
 	var name string
@@ -78,6 +93,10 @@ func TestPt2Load(t *testing.T) {
 				var run struct{ X, Y float32 }
 				if c.GetOr(t, "run", &run) {
 					require.Equal(t, run.Y, runOne(t, m, run.X), how)
+				}
+				var runErr struct{ Expect, Message string }
+				if c.GetOr(t, "run_error", &runErr) {
+					runFails(t, m, runErr.Expect, runErr.Message)
 				}
 				require.NoError(t, m.Close())
 			}

@@ -13,6 +13,10 @@
 //   SLIMCUDA_TEST_UNDEFINED_SYMBOL a well-formed library the loader refuses (a symbol no
 //                                  process defines, resolved at load time: RTLD_NOW)
 //   SLIMCUDA_TEST_MISSING_SHIMS    calls two aoti_torch_* shims slimcuda does not define
+//   SLIMCUDA_TEST_PROXY_CALL       returns what extern-kernel node 0 of the proxy executor
+//                                  makes of x (aoti_torch_proxy_executor_call_function, as
+//                                  generated code calls an op without a C shim): a .pt2 of
+//                                  it must carry the extern-kernel nodes
 //   SLIMCUDA_TEST_COUNT_INSTANCES  a container of num_models instances that fails a Run
 //                                  when more than num_models are in flight at once (where
 //                                  AOTInductor's own container would make the caller wait),
@@ -36,6 +40,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <string>
 #include <thread>
@@ -322,6 +327,23 @@ __attribute__((visibility("default"))) int32_t AOTInductorModelContainerRun(void
   const float result = *static_cast<const float*>(x) + weights_term(c);
 #else
   const float result = *static_cast<const float*>(x) + static_cast<float>(SLIMCUDA_TEST_VALUE);
+#endif
+#if defined(SLIMCUDA_TEST_PROXY_CALL)
+  (void)result;
+  AtenTensorHandle made = nullptr;
+  if (SHIM(new_uninitialized_tensor)(&made) != 0) return 1;
+  AtenTensorHandle args[2] = {in[0], made};
+  try {  // a failed call throws, as PyTorch's does; AOTInductor's Run catches it the same way
+    (void)SHIM(proxy_executor_call_function)(static_cast<AOTIProxyExecutorHandle>(proxy_executor), 0, 0, nullptr, 2,
+                                             args);
+  } catch (const std::exception&) {
+    SHIM(delete_tensor_object)(made);
+    SHIM(delete_tensor_object)(in[0]);
+    return 1;
+  }
+  SHIM(delete_tensor_object)(in[0]);
+  out[0] = made;
+  return 0;
 #endif
   SHIM(delete_tensor_object)(in[0]);  // inputs are stolen, as in AOTInductor
 #if defined(SLIMCUDA_TEST_UNIQUE_SYMBOL)

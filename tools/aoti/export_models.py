@@ -317,6 +317,9 @@ HF_MODELS = {
     "vit": ("ViTConfig", "ViTModel", ("pixel_values",), ("last_hidden_state", "pooler_output"), {}),
     "t5_encoder": ("T5Config", "T5EncoderModel", ("input_ids", "attention_mask"), ("last_hidden_state",), {}),
     "llama": ("LlamaConfig", "LlamaForCausalLM", ("input_ids", "attention_mask"), ("logits",), {"use_cache": False}),
+    # Mixture of experts: its experts' grouped GEMM is transformers' custom op (or
+    # torch._grouped_mm for bfloat16), which AOTInductor runs through the proxy executor.
+    "mixtral": ("MixtralConfig", "MixtralForCausalLM", ("input_ids",), ("logits",), {"use_cache": False}),
 }
 
 
@@ -341,6 +344,10 @@ BERT_TINY = dict(vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attent
 GPT2_TINY = dict(vocab_size=128, n_positions=32, n_embd=32, n_layer=2, n_head=2)
 LLAMA_TINY = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                   num_key_value_heads=1, max_position_embeddings=32)
+MIXTRAL = dict(vocab_size=1000, hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+               num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=128)
+MIXTRAL_TINY = dict(vocab_size=64, hidden_size=32, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                    num_key_value_heads=1, num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=16)
 T5_TINY = dict(vocab_size=128, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2)
 VIT_TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, image_size=32,
                 patch_size=8)
@@ -389,6 +396,8 @@ ZOO = {
     "hf_llama": ("hf:llama", "float32", [f((2, 64), "int64", high=1000), f((2, 64), "int64", kind="mask")],
                  None, [2], {"kwargs": LLAMA, "in_zoo": False}),
     "gru": ("GRUNet", "float32", [f((2, 16, 32))], None, [2], {"in_zoo": False}),
+    "hf_mixtral": ("hf:mixtral", "float32", [f((2, 32), "int64", high=1000)], None, [2], {"kwargs": MIXTRAL}),
+    "hf_mixtral_bf16": ("hf:mixtral", "bfloat16", [f((2, 32), "int64", high=1000)], None, [2], {"kwargs": MIXTRAL}),
     "kv_decoder": ("KVDecoder", "float32", [f((1, 1), "int64", high=256), f((1,), "int64", high=64)], None, [1],
                    {"in_zoo": False}),
     # The CPU zoo's committed fixtures (testdata/cpu_zoo, tools/aoti/cpu_zoo.sh --fixtures):
@@ -403,6 +412,8 @@ ZOO = {
                                                      f((2, 16), "int64", kind="mask")], None, [2],
                        {"kwargs": T5_TINY, "in_zoo": False}),
     "cpu_vit": ("hf:vit", "float32", [f((1, 3, 32, 32))], None, [1], {"kwargs": VIT_TINY, "in_zoo": False}),
+    "cpu_mixtral": ("hf:mixtral", "float32", [f((1, 8), "int64", high=64)], None, [1],
+                    {"kwargs": MIXTRAL_TINY, "in_zoo": False}),
     "cpu_conv_options": ("ConvOptions", "float32", [f((1, 8, 8, 8))], None, [1], {"in_zoo": False}),
     "cpu_kv_decoder": ("KVDecoder", "float32", [f((1, 1), "int64", high=64), f((1,), "int64", high=16)], None, [1],
                        {"kwargs": dict(vocab=64, dim=32, heads=2, layers=2, max_pos=16), "in_zoo": False}),

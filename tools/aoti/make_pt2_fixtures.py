@@ -9,6 +9,9 @@
                                                   pickle_weights, nowhere (package_constants_in_so
                                                   =False alone), and the blob and pickle exports
                                                   with one defect each
+  make_pt2_fixtures.py --proxy LIBRARY OUT_DIR    archives around a library that calls the proxy
+                                                  executor (models/testing: libproxy_call.so), each
+                                                  with one defect of its extern-kernel nodes
   make_pt2_fixtures.py --demo DEVICE LIBRARY OUT  the demo model's library (models/demo) as a .pt2
                                                   for DEVICE (cpu, cuda), input x: float32
                                                   [1..64, 16] (Bazel: //models/demo:demo_pt2)
@@ -191,7 +194,47 @@ def set_sizes(data, name, compressed=None, uncompressed=None):
     return data
 
 
+# transformers' MoE grouped GEMM node as a Mixtral export writes it (2026-12-03), and the
+# call of it the generated source makes (3 input tensors and the output).
+def grouped_node(inputs=("input", "weight", "offs"), target="transformers::grouped_mm_fallback"):
+    args = [{"name": n, "arg": {"as_tensor": {"name": "b%d" % i}}, "kind": 1} for i, n in enumerate(inputs)]
+    node = {"target": target, "inputs": args, "outputs": [{"as_tensor": {"name": "buf9"}}], "metadata": {}}
+    return json.dumps({"nodes": [{"name": "buf9", "node": node}]}).encode()
+
+
+def proxy_call(tensors):
+    return ("\n    aoti_torch_proxy_executor_call_function(proxy_executor, 0, 0, std::array<int64_t, 0>{}.data(), %d, "
+            "std::array<AtenTensorHandle, %d>{%s}.data());\n" % (tensors, tensors,
+                                                                   ", ".join("b%d" % i for i in range(tensors))))
+
+
+def proxy_archives(lib, out):
+    """The extern-kernel node defects a load must refuse before it runs anything."""
+    nodes = FOLDER + STEM + ".json"
+    base = entries(lib)
+    with_call = [(n, d + proxy_call(4).encode() if n.endswith(".cpp") else d) for n, d in base]
+    files = {
+        "proxy_nodes_missing": base,
+        "proxy_nodes_not_json": base + [(nodes, b"not json")],
+        "proxy_nodes_too_large": base + [(nodes, b" " * (300 << 10))],
+        "proxy_unknown_op": base + [(nodes, grouped_node(target="vendor::fused_thing"))],
+        "proxy_node_missing_argument": base + [(nodes, grouped_node(inputs=("input", "weight")))],
+        "proxy_calls_disagree": [(n, d + proxy_call(2).encode() if n.endswith(".cpp") else d) for n, d in base] +
+                                [(nodes, grouped_node())],
+        "proxy_nodes_bind": with_call + [(nodes, grouped_node())],
+    }
+    for name, items in files.items():
+        # the oversized node file deflated (300 KiB of spaces): refused by its declared size
+        (out / (name + ".pt2")).write_bytes(bytes(write(items, deflate={nodes} if "large" in name else ())))
+    print(f"make_pt2_fixtures: {len(files)} proxy archives in {out}")
+
+
 def main(argv):
+    if argv and argv[0] == "--proxy":
+        out = pathlib.Path(argv[2])
+        out.mkdir(parents=True, exist_ok=True)
+        proxy_archives(pathlib.Path(argv[1]).read_bytes(), out)
+        return
     if argv and argv[0] == "--demo":
         device, lib, path = argv[1:4]
         items = entries(pathlib.Path(lib).read_bytes(), meta=dict(META, AOTI_DEVICE_KEY=device), source=False)
