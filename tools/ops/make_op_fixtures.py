@@ -761,6 +761,42 @@ def bag(name, dtype, weight_sizes, indices, offsets, mode, ilo=False, pad=-1, ps
     return out
 
 
+def bag_cuda_clamped(name, mode, indices, offsets, weight_sizes=(6, 3), seed=20):
+    """A CUDA-only case with out-of-range indices, which ATen's CUDA kernel stops the context
+    on and slimcuda's skips: an invalid entry reads nothing, counts for nothing and is -1 in
+    offset2bag. The expected values are those rules applied in float64 (not PyTorch's)."""
+    vals, w = bag_weight(seed, list(weight_sizes), "float32")
+    w = w.to(torch.float64)
+    n, nw, dim, bags = len(indices), weight_sizes[0], weight_sizes[1], len(offsets)
+    out, o2b, sizes = [[0.0] * dim for _ in range(bags)], [-1] * n, [0] * bags
+    maxi = [[-1] * dim for _ in range(bags)]
+    for b in range(bags):
+        lo, hi = (0 if b == 0 else offsets[b]), (offsets[b + 1] if b + 1 < bags else n)
+        for i in range(lo, hi):
+            x = indices[i]
+            if not 0 <= x < nw:
+                continue
+            o2b[i] = b
+            for d in range(dim):
+                v = float(w[x, d])
+                if mode != 2:
+                    out[b][d] += v
+                elif sizes[b] == 0 or v > out[b][d]:
+                    out[b][d], maxi[b][d] = v, x
+            sizes[b] += 1
+        if mode == 1 and sizes[b]:
+            out[b] = [v / sizes[b] for v in out[b]]
+    c = {"name": name + "_cuda", "op": "embedding_bag", "fn": "embedding_bag", "device": "cuda", "requires": "gpu",
+         "dtype": "float32", "seed": seed, "weight_sizes": list(weight_sizes), "weight_values": vals,
+         "indices": indices, "offsets": offsets, "index_dtype": "int64", "offset_dtype": "int64", "mode": mode,
+         "include_last_offset": 0, "padding_idx": -1, "expect": "Ok", "output": [v for row in out for v in row],
+         "output_sizes": [bags, dim], "offset2bag": o2b, "offset2bag_sizes": [n], "bag_size": sizes,
+         "bag_size_sizes": [bags], "max_indices": [v for row in maxi for v in row] if mode == 2 else [],
+         "max_indices_sizes": [bags, dim] if mode == 2 else [0], "expect_index_dtype": "int64",
+         "atol": TOL["float32"][0], "rtol": TOL["float32"][1]}
+    return [c]
+
+
 def embedding_bag_cases():
     idx7 = [1, 4, 4, 0, 9, 2, 4]
     cases = []
@@ -797,6 +833,8 @@ def embedding_bag_cases():
         *bag("embedding_bag_mean_float32_no_bags", "float32", [10, 3], [3, 1], [], 1, seed=17),
         *bag("embedding_bag_forward_only_mean", "float32", [10, 4], idx7, [0, 3, 5], 1, fn="forward_only", seed=18),
         *bag("embedding_bag_forward_only_sum", "float32", [10, 4], idx7, [0, 3, 5], 0, fn="forward_only", seed=19),
+        *bag_cuda_clamped("embedding_bag_sum_out_of_range_indices_clamped", 0, [1, 6, 4, -3, 2, 1000000], [0, 2, 4]),
+        *bag_cuda_clamped("embedding_bag_max_out_of_range_indices_clamped", 2, [-1, 6, 4, 5, 2], [0, 2, 3]),
     ]
     return cases
 
@@ -926,7 +964,8 @@ def main():
             "include_last_offset, padding_idx, psw_values (optional per_sample_weights); expected: output "
             "(row-major, compared with atol/rtol), offset2bag, bag_size, max_indices (exactly, dtype "
             "expect_index_dtype) with their *_sizes. CPU cases carry PyTorch's CPU kernel's outputs; CUDA cases "
-            "those of ATen's CUDA kernel's rules (see make_op_fixtures.py). op embedding_bag_error: bad input "
+            "those of ATen's CUDA kernel's rules (see make_op_fixtures.py; *_clamped: out-of-range indices, "
+            "slimcuda's device-side clamping, no PyTorch value). op embedding_bag_error: bad input "
             "(null: weight|indices|offsets|ret0..ret3; indices_sizes/offsets_sizes: other shapes of zeros; "
             "psw_dtype; tensors_on cpu: CPU tensors into the CUDA op) -> expect, message. "
             "Read by csrc/ops/ops_fixtures_test.cc (C++) and go/internal/opsfixture/opsfixture_test.go (Go)."),
