@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* aoti_torch_ops.h — the ATen fallback ops of libslimcuda.so that AOTInductor exports call
- * (GEMMs, convolution, attention, cumulative sums), with exactly the signatures of PyTorch 2.11's generated
- * torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and c_shim_cpu.h.
+ * (GEMMs, convolution, attention, cumulative sums, embedding bags), with exactly the signatures
+ * of PyTorch 2.11's generated torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and
+ * c_shim_cpu.h.
  *
  * aoti_torch_cuda_*: on the current stream (the caller stream, or a model's stream guard),
  * never synchronizing; cuBLASLt and cuDNN are opened on first use (a missing library is
