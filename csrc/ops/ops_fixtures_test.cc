@@ -740,11 +740,12 @@ BagShim bag_shim(const std::string& fn, bool cuda) {
   return cuda ? &SLIMCUDA_SHIM(aoti_torch_cuda__embedding_bag) : &SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag);
 }
 
-// A 1-D tensor (or `sizes`, when given) holding `values` in row-major order.
+// A 1-D tensor with element stride `step` (or `sizes`, contiguous, when given) holding
+// `values` in row-major order.
 Tensor bag_vector(const std::vector<double>& values, const std::vector<int64_t>& sizes, const std::string& dtype,
-                  const std::string& device) {
+                  const std::string& device, int64_t step = 1) {
   const std::vector<int64_t> s = sizes.empty() ? std::vector<int64_t>{static_cast<int64_t>(values.size())} : sizes;
-  return make(s, contiguous(s), dtype_code(dtype), device,
+  return make(s, sizes.empty() ? std::vector<int64_t>{step} : contiguous(s), dtype_code(dtype), device,
               [&](int64_t j) { return static_cast<size_t>(j) < values.size() ? values[static_cast<size_t>(j)] : 0.0; });
 }
 
@@ -762,12 +763,13 @@ BagInputs bag_inputs(const Case& c, const std::string& device) {
   in.weight = make(ws, strides, dtype_code(c.data["dtype"]), device,
                    [&](int64_t j) { return static_cast<size_t>(j) < wv.size() ? wv[static_cast<size_t>(j)] : 0.5; });
   in.indices = bag_vector(c.data["indices"].get<std::vector<double>>(), ints(c.data, "indices_sizes"),
-                          c.data["index_dtype"], device);
+                          c.data["index_dtype"], device, c.data.value("indices_stride", int64_t{1}));
   in.offsets = bag_vector(c.data["offsets"].get<std::vector<double>>(), ints(c.data, "offsets_sizes"),
                           c.data["offset_dtype"], device);
   if (c.data.contains("psw_values")) {
     in.psw = bag_vector(c.data["psw_values"].get<std::vector<double>>(), {},
-                        c.data.value("psw_dtype", c.data["dtype"].get<std::string>()), device);
+                        c.data.value("psw_dtype", c.data["dtype"].get<std::string>()), device,
+                        c.data.value("psw_stride", int64_t{1}));
   }
   return in;
 }

@@ -689,12 +689,22 @@ def bag_tensors(c, dtype=None):
     _, w = bag_weight(c["seed"], c["weight_sizes"], dtype or c["dtype"])
     if c.get("weight_layout") == "transposed":
         w = w.t().contiguous().t()  # column-major storage: rows not contiguous
-    idx = torch.tensor(c["indices"], dtype=INDEX_DTYPES[c["index_dtype"]])
+    idx = strided(torch.tensor(c["indices"], dtype=INDEX_DTYPES[c["index_dtype"]]), c.get("indices_stride", 1))
     off = torch.tensor(c["offsets"], dtype=INDEX_DTYPES[c["offset_dtype"]])
     psw = None
     if "psw_values" in c:
-        psw = torch.tensor(c["psw_values"], dtype=torch.float64).to(w.dtype)
+        psw = strided(torch.tensor(c["psw_values"], dtype=torch.float64).to(w.dtype), c.get("psw_stride", 1))
     return w, idx, off, psw
+
+
+def strided(x, step):
+    """x as a 1-D view with element stride `step` (of a storage step times as long)."""
+    if step == 1:
+        return x
+    base = torch.zeros(max(len(x) * step, 1), dtype=x.dtype)
+    view = base[::step][:len(x)]
+    view.copy_(x)
+    return view
 
 
 def bag_call(c, w, idx, off, psw):
@@ -741,7 +751,7 @@ def bag_cpu_expected(c):
 
 
 def bag(name, dtype, weight_sizes, indices, offsets, mode, ilo=False, pad=-1, psw=None, index_dtype="int64",
-        offset_dtype="int64", fn="embedding_bag", layout=None, seed=1):
+        offset_dtype="int64", fn="embedding_bag", layout=None, strides=None, seed=1):
     out = []
     for dev in ["cpu", "cuda"]:
         c = {"name": f"{name}_{dev}", "op": "embedding_bag", "fn": fn, "device": dev,
@@ -754,6 +764,8 @@ def bag(name, dtype, weight_sizes, indices, offsets, mode, ilo=False, pad=-1, ps
             c["weight_layout"] = layout
         if psw is not None:
             c["psw_values"] = psw
+        if strides:
+            c["indices_stride"], c["psw_stride"] = strides
         c.update(bag_cpu_expected(c) if dev == "cpu" else bag_cuda_expected(c))
         c["expect_index_dtype"] = "int64" if "int64" in (index_dtype, offset_dtype) else "int32"
         c["atol"], c["rtol"] = TOL.get(dtype, (1e-12, 1e-12))
@@ -833,6 +845,12 @@ def embedding_bag_cases():
         *bag("embedding_bag_mean_float32_no_bags", "float32", [10, 3], [3, 1], [], 1, seed=17),
         *bag("embedding_bag_forward_only_mean", "float32", [10, 4], idx7, [0, 3, 5], 1, fn="forward_only", seed=18),
         *bag("embedding_bag_forward_only_sum", "float32", [10, 4], idx7, [0, 3, 5], 0, fn="forward_only", seed=19),
+        # Strided per_sample_weights (ATen's slow path: offset2bag filled). Strided indices only
+        # in max mode: PyTorch 2.11's CPU fast sum/mean path reads them as if contiguous.
+        *bag("embedding_bag_sum_float32_strided_per_sample_weights", "float32", [10, 4], idx7, [0, 3, 5], 0,
+             psw=[0.5, -1.0, 2.0, 0.25, 1.5, -0.5, 1.0], strides=(1, 3), seed=21),
+        *bag("embedding_bag_max_int32_strided_indices", "float32", [10, 4], idx7, [0, 3, 5], 2, index_dtype="int32",
+             strides=(3, 1), seed=22),
         *bag_cuda_clamped("embedding_bag_sum_out_of_range_indices_clamped", 0, [1, 6, 4, -3, 2, 1000000], [0, 2, 4]),
         *bag_cuda_clamped("embedding_bag_max_out_of_range_indices_clamped", 2, [-1, 6, 4, 5, 2], [0, 2, 3]),
     ]

@@ -571,6 +571,9 @@ func bagInputs(t *testing.T, c fixture.Case, cuda bool) (w, idx, off, psw *Tenso
 	c.Get(t, "offset_dtype", &offsetDtype)
 	c.GetOr(t, "indices_sizes", &idxSizes)
 	c.GetOr(t, "offsets_sizes", &offSizes)
+	idxStep, pswStep := int64(1), int64(1)
+	c.GetOr(t, "indices_stride", &idxStep)
+	c.GetOr(t, "psw_stride", &pswStep)
 	hasPsw := c.GetOr(t, "psw_values", &pswVals)
 	if !c.GetOr(t, "psw_dtype", &pswDtype) {
 		pswDtype = dtype
@@ -587,20 +590,21 @@ func bagInputs(t *testing.T, c fixture.Case, cuda bool) (w, idx, off, psw *Tenso
 			return fill
 		}
 	}
-	vector := func(v []float64, sizes []int64, dt string) *Tensor {
+	vector := func(v []float64, sizes []int64, dt string, step int64) *Tensor {
+		strides := Contiguous(sizes)
 		if sizes == nil {
-			sizes = []int64{int64(len(v))}
+			sizes, strides = []int64{int64(len(v))}, []int64{step}
 		}
-		x, err := NewTensor(sizes, Contiguous(sizes), dt, cuda, at(v, 0))
+		x, err := NewTensor(sizes, strides, dt, cuda, at(v, 0))
 		require.NoError(t, err)
 		return x
 	}
 	w, err := NewTensor(wSizes, strides, dtype, cuda, at(wVals, 0.5))
 	require.NoError(t, err)
-	idx = vector(idxVals, idxSizes, indexDtype)
-	off = vector(offVals, offSizes, offsetDtype)
+	idx = vector(idxVals, idxSizes, indexDtype, idxStep)
+	off = vector(offVals, offSizes, offsetDtype, 1)
 	if hasPsw {
-		psw = vector(pswVals, nil, pswDtype)
+		psw = vector(pswVals, nil, pswDtype, pswStep)
 	}
 	return w, idx, off, psw
 }
