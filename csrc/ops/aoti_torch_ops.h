@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* aoti_torch_ops.h — the ATen fallback ops of libslimcuda.so that AOTInductor exports call
- * (GEMMs, convolution, attention, cumulative sums), with exactly the signatures of PyTorch 2.11's generated
- * torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and c_shim_cpu.h.
+ * (GEMMs, convolution, attention, cumulative sums, embedding bags), with exactly the signatures
+ * of PyTorch 2.11's generated torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and
+ * c_shim_cpu.h.
  *
  * aoti_torch_cuda_*: on the current stream (the caller stream, or a model's stream guard),
  * never synchronizing; cuBLASLt and cuDNN are opened on first use (a missing library is
@@ -121,6 +122,39 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_cumsum)(AtenTensorHandl
                                                                  AtenTensorHandle* ret0);
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_cumprod)(AtenTensorHandle self, int64_t dim, int32_t* dtype,
                                                                   AtenTensorHandle* ret0);
+
+/* ---- Embedding bags (ATen's _embedding_bag; _embedding_bag_forward_only is the same op) ----
+ * weight [num_weights, D] (float32, float16, bfloat16, float64; any strides), indices [n] and
+ * offsets (int32 or int64, 1-D; bag b = indices[offsets[b], offsets[b+1])), mode 0 sum /
+ * 1 mean / 2 max, per_sample_weights NULL, a pointer to NULL, or a pointer to a [n] tensor of
+ * weight's dtype (sum only), include_last_offset (offsets' last entry ends the last bag, not
+ * a bag of its own), padding_idx (indices equal to it are skipped; negative: none);
+ * scale_grad_by_freq and sparse are ignored (backward only). ret0..ret3 (new references):
+ * output, offset2bag, bag_size, max_indices, with the shapes and values each device's ATen
+ * kernel returns (they differ: docs/fallback-ops.md). CPU: bad offsets or an index outside
+ * [0, num_weights) -> InvalidArgument. CUDA: on the current stream, no synchronization; bad
+ * offsets and indices are clamped on the device (an out-of-range index reads nothing and is
+ * marked -1 in offset2bag). */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag)(
+    AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+    int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
+    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag_forward_only)(
+    AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+    int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
+    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__embedding_bag)(
+    AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+    int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
+    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__embedding_bag_forward_only)(
+    AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+    int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
+    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -726,5 +726,123 @@ TEST(OpsFixtures, CumulativeBadInput) {
   SLIMCUDA_SKIP_IF_NO_CASE_RAN();
 }
 
+// --- embedding bags ------------------------------------------------------------------------
+
+using BagShim = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, int32_t, int64_t, int32_t,
+                                   AtenTensorHandle*, int32_t, int64_t, AtenTensorHandle*, AtenTensorHandle*,
+                                   AtenTensorHandle*, AtenTensorHandle*);
+
+BagShim bag_shim(const std::string& fn, bool cuda) {
+  if (fn == "forward_only") {
+    return cuda ? &SLIMCUDA_SHIM(aoti_torch_cuda__embedding_bag_forward_only)
+                : &SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag_forward_only);
+  }
+  return cuda ? &SLIMCUDA_SHIM(aoti_torch_cuda__embedding_bag) : &SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag);
+}
+
+// A 1-D tensor with element stride `step` (or `sizes`, contiguous, when given) holding
+// `values` in row-major order.
+Tensor bag_vector(const std::vector<double>& values, const std::vector<int64_t>& sizes, const std::string& dtype,
+                  const std::string& device, int64_t step = 1) {
+  const std::vector<int64_t> s = sizes.empty() ? std::vector<int64_t>{static_cast<int64_t>(values.size())} : sizes;
+  return make(s, sizes.empty() ? std::vector<int64_t>{step} : contiguous(s), dtype_code(dtype), device,
+              [&](int64_t j) { return static_cast<size_t>(j) < values.size() ? values[static_cast<size_t>(j)] : 0.0; });
+}
+
+// The case's weight, indices, offsets and (optional) per_sample_weights.
+struct BagInputs {
+  Tensor weight, indices, offsets, psw;
+};
+
+BagInputs bag_inputs(const Case& c, const std::string& device) {
+  BagInputs in;
+  const std::vector<int64_t> ws = ints(c.data, "weight_sizes");
+  const std::vector<double> wv = c.data.value("weight_values", std::vector<double>{});
+  std::vector<int64_t> strides = contiguous(ws);
+  if (c.data.value("weight_layout", "") == "transposed") strides = {1, ws[0]};
+  in.weight = make(ws, strides, dtype_code(c.data["dtype"]), device,
+                   [&](int64_t j) { return static_cast<size_t>(j) < wv.size() ? wv[static_cast<size_t>(j)] : 0.5; });
+  in.indices = bag_vector(c.data["indices"].get<std::vector<double>>(), ints(c.data, "indices_sizes"),
+                          c.data["index_dtype"], device, c.data.value("indices_stride", int64_t{1}));
+  in.offsets = bag_vector(c.data["offsets"].get<std::vector<double>>(), ints(c.data, "offsets_sizes"),
+                          c.data["offset_dtype"], device);
+  if (c.data.contains("psw_values")) {
+    in.psw = bag_vector(c.data["psw_values"].get<std::vector<double>>(), {},
+                        c.data.value("psw_dtype", c.data["dtype"].get<std::string>()), device,
+                        c.data.value("psw_stride", int64_t{1}));
+  }
+  return in;
+}
+
+// One returned index tensor against the case's `key` values and `key`_sizes, exactly.
+void expect_bag_indices(const Case& c, AtenTensorHandle t, const std::string& key) {
+  ASSERT_NE(t, nullptr) << key;
+  int32_t dtype = -1;
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_dtype)(t, &dtype), 0);
+  EXPECT_EQ(dtype, dtype_code(c.data["expect_index_dtype"])) << key;
+  std::vector<int64_t> sizes;
+  const std::vector<double> got = read(t, dtype, &sizes);
+  EXPECT_EQ(sizes, ints(c.data, (key + "_sizes").c_str())) << key;
+  EXPECT_EQ(got, c.data[key].get<std::vector<double>>()) << key;
+}
+
+TEST(OpsFixtures, EmbeddingBag) {
+  for (const Case& c : cases("ops.json", "embedding_bag")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::string device = c.data["device"];
+    BagInputs in = bag_inputs(c, device);
+    AtenTensorHandle psw = in.psw.get();
+    AtenTensorHandle r[4] = {nullptr, nullptr, nullptr, nullptr};
+    ASSERT_EQ(bag_shim(c.data["fn"], device == "cuda")(
+                  in.weight.get(), in.indices.get(), in.offsets.get(), 0, c.data["mode"].get<int64_t>(), 0,
+                  psw != nullptr ? &psw : nullptr, c.data["include_last_offset"].get<int32_t>(),
+                  c.data["padding_idx"].get<int64_t>(), &r[0], &r[1], &r[2], &r[3]),
+              0)
+        << last_error_message();
+    Tensor output(r[0]), offset2bag(r[1]), bag_size(r[2]), max_indices(r[3]);
+    int32_t dtype = -1;
+    ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_dtype)(r[0], &dtype), 0);
+    ASSERT_EQ(dtype, dtype_code(c.data["dtype"]));
+    std::vector<int64_t> sizes;
+    const std::vector<double> got = read(r[0], dtype, &sizes);
+    Case values = c;
+    values.data["expect_sizes"] = c.data["output_sizes"];
+    values.data["expected"] = c.data["output"];
+    expect_values(values, got, sizes);
+    expect_bag_indices(c, r[1], "offset2bag");
+    expect_bag_indices(c, r[2], "bag_size");
+    expect_bag_indices(c, r[3], "max_indices");
+  }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
+}
+
+TEST(OpsFixtures, EmbeddingBagBadInput) {
+  for (const Case& c : cases("ops.json", "embedding_bag_error")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::string device = c.data["device"];
+    BagInputs in = bag_inputs(c, c.data.value("tensors_on", device));
+    const std::string null = c.data.value("null", "");
+    AtenTensorHandle psw = in.psw.get();
+    AtenTensorHandle r[4] = {nullptr, nullptr, nullptr, nullptr};
+    AtenTensorHandle* rp[4] = {&r[0], &r[1], &r[2], &r[3]};
+    for (int i = 0; i < 4; ++i) {
+      if (null == "ret" + std::to_string(i)) rp[i] = nullptr;
+    }
+    const int32_t code = bag_shim(c.data["fn"], device == "cuda")(
+        null == "weight" ? nullptr : in.weight.get(), null == "indices" ? nullptr : in.indices.get(),
+        null == "offsets" ? nullptr : in.offsets.get(), 0, c.data["mode"].get<int64_t>(), 0,
+        psw != nullptr ? &psw : nullptr, c.data["include_last_offset"].get<int32_t>(),
+        c.data["padding_idx"].get<int64_t>(), rp[0], rp[1], rp[2], rp[3]);
+    for (AtenTensorHandle h : r) {
+      EXPECT_EQ(h, nullptr) << "nothing is handed out on failure";
+      if (h != nullptr) (void)SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(h);
+    }
+    expect_code(c, code, last_error_message());
+  }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
+}
+
 }  // namespace
 }  // namespace slimcuda::testing

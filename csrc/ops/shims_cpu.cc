@@ -7,6 +7,8 @@
 #include "csrc/ops/attention/attention_cpu.h"
 #include "csrc/ops/common/op_args.h"
 #include "csrc/ops/conv/convolution_cpu.h"
+#include "csrc/ops/embedding/embedding_bag_args.h"
+#include "csrc/ops/embedding/embedding_bag_cpu.h"
 #include "csrc/ops/gemm/gemm_cpu.h"
 #include "csrc/ops/scan/cumulative_cpu.h"
 
@@ -36,6 +38,20 @@ Error cumulative(ScanOp op, AtenTensorHandle self, int64_t dim, int32_t* dtype, 
   std::unique_ptr<SlimTensor> out;
   SLIMCUDA_RETURN_IF_ERROR(cumulative_cpu(op, self, dim, dtype, &out));
   *ret0 = handle_of(out.release());
+  return Error::Ok;
+}
+
+// _embedding_bag and _embedding_bag_forward_only (the same op in ATen's CPU kernel): checks,
+// then the op; the four outputs handed out only when all are made.
+Error embedding_bag(AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int64_t mode,
+                    AtenTensorHandle* per_sample_weights, int32_t include_last_offset, int64_t padding_idx,
+                    AtenTensorHandle* const rets[4]) {
+  EmbeddingBagProblem p;
+  SLIMCUDA_RETURN_IF_ERROR(check_embedding_bag(DeviceType::CPU, weight, indices, offsets, mode, per_sample_weights,
+                                               include_last_offset, padding_idx, rets, &p));
+  std::unique_ptr<SlimTensor> out[4];
+  SLIMCUDA_OP_TRY(embedding_bag_cpu(p, out));
+  for (int i = 0; i < 4; ++i) *rets[i] = handle_of(out[i].release());
   return Error::Ok;
 }
 
@@ -144,6 +160,35 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_cumsum)(AtenTensorHandle self, int64
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_cumprod)(AtenTensorHandle self, int64_t dim, int32_t* dtype,
                                                      AtenTensorHandle* ret0) {
   return c_entry(__func__, [&]() { return ops::cumulative(ops::ScanOp::Prod, self, dim, dtype, ret0); });
+}
+
+// scale_grad_by_freq and sparse concern the backward pass only: ignored, as ATen's forward does.
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag)(AtenTensorHandle weight, AtenTensorHandle indices,
+                                                            AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+                                                            int64_t mode, int32_t sparse,
+                                                            AtenTensorHandle* per_sample_weights,
+                                                            int32_t include_last_offset, int64_t padding_idx,
+                                                            AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+                                                            AtenTensorHandle* ret2, AtenTensorHandle* ret3) {
+  (void)scale_grad_by_freq, (void)sparse;
+  return c_entry(__func__, [&]() {
+    AtenTensorHandle* const rets[4] = {ret0, ret1, ret2, ret3};
+    return ops::embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx,
+                              rets);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag_forward_only)(
+    AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+    int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
+    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3) {
+  (void)scale_grad_by_freq, (void)sparse;
+  return c_entry(__func__, [&]() {
+    AtenTensorHandle* const rets[4] = {ret0, ret1, ret2, ret3};
+    return ops::embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx,
+                              rets);
+  });
 }
 
 }  // extern "C"

@@ -11,6 +11,8 @@
 #include "csrc/ops/attention/attention_cuda.h"
 #include "csrc/ops/common/op_args.h"
 #include "csrc/ops/conv/convolution_cuda.h"
+#include "csrc/ops/embedding/embedding_bag_args.h"
+#include "csrc/ops/embedding/embedding_bag_cuda.h"
 #include "csrc/ops/gemm/gemm_cuda.h"
 #include "slimcuda/aoti_torch_ops.h"
 
@@ -98,6 +100,22 @@ Error attention(AttentionOp op, AtenTensorHandle query, AtenTensorHandle key, At
   if (r.seed != nullptr) *r.seed = handle_of(seed.release());
   if (r.offset != nullptr) *r.offset = handle_of(offset.release());
   if (r.debug_mask != nullptr) *r.debug_mask = handle_of(debug_mask.release());
+  return Error::Ok;
+}
+
+// _embedding_bag and _embedding_bag_forward_only on CUDA (one op in ATen's CUDA kernel):
+// checks, the caller's stream, then the kernel enqueued; no synchronization.
+Error embedding_bag(AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int64_t mode,
+                    AtenTensorHandle* per_sample_weights, int32_t include_last_offset, int64_t padding_idx,
+                    AtenTensorHandle* const rets[4]) {
+  EmbeddingBagProblem p;
+  SLIMCUDA_RETURN_IF_ERROR(check_embedding_bag(DeviceType::CUDA, weight, indices, offsets, mode, per_sample_weights,
+                                               include_last_offset, padding_idx, rets, &p));
+  CudaScope scope(p.device);
+  SLIMCUDA_OP_TRY(scope.error());
+  std::unique_ptr<SlimTensor> out[4];
+  SLIMCUDA_OP_TRY(embedding_bag_cuda(p, scope.ctx(), out));
+  for (int i = 0; i < 4; ++i) *rets[i] = handle_of(out[i].release());
   return Error::Ok;
 }
 
@@ -222,6 +240,35 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__scaled_dot_product_cudnn_attention
     r.out = ret0, r.lse = ret1, r.cum_seq_q = ret2, r.cum_seq_k = ret3, r.max_q = ret4, r.max_k = ret5;
     r.seed = ret6, r.offset = ret7, r.debug_mask = ret8;
     return ops::attention(ops::AttentionOp::Cudnn, query, key, value, o, r);
+  });
+}
+
+// scale_grad_by_freq and sparse concern the backward pass only: ignored, as ATen's CUDA forward does.
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__embedding_bag)(AtenTensorHandle weight, AtenTensorHandle indices,
+                                                             AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+                                                             int64_t mode, int32_t sparse,
+                                                             AtenTensorHandle* per_sample_weights,
+                                                             int32_t include_last_offset, int64_t padding_idx,
+                                                             AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+                                                             AtenTensorHandle* ret2, AtenTensorHandle* ret3) {
+  (void)scale_grad_by_freq, (void)sparse;
+  return c_entry(__func__, [&]() {
+    AtenTensorHandle* const rets[4] = {ret0, ret1, ret2, ret3};
+    return ops::embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx,
+                              rets);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__embedding_bag_forward_only)(
+    AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+    int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
+    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3) {
+  (void)scale_grad_by_freq, (void)sparse;
+  return c_entry(__func__, [&]() {
+    AtenTensorHandle* const rets[4] = {ret0, ret1, ret2, ret3};
+    return ops::embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx,
+                              rets);
   });
 }
 

@@ -27,7 +27,7 @@ iterations="${ZOO_ITERATIONS:-20}"
 warmup="${ZOO_WARMUP:-5}"
 zoo=(audio_conv1d gru hf_bert hf_gpt2 hf_llama hf_t5_encoder hf_vit kv_decoder tv_resnet18)
 fixture_zoo=(audio_conv1d gru cpu_bert cpu_gpt2 cpu_llama cpu_t5_encoder cpu_vit cpu_conv_options cpu_kv_decoder
-  cpu_mixtral)
+  cpu_mixtral cpu_embedding_bag_recsys cpu_spatial_transformer)
 if [[ $fixtures == 1 ]]; then
   "$py" tools/aoti/export_models.py "$work" --device cpu --jobs "$jobs" --only "${fixture_zoo[@]}" || exit 1
   "$py" tools/aoti/cpu_zoo_fixtures.py "$work" testdata

@@ -260,6 +260,44 @@ def _models():
         def forward(self, ids):
             return self.fc(self.emb(ids).mean(dim=1))
 
+    class EmbeddingBagRecSys(nn.Module):
+        """A recommender's sparse features: int64 ids [B, L] per table through nn.EmbeddingBag
+        (sum and mean bags of L ids each, aten._embedding_bag), concatenated into an MLP."""
+
+        def __init__(self, tables=(1000, 500), dim=32, hidden=64):
+            super().__init__()
+            self.bags = nn.ModuleList([nn.EmbeddingBag(tables[0], dim, mode="sum"),
+                                       nn.EmbeddingBag(tables[1], dim, mode="mean")])
+            self.mlp = nn.Sequential(nn.Linear(2 * dim, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+        def forward(self, ids):
+            # Both tables read the same ids (the second one modulo its size).
+            a = self.bags[0](ids)
+            b = self.bags[1](ids % self.bags[1].num_embeddings)
+            return self.mlp(torch.cat([a, b], dim=1))
+
+    class SpatialTransformer(nn.Module):
+        """A spatial transformer: a small conv net predicts an affine transform (initialised
+        near the identity), F.affine_grid + F.grid_sample (bilinear) warp the input, a bicubic
+        F.interpolate upsamples it, a classifier follows."""
+
+        def __init__(self, channels=3, classes=10):
+            super().__init__()
+            self.loc = nn.Sequential(nn.Conv2d(channels, 8, 3, stride=2, padding=1), nn.ReLU(),
+                                     nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 6))
+            nn.init.normal_(self.loc[-1].weight, std=0.01)
+            with torch.no_grad():
+                self.loc[-1].bias.copy_(torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
+            self.head = nn.Sequential(nn.Conv2d(channels, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                                      nn.Flatten(), nn.Linear(16, classes))
+
+        def forward(self, x):
+            theta = self.loc(x).view(-1, 2, 3)
+            grid = F.affine_grid(theta, list(x.shape), align_corners=False)
+            warped = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+            up = F.interpolate(warped, scale_factor=2.0, mode="bicubic", align_corners=False)
+            return self.head(up)
+
     class HFTensors(nn.Module):
         """A Hugging Face model with positional tensor inputs (named by `args`) returning the
         named fields of its ModelOutput as a tuple: what an exported graph can return."""
@@ -387,6 +425,8 @@ ZOO = {
     "mlp_relu": ("DeepMLP", "float32", [f((16, 256))], None, [16], {}),
     "mlp_relu_bf16": ("DeepMLP", "bfloat16", [f((16, 256), "bfloat16")], None, [16], {}),
     "embedding_mlp": ("EmbeddingMLP", "float32", [f((4, 32), "int64", high=1000)], None, [4], {}),
+    "embedding_bag_recsys": ("EmbeddingBagRecSys", "float32", [f((8, 16), "int64", high=1000)], None, [8], {}),
+    "spatial_transformer": ("SpatialTransformer", "float32", [f((2, 3, 32, 32))], None, [2], {}),
     "attention_block": ("AttentionBlock", "float32", [f((2, 16, 64))], None, [2], {}),
     "vision_block": ("VisionBlock", "float32", [f((2, 16, 8, 8))], None, [2], {}),
     "dynamic_batch_mlp": ("DynamicMLP", "float32", [f((4, 32))], (2, 64), [4, 13, 64], {}),
@@ -415,6 +455,10 @@ ZOO = {
     "cpu_mixtral": ("hf:mixtral", "float32", [f((1, 8), "int64", high=64)], None, [1],
                     {"kwargs": MIXTRAL_TINY, "in_zoo": False}),
     "cpu_conv_options": ("ConvOptions", "float32", [f((1, 8, 8, 8))], None, [1], {"in_zoo": False}),
+    "cpu_embedding_bag_recsys": ("EmbeddingBagRecSys", "float32", [f((4, 8), "int64", high=100)], None, [4],
+                                 {"kwargs": dict(tables=(100, 50), dim=8, hidden=16), "in_zoo": False}),
+    "cpu_spatial_transformer": ("SpatialTransformer", "float32", [f((1, 3, 16, 16))], None, [1],
+                                {"in_zoo": False}),
     "cpu_kv_decoder": ("KVDecoder", "float32", [f((1, 1), "int64", high=64), f((1,), "int64", high=16)], None, [1],
                        {"kwargs": dict(vocab=64, dim=32, heads=2, layers=2, max_pos=16), "in_zoo": False}),
     # Not in the zoo run (duplicates of kinds above, left out to keep the run within one device

@@ -665,6 +665,255 @@ def cumulative_bad_cases():
     ]
 
 
+# Embedding bags (aoti_torch_<device>__embedding_bag[_forward_only]): weight values are
+# stored (multiples of 1/8 in [-1, 1] from `values`, so max mode meets ties), indices and
+# offsets as integers. The CPU case's expected outputs are PyTorch's CPU kernel's, in the
+# case's dtype. The CUDA case's follow ATen's CUDA kernel (aten/src/ATen/native/cuda/
+# EmbeddingBag.cu, read for PyTorch 2.11; this generator runs without a GPU): the output as
+# PyTorch computes it in float64 (bag 0 from index 0, the last bag to n), rounded to the
+# dtype; offset2bag [n]; bag_size [len(offsets)] with every mode's non-padding counts (the
+# extra entry with include_last_offset, uninitialized in ATen, is 0 in slimcuda);
+# max_indices [B, D] with -1 for an empty bag (max mode), else [0].
+INDEX_DTYPES = {"int32": torch.int32, "int64": torch.int64}
+
+
+def bag_weight(seed, sizes, dtype):
+    vals = values(seed, 0, numel(sizes))
+    return vals, torch.tensor(vals, dtype=torch.float64).reshape(sizes).to(DTYPES_ALL[dtype])
+
+
+DTYPES_ALL = dict(DTYPES, float64=torch.float64)
+
+
+def bag_tensors(c, dtype=None):
+    _, w = bag_weight(c["seed"], c["weight_sizes"], dtype or c["dtype"])
+    if c.get("weight_layout") == "transposed":
+        w = w.t().contiguous().t()  # column-major storage: rows not contiguous
+    idx = strided(torch.tensor(c["indices"], dtype=INDEX_DTYPES[c["index_dtype"]]), c.get("indices_stride", 1))
+    off = torch.tensor(c["offsets"], dtype=INDEX_DTYPES[c["offset_dtype"]])
+    psw = None
+    if "psw_values" in c:
+        psw = strided(torch.tensor(c["psw_values"], dtype=torch.float64).to(w.dtype), c.get("psw_stride", 1))
+    return w, idx, off, psw
+
+
+def strided(x, step):
+    """x as a 1-D view with element stride `step` (of a storage step times as long)."""
+    if step == 1:
+        return x
+    base = torch.zeros(max(len(x) * step, 1), dtype=x.dtype)
+    view = base[::step][:len(x)]
+    view.copy_(x)
+    return view
+
+
+def bag_call(c, w, idx, off, psw):
+    fn = torch.ops.aten._embedding_bag_forward_only if c["fn"] == "forward_only" else torch.ops.aten._embedding_bag
+    return fn(w, idx, off, False, c["mode"], False, psw, bool(c["include_last_offset"]), c["padding_idx"])
+
+
+def bag_cuda_expected(c):
+    w, idx, off, psw = bag_tensors(c, "float64")
+    if len(c["offsets"]) - c["include_last_offset"] == 0:
+        # No bag (PyTorch's float64 CPU kernel crashes on this): an empty output, no index in a bag.
+        out, o2b, maxi = torch.zeros(0, w.shape[1], dtype=torch.float64), torch.full([len(c["indices"])], -1), None
+    else:
+        out, o2b, _, maxi = bag_call(c, w, idx, off, psw)
+    n, pad, b = len(c["indices"]), c["padding_idx"], out.shape[0]
+    offs = c["offsets"]
+    sizes = [0] * len(offs)
+    for k in range(b):
+        lo = 0 if k == 0 else offs[k]
+        hi = offs[k + 1] if k + 1 < b else n
+        sizes[k] = sum(1 for i in range(lo, hi) if c["indices"][i] != pad)
+    out = out.to(DTYPES_ALL[c["dtype"]]).to(torch.float64)
+    if c["mode"] == 2 and maxi is None:
+        maxi_v, maxi_s = [], [0, w.shape[1]]
+    elif c["mode"] == 2:
+        maxi = maxi.clone()
+        for k in range(b):
+            if sizes[k] == 0:
+                maxi[k] = -1
+        maxi_v, maxi_s = [int(v) for v in maxi.reshape(-1).tolist()], list(maxi.shape)
+    else:
+        maxi_v, maxi_s = [], [0]
+    o2b_v = [int(v) for v in o2b.tolist()] if o2b.numel() == n else [-1] * n
+    return {"output": flat(out), "output_sizes": list(out.shape), "offset2bag": o2b_v, "offset2bag_sizes": [n],
+            "bag_size": sizes, "bag_size_sizes": [len(offs)], "max_indices": maxi_v, "max_indices_sizes": maxi_s}
+
+
+def bag_cpu_expected(c):
+    out, o2b, bs, maxi = bag_call(c, *bag_tensors(c))
+    ints = lambda t: [int(v) for v in t.reshape(-1).tolist()]
+    return {"output": flat(out.to(torch.float64)), "output_sizes": list(out.shape), "offset2bag": ints(o2b),
+            "offset2bag_sizes": list(o2b.shape), "bag_size": ints(bs), "bag_size_sizes": list(bs.shape),
+            "max_indices": ints(maxi), "max_indices_sizes": list(maxi.shape)}
+
+
+def bag(name, dtype, weight_sizes, indices, offsets, mode, ilo=False, pad=-1, psw=None, index_dtype="int64",
+        offset_dtype="int64", fn="embedding_bag", layout=None, strides=None, seed=1):
+    out = []
+    for dev in ["cpu", "cuda"]:
+        c = {"name": f"{name}_{dev}", "op": "embedding_bag", "fn": fn, "device": dev,
+             "requires": "none" if dev == "cpu" else "gpu", "dtype": dtype, "seed": seed,
+             "weight_sizes": weight_sizes, "indices": indices, "offsets": offsets, "index_dtype": index_dtype,
+             "offset_dtype": offset_dtype, "mode": mode, "include_last_offset": int(ilo), "padding_idx": pad,
+             "expect": "Ok"}
+        c["weight_values"] = bag_weight(seed, weight_sizes, dtype)[0]
+        if layout:
+            c["weight_layout"] = layout
+        if psw is not None:
+            c["psw_values"] = psw
+        if strides:
+            c["indices_stride"], c["psw_stride"] = strides
+        c.update(bag_cpu_expected(c) if dev == "cpu" else bag_cuda_expected(c))
+        c["expect_index_dtype"] = "int64" if "int64" in (index_dtype, offset_dtype) else "int32"
+        c["atol"], c["rtol"] = TOL.get(dtype, (1e-12, 1e-12))
+        out.append(c)
+    return out
+
+
+def bag_cuda_clamped(name, mode, indices, offsets, weight_sizes=(6, 3), seed=20):
+    """A CUDA-only case with out-of-range indices, which ATen's CUDA kernel stops the context
+    on and slimcuda's skips: an invalid entry reads nothing, counts for nothing and is -1 in
+    offset2bag. The expected values are those rules applied in float64 (not PyTorch's)."""
+    vals, w = bag_weight(seed, list(weight_sizes), "float32")
+    w = w.to(torch.float64)
+    n, nw, dim, bags = len(indices), weight_sizes[0], weight_sizes[1], len(offsets)
+    out, o2b, sizes = [[0.0] * dim for _ in range(bags)], [-1] * n, [0] * bags
+    maxi = [[-1] * dim for _ in range(bags)]
+    for b in range(bags):
+        lo, hi = (0 if b == 0 else offsets[b]), (offsets[b + 1] if b + 1 < bags else n)
+        for i in range(lo, hi):
+            x = indices[i]
+            if not 0 <= x < nw:
+                continue
+            o2b[i] = b
+            for d in range(dim):
+                v = float(w[x, d])
+                if mode != 2:
+                    out[b][d] += v
+                elif sizes[b] == 0 or v > out[b][d]:
+                    out[b][d], maxi[b][d] = v, x
+            sizes[b] += 1
+        if mode == 1 and sizes[b]:
+            out[b] = [v / sizes[b] for v in out[b]]
+    c = {"name": name + "_cuda", "op": "embedding_bag", "fn": "embedding_bag", "device": "cuda", "requires": "gpu",
+         "dtype": "float32", "seed": seed, "weight_sizes": list(weight_sizes), "weight_values": vals,
+         "indices": indices, "offsets": offsets, "index_dtype": "int64", "offset_dtype": "int64", "mode": mode,
+         "include_last_offset": 0, "padding_idx": -1, "expect": "Ok", "output": [v for row in out for v in row],
+         "output_sizes": [bags, dim], "offset2bag": o2b, "offset2bag_sizes": [n], "bag_size": sizes,
+         "bag_size_sizes": [bags], "max_indices": [v for row in maxi for v in row] if mode == 2 else [],
+         "max_indices_sizes": [bags, dim] if mode == 2 else [0], "expect_index_dtype": "int64",
+         "atol": TOL["float32"][0], "rtol": TOL["float32"][1]}
+    return [c]
+
+
+def embedding_bag_cases():
+    idx7 = [1, 4, 4, 0, 9, 2, 4]
+    cases = []
+    for mode, m in [(0, "sum"), (1, "mean"), (2, "max")]:
+        cases += bag(f"embedding_bag_{m}_float32_empty_bag", "float32", [10, 5], idx7, [0, 3, 3, 5], mode, seed=2)
+        cases += bag(f"embedding_bag_{m}_float32_padding_idx", "float32", [10, 5], idx7, [0, 2, 4, 6], mode, pad=4,
+                     seed=3)
+        cases += bag(f"embedding_bag_{m}_float32_include_last_offset", "float32", [10, 5], idx7, [0, 2, 5, 7], mode,
+                     ilo=True, seed=4)
+    cases += [
+        *bag("embedding_bag_sum_float32_include_last_offset_short", "float32", [10, 3], idx7, [0, 2, 5], 0, ilo=True,
+             seed=5),
+        *bag("embedding_bag_mean_float32_include_last_offset_short", "float32", [10, 3], idx7, [0, 2, 5], 1,
+             ilo=True, seed=5),
+        *bag("embedding_bag_sum_float32_per_sample_weights", "float32", [10, 4], idx7, [0, 3, 5], 0,
+             psw=[0.5, -1.0, 2.0, 0.25, 1.5, -0.5, 1.0], seed=6),
+        *bag("embedding_bag_sum_float32_per_sample_weights_padding", "float32", [10, 4], idx7, [0, 3, 5], 0, pad=4,
+             psw=[0.5, -1.0, 2.0, 0.25, 1.5, -0.5, 1.0], seed=6),
+        *bag("embedding_bag_mean_int32_indices_int32_offsets", "float32", [10, 4], idx7, [0, 1, 5], 1,
+             index_dtype="int32", offset_dtype="int32", seed=7),
+        *bag("embedding_bag_max_int32_indices_int64_offsets", "float32", [10, 4], idx7, [0, 1, 5], 2,
+             index_dtype="int32", seed=8),
+        *bag("embedding_bag_sum_int64_indices_int32_offsets", "float32", [10, 4], idx7, [0, 4], 0,
+             offset_dtype="int32", seed=9),
+        *bag("embedding_bag_sum_float16", "float16", [10, 6], idx7, [0, 3, 3, 5], 0, seed=10),
+        *bag("embedding_bag_mean_float16", "float16", [10, 6], idx7, [0, 3, 3, 5], 1, seed=11),
+        *bag("embedding_bag_max_bfloat16", "bfloat16", [10, 6], idx7, [0, 3, 3, 5], 2, seed=12),
+        *bag("embedding_bag_sum_bfloat16_per_sample_weights", "bfloat16", [10, 6], idx7, [0, 3, 5], 0,
+             psw=[0.5, -1.0, 2.0, 0.25, 1.5, -0.5, 1.0], seed=13),
+        *bag("embedding_bag_sum_float64", "float64", [10, 3], idx7, [0, 3, 5], 0, seed=14),
+        *bag("embedding_bag_sum_float32_transposed_weight", "float32", [10, 3], idx7, [0, 3, 5], 0,
+             layout="transposed", seed=15),
+        *bag("embedding_bag_max_float32_no_indices", "float32", [10, 3], [], [0, 0], 2, seed=16),
+        *bag("embedding_bag_mean_float32_no_bags", "float32", [10, 3], [3, 1], [], 1, seed=17),
+        *bag("embedding_bag_forward_only_mean", "float32", [10, 4], idx7, [0, 3, 5], 1, fn="forward_only", seed=18),
+        *bag("embedding_bag_forward_only_sum", "float32", [10, 4], idx7, [0, 3, 5], 0, fn="forward_only", seed=19),
+        # Strided per_sample_weights (ATen's slow path: offset2bag filled). Strided indices only
+        # in max mode: PyTorch 2.11's CPU fast sum/mean path reads them as if contiguous.
+        *bag("embedding_bag_sum_float32_strided_per_sample_weights", "float32", [10, 4], idx7, [0, 3, 5], 0,
+             psw=[0.5, -1.0, 2.0, 0.25, 1.5, -0.5, 1.0], strides=(1, 3), seed=21),
+        *bag("embedding_bag_max_int32_strided_indices", "float32", [10, 4], idx7, [0, 3, 5], 2, index_dtype="int32",
+             strides=(3, 1), seed=22),
+        *bag_cuda_clamped("embedding_bag_sum_out_of_range_indices_clamped", 0, [1, 6, 4, -3, 2, 1000000], [0, 2, 4]),
+        *bag_cuda_clamped("embedding_bag_max_out_of_range_indices_clamped", 2, [-1, 6, 4, 5, 2], [0, 2, 3]),
+    ]
+    return cases
+
+
+def embedding_bag_bad_cases():
+    base = {"op": "embedding_bag_error", "fn": "embedding_bag", "dtype": "float32", "weight_sizes": [6, 3],
+            "indices": [1, 2, 5], "offsets": [0, 2], "index_dtype": "int64", "offset_dtype": "int64", "mode": 0,
+            "include_last_offset": 0, "padding_idx": -1}
+
+    def bad(name, expect, message, dev="cpu", **kw):
+        c = dict(base, name=f"{name}_{dev}", device=dev, requires="none" if dev == "cpu" else "gpu", expect=expect,
+                 message=message)
+        c.update(kw)
+        return c
+    out = [
+        bad("embedding_bag_null_weight", "InvalidArgument", "null weight", null="weight"),
+        bad("embedding_bag_null_indices", "InvalidArgument", "null indices", null="indices"),
+        bad("embedding_bag_null_offsets", "InvalidArgument", "null offsets", null="offsets"),
+        bad("embedding_bag_null_ret0", "InvalidArgument", "null ret0", null="ret0"),
+        bad("embedding_bag_null_ret3", "InvalidArgument", "null ret3", null="ret3"),
+        bad("embedding_bag_mode_3", "InvalidArgument", "mode 3 is not", mode=3),
+        bad("embedding_bag_weight_1d", "InvalidArgument", "weight has to be a 2-D tensor", weight_sizes=[6]),
+        bad("embedding_bag_weight_int64", "NotSupported", "weight dtype", dtype="int64"),
+        bad("embedding_bag_indices_float32", "InvalidArgument", "int32 or int64", index_dtype="float32"),
+        bad("embedding_bag_indices_2d", "InvalidArgument", "indices has to be a 1-D tensor", indices_sizes=[1, 3]),
+        bad("embedding_bag_offsets_2d", "InvalidArgument", "offsets has to be a 1-D tensor", offsets_sizes=[1, 2]),
+        bad("embedding_bag_per_sample_weights_mean", "InvalidArgument", "only supported with mode='sum'", mode=1,
+            psw_values=[1.0, 1.0, 1.0]),
+        bad("embedding_bag_per_sample_weights_length", "InvalidArgument", "one weight per index",
+            psw_values=[1.0, 1.0]),
+        bad("embedding_bag_per_sample_weights_dtype", "InvalidArgument", "weight's dtype",
+            psw_values=[1.0, 1.0, 1.0], psw_dtype="float64"),
+        bad("embedding_bag_include_last_offset_no_offsets", "InvalidArgument", "at least one offset", offsets=[],
+            include_last_offset=1),
+        bad("embedding_bag_first_offset_not_0", "InvalidArgument", "offsets[0] has to be 0", offsets=[1, 2]),
+        bad("embedding_bag_decreasing_offsets", "InvalidArgument", "non-decreasing", offsets=[0, 2, 1]),
+        bad("embedding_bag_offset_past_n", "InvalidArgument", "can not be greater than", offsets=[0, 4]),
+        bad("embedding_bag_index_past_num_weights", "InvalidArgument", "takes value 6 which is not in the valid range",
+            indices=[1, 6, 2]),
+        bad("embedding_bag_negative_index", "InvalidArgument", "takes value -1", indices=[1, -1, 2], mode=2),
+    ]
+    out += [
+        bad("embedding_bag_cuda_given_cpu_tensors", "InvalidArgument", "is a CPU tensor", dev="cuda",
+            tensors_on="cpu", requires="none"),
+        bad("embedding_bag_cuda_mode_3", "InvalidArgument", "mode 3 is not", dev="cuda", mode=3),
+        bad("embedding_bag_cuda_null_ret2", "InvalidArgument", "null ret2", dev="cuda", null="ret2"),
+    ]
+    for c in out:
+        if c["expect"] == "InvalidArgument" and "takes value" in c["message"] or "offset" in c["name"] and \
+                c["name"].startswith(("embedding_bag_first", "embedding_bag_decreasing", "embedding_bag_offset_past")):
+            # The same input PyTorch refuses on the CPU (our messages are our own).
+            try:
+                w = torch.zeros(c["weight_sizes"])
+                torch.ops.aten._embedding_bag(w, torch.tensor(c["indices"]), torch.tensor(c["offsets"]), False,
+                                              c["mode"], False, None, False, -1)
+                raise SystemExit(f"{c['name']}: PyTorch accepts it")
+            except RuntimeError:
+                pass
+    return out
+
+
 def main():
     build()
     cases = []
@@ -692,6 +941,8 @@ def main():
     cases += attention_bad_cases()
     cases += cumulative_cases()
     cases += cumulative_bad_cases()
+    cases += embedding_bag_cases()
+    cases += embedding_bag_bad_cases()
     doc = {
         "description": (
             "The ATen fallback ops (testdata/ops.json, written by tools/ops/make_op_fixtures.py with PyTorch "
@@ -725,6 +976,16 @@ def main():
             "row-major order, along dim, with out_dtype (absent: NULL); expect_dtype, expect_sizes and expected "
             "(row-major) the result, compared as above (integer results exactly). op cumulative_error: bad "
             "cumulative input (out_dtype_code: a raw dtype code; null: self|ret0) -> expect, message. "
+            "op embedding_bag: fn embedding_bag|forward_only (aoti_torch_<device>__embedding_bag[_forward_only]) "
+            "of weight (dtype, weight_sizes, weight_values row-major; weight_layout transposed: column-major "
+            "storage), indices and offsets (index_dtype/offset_dtype int32|int64), mode (0 sum, 1 mean, 2 max), "
+            "include_last_offset, padding_idx, psw_values (optional per_sample_weights); expected: output "
+            "(row-major, compared with atol/rtol), offset2bag, bag_size, max_indices (exactly, dtype "
+            "expect_index_dtype) with their *_sizes. CPU cases carry PyTorch's CPU kernel's outputs; CUDA cases "
+            "those of ATen's CUDA kernel's rules (see make_op_fixtures.py; *_clamped: out-of-range indices, "
+            "slimcuda's device-side clamping, no PyTorch value). op embedding_bag_error: bad input "
+            "(null: weight|indices|offsets|ret0..ret3; indices_sizes/offsets_sizes: other shapes of zeros; "
+            "psw_dtype; tensors_on cpu: CPU tensors into the CUDA op) -> expect, message. "
             "Read by csrc/ops/ops_fixtures_test.cc (C++) and go/internal/opsfixture/opsfixture_test.go (Go)."),
         "cases": cases,
     }

@@ -182,4 +182,28 @@ static inline of_result of_attention(int fn, AtenTensorHandle q, AtenTensorHandl
   return of_wrap(c);
 }
 
+/* aoti_torch_<cpu|cuda>__embedding_bag (forward_only 0) or _forward_only (1); psw NULL passes
+ * no per_sample_weights; ret[i] NULL where null_ret bit i is set. */
+static inline of_result of_embedding_bag(int cuda, int forward_only, AtenTensorHandle weight, AtenTensorHandle indices,
+                                         AtenTensorHandle offsets, int64_t mode, AtenTensorHandle psw,
+                                         int32_t include_last_offset, int64_t padding_idx, int null_ret,
+                                         AtenTensorHandle* ret) {
+  AtenTensorHandle* p = psw != NULL ? &psw : NULL;
+  AtenTensorHandle* r[4];
+  for (int i = 0; i < 4; ++i) r[i] = (null_ret >> i) & 1 ? NULL : &ret[i];
+  int32_t c;
+  if (forward_only) {
+    c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda__embedding_bag_forward_only)(
+                   weight, indices, offsets, 0, mode, 0, p, include_last_offset, padding_idx, r[0], r[1], r[2], r[3])
+             : SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag_forward_only)(
+                   weight, indices, offsets, 0, mode, 0, p, include_last_offset, padding_idx, r[0], r[1], r[2], r[3]);
+  } else {
+    c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda__embedding_bag)(weight, indices, offsets, 0, mode, 0, p,
+                                                             include_last_offset, padding_idx, r[0], r[1], r[2], r[3])
+             : SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag)(weight, indices, offsets, 0, mode, 0, p,
+                                                            include_last_offset, padding_idx, r[0], r[1], r[2], r[3]);
+  }
+  return of_wrap(c);
+}
+
 #endif

@@ -415,3 +415,35 @@ func DtypeCode(dtype string) int32 {
 	}
 	return int32(C.of_dtype(code))
 }
+
+// EmbeddingBagOptions are _embedding_bag's scalar arguments and which outputs to pass as NULL.
+type EmbeddingBagOptions struct {
+	ForwardOnly       bool // aoti_torch_<device>__embedding_bag_forward_only
+	Mode              int64
+	IncludeLastOffset bool
+	PaddingIdx        int64
+	NullRet           [4]bool
+}
+
+// EmbeddingBag calls aoti_torch_<cpu|cuda>__embedding_bag[_forward_only]; a nil tensor
+// passes NULL (psw nil: no per_sample_weights). It returns output, offset2bag, bag_size
+// and max_indices, the caller closing each.
+func EmbeddingBag(cuda bool, weight, indices, offsets, psw *Tensor, o EmbeddingBagOptions) ([4]*Tensor, error) {
+	var out [4]*Tensor
+	nullRet := C.int(0)
+	for i, n := range o.NullRet {
+		if n {
+			nullRet |= 1 << i
+		}
+	}
+	var ret [4]C.AtenTensorHandle
+	err := check(C.of_embedding_bag(b2i(cuda), b2i(o.ForwardOnly), weight.handle(), indices.handle(), offsets.handle(),
+		C.int64_t(o.Mode), psw.handle(), C.int32_t(b2i(o.IncludeLastOffset)), C.int64_t(o.PaddingIdx), nullRet,
+		&ret[0]))
+	for i, h := range ret {
+		if h != nil {
+			out[i] = &Tensor{h}
+		}
+	}
+	return out, err
+}

@@ -554,3 +554,176 @@ func TestCumulativeBadInput(t *testing.T) {
 		})
 	}
 }
+
+// bagInputs builds an embedding_bag case's weight, indices, offsets and per_sample_weights
+// (nil when the case has none) on the CPU or cuda:0; the caller closes them.
+func bagInputs(t *testing.T, c fixture.Case, cuda bool) (w, idx, off, psw *Tensor) {
+	var dtype, layout, indexDtype, offsetDtype, pswDtype string
+	var wSizes, idxSizes, offSizes []int64
+	var wVals, idxVals, offVals, pswVals []float64
+	c.Get(t, "dtype", &dtype)
+	c.Get(t, "weight_sizes", &wSizes)
+	c.GetOr(t, "weight_values", &wVals)
+	c.GetOr(t, "weight_layout", &layout)
+	c.Get(t, "indices", &idxVals)
+	c.Get(t, "offsets", &offVals)
+	c.Get(t, "index_dtype", &indexDtype)
+	c.Get(t, "offset_dtype", &offsetDtype)
+	c.GetOr(t, "indices_sizes", &idxSizes)
+	c.GetOr(t, "offsets_sizes", &offSizes)
+	idxStep, pswStep := int64(1), int64(1)
+	c.GetOr(t, "indices_stride", &idxStep)
+	c.GetOr(t, "psw_stride", &pswStep)
+	hasPsw := c.GetOr(t, "psw_values", &pswVals)
+	if !c.GetOr(t, "psw_dtype", &pswDtype) {
+		pswDtype = dtype
+	}
+	strides := Contiguous(wSizes)
+	if layout == "transposed" {
+		strides = []int64{1, wSizes[0]}
+	}
+	at := func(v []float64, fill float64) func(int) float64 {
+		return func(j int) float64 {
+			if j < len(v) {
+				return v[j]
+			}
+			return fill
+		}
+	}
+	vector := func(v []float64, sizes []int64, dt string, step int64) *Tensor {
+		strides := Contiguous(sizes)
+		if sizes == nil {
+			sizes, strides = []int64{int64(len(v))}, []int64{step}
+		}
+		x, err := NewTensor(sizes, strides, dt, cuda, at(v, 0))
+		require.NoError(t, err)
+		return x
+	}
+	w, err := NewTensor(wSizes, strides, dtype, cuda, at(wVals, 0.5))
+	require.NoError(t, err)
+	idx = vector(idxVals, idxSizes, indexDtype, idxStep)
+	off = vector(offVals, offSizes, offsetDtype, 1)
+	if hasPsw {
+		psw = vector(pswVals, nil, pswDtype, pswStep)
+	}
+	return w, idx, off, psw
+}
+
+func bagOptions(t *testing.T, c fixture.Case) EmbeddingBagOptions {
+	var fn string
+	var o EmbeddingBagOptions
+	var ilo int
+	c.Get(t, "fn", &fn)
+	c.Get(t, "mode", &o.Mode)
+	c.Get(t, "include_last_offset", &ilo)
+	c.Get(t, "padding_idx", &o.PaddingIdx)
+	o.ForwardOnly, o.IncludeLastOffset = fn == "forward_only", ilo != 0
+	return o
+}
+
+// expectBagIndices compares one returned index tensor with the case's key and key_sizes exactly.
+func expectBagIndices(t *testing.T, c fixture.Case, got *Tensor, key string) {
+	var dtype string
+	var want []float64
+	var wantSizes []int64
+	c.Get(t, "expect_index_dtype", &dtype)
+	c.Get(t, key, &want)
+	c.Get(t, key+"_sizes", &wantSizes)
+	require.NotNil(t, got, key)
+	_, _, code, _, err := got.Meta()
+	require.NoError(t, err)
+	require.Equal(t, DtypeCode(dtype), code, "%s dtype", key)
+	vals, sizes, _, err := got.Values(dtype)
+	require.NoError(t, err)
+	require.Equal(t, wantSizes, sizes, "%s sizes", key)
+	if len(want) == 0 {
+		want = nil
+	}
+	if len(vals) == 0 {
+		vals = nil
+	}
+	require.Equal(t, want, vals, key)
+}
+
+// expectBagOutput compares the output with the case's output and output_sizes (atol/rtol).
+func expectBagOutput(t *testing.T, c fixture.Case, got *Tensor, dtype string) {
+	vals, sizes, _, err := got.Values(dtype)
+	require.NoError(t, err)
+	var wantSizes []int64
+	var want []float64
+	var atol, rtol float64
+	c.Get(t, "output_sizes", &wantSizes)
+	c.Get(t, "output", &want)
+	c.Get(t, "atol", &atol)
+	c.Get(t, "rtol", &rtol)
+	require.Equal(t, wantSizes, sizes, "output sizes")
+	require.Len(t, vals, len(want))
+	for i := range want {
+		if !(math.Abs(vals[i]-want[i]) <= atol+rtol*math.Abs(want[i])) {
+			t.Fatalf("output element %d = %v, want %v", i, vals[i], want[i])
+		}
+	}
+}
+
+func TestEmbeddingBag(t *testing.T) {
+	for _, c := range fx.Cases(t, "ops.json", "embedding_bag") {
+		t.Run(c.Name, func(t *testing.T) {
+			fx.Begin(t, c)
+			dtype, cuda := valueCase(t, c)
+			w, idx, off, psw := bagInputs(t, c, cuda)
+			defer w.Close()
+			defer idx.Close()
+			defer off.Close()
+			defer psw.Close()
+			out, err := EmbeddingBag(cuda, w, idx, off, psw, bagOptions(t, c))
+			for _, o := range out {
+				defer o.Close()
+			}
+			require.NoError(t, err)
+			_, _, code, _, err := out[0].Meta()
+			require.NoError(t, err)
+			require.Equal(t, DtypeCode(dtype), code, "output dtype")
+			expectBagOutput(t, c, out[0], dtype)
+			expectBagIndices(t, c, out[1], "offset2bag")
+			expectBagIndices(t, c, out[2], "bag_size")
+			expectBagIndices(t, c, out[3], "max_indices")
+		})
+	}
+}
+
+func TestEmbeddingBagBadInput(t *testing.T) {
+	for _, c := range fx.Cases(t, "ops.json", "embedding_bag_error") {
+		t.Run(c.Name, func(t *testing.T) {
+			fx.Begin(t, c)
+			var device, on, null, expect, message string
+			c.Get(t, "device", &device)
+			c.Get(t, "expect", &expect)
+			c.Get(t, "message", &message)
+			c.GetOr(t, "null", &null)
+			if !c.GetOr(t, "tensors_on", &on) {
+				on = device
+			}
+			w, idx, off, psw := bagInputs(t, c, on == "cuda")
+			defer w.Close()
+			defer idx.Close()
+			defer off.Close()
+			defer psw.Close()
+			o := bagOptions(t, c)
+			for i := range o.NullRet {
+				o.NullRet[i] = null == fmt.Sprintf("ret%d", i)
+			}
+			args := map[string]*Tensor{"weight": w, "indices": idx, "offsets": off}
+			if _, ok := args[null]; ok {
+				args[null] = nil
+			}
+			out, err := EmbeddingBag(device == "cuda", args["weight"], args["indices"], args["offsets"], psw, o)
+			for _, x := range out {
+				require.Nil(t, x, "nothing is handed out on failure")
+			}
+			var e *Error
+			require.True(t, errors.As(err, &e), "want %s, got %v", expect, err)
+			require.Equal(t, codes[expect], e.Code, "%v", err)
+			require.True(t, strings.Contains(e.Message, message), "%q does not mention %q", e.Message, message)
+		})
+	}
+}
