@@ -216,6 +216,8 @@ Error find_pt2_model(const Pt2Archive& archive, const char* name, Pt2Model* out)
                             "model '%s': AOTI_DEVICE_KEY '%s' (slimcuda runs 'cpu' and 'cuda' models)", want.c_str(),
                             device.c_str());
     }
+    const auto isa = meta.find("AOTI_CPU_ISA");
+    if (isa != meta.end() && isa->is_string()) m.cpu_isa = isa->get<std::string>().substr(0, 64);
     *out = std::move(m);
     return Error::Ok;
   } catch (const std::bad_alloc&) {

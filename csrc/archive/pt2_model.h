@@ -27,6 +27,7 @@ struct Pt2Model {
   const ArchiveEntry* wrapper_source = nullptr;  ///< `<so stem>.cpp`, when packaged (it is by default)
   const ArchiveEntry* extern_nodes = nullptr;    ///< `<so stem>.json`: the proxy executor's nodes, when any
   DeviceType device_type = DeviceType::CPU;      ///< AOTI_DEVICE_KEY of the metadata
+  std::string cpu_isa;                           ///< AOTI_CPU_ISA ("AVX2", "AVX512", ...; "" when absent)
   std::vector<const ArchiveEntry*> files;        ///< everything in the folder (weights blobs included)
 };
 

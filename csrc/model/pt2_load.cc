@@ -16,6 +16,32 @@
 namespace slimcuda {
 namespace {
 
+// A CPU export's vector code is compiled for the exporting machine's ISA (Inductor names it
+// in AOTI_CPU_ISA, and compiles with -march=native): run on a CPU without it, the first
+// such instruction kills the process with SIGILL. Refused by name instead. An export whose
+// metadata names no ISA ("INVALID_VEC_ISA", or none) cannot be checked.
+Error check_cpu_isa(const Pt2Model& pm) {
+  if (pm.device_type != DeviceType::CPU || pm.cpu_isa.empty() || pm.cpu_isa == "INVALID_VEC_ISA") return Error::Ok;
+  bool has = true;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (pm.cpu_isa.rfind("AVX512", 0) == 0) {
+    has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+          (pm.cpu_isa.find("AVX512_VNNI") == std::string::npos || __builtin_cpu_supports("avx512vnni"));
+  } else if (pm.cpu_isa == "AVX2") {
+    has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  } else {
+    has = false;  // VSX, NEON, SVE, ...: another architecture's
+  }
+#endif
+  SLIMCUDA_CHECK_OR_RETURN(has, Error::NotSupported,
+                           "model '%s' is compiled for %s vector instructions (AOTI_CPU_ISA), which this CPU does not "
+                           "have; export it on a machine without them (or with ATEN_CPU_CAPABILITY=avx2)",
+                           pm.name.c_str(), pm.cpu_isa.c_str());
+  return Error::Ok;
+}
+
 // The model runs where it was compiled for, with every GPU kernel inside its library.
 Error check_runnable(const Pt2Model& pm, int device_type) {
   const char* device_name = pm.device_type == DeviceType::CUDA ? "cuda" : "cpu";
@@ -74,6 +100,7 @@ Error load_pt2(const Pt2Archive& archive, const LoadOptions& o, std::unique_ptr<
   // A PyTorch slimcuda does not know is refused by name before its library is opened.
   SLIMCUDA_RETURN_IF_ERROR(check_pt2_versions(archive, pm));
   SLIMCUDA_RETURN_IF_ERROR(check_runnable(pm, o.device_type));
+  SLIMCUDA_RETURN_IF_ERROR(check_cpu_isa(pm));
   // What the weights will cost is known from the directory: refused before the library is
   // inflated or loaded (docs/hostile-archives.md).
   SLIMCUDA_RETURN_IF_ERROR(check_pt2_weights_entries(archive, pm));

@@ -280,6 +280,7 @@ def main(argv):
     files["two_libraries"] = write(entries(lib) + [(FOLDER + "cother.so", lib)])
     files["no_metadata"] = write([e for e in entries(lib) if not e[0].endswith("_metadata.json")])
     files["device_unknown"] = write(entries(lib, meta=dict(META, AOTI_DEVICE_KEY="mps")))
+    files["cpu_isa_other"] = write(entries(lib, meta=dict(META, AOTI_CPU_ISA="VSX")))
     files["metadata_not_json"] = write([(n, b"not json" if n.endswith(".json") else d) for n, d in entries(lib)])
     bad_offset = bytearray(valid)
     _, central = headers(bad_offset, so)
