@@ -3,6 +3,9 @@
  * (GEMMs, convolution, attention, cumulative sums, embedding bags), with exactly the signatures
  * of PyTorch 2.11's generated torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and
  * c_shim_cpu.h.
+ * (GEMMs, convolution, attention, cumulative sums, sorting and searching), with exactly the
+ * signatures of PyTorch 2.11's generated
+ * torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and c_shim_cpu.h.
  *
  * aoti_torch_cuda_*: on the current stream (the caller stream, or a model's stream guard),
  * never synchronizing; cuBLASLt and cuDNN are opened on first use (a missing library is
@@ -155,6 +158,74 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__embedding_bag_forward
     int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
     int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
     AtenTensorHandle* ret3);
+/* ---- Sorting and searching (CPU and CUDA) ---- */
+/* ret0/ret1 (new references) = self sorted along dim (negative from the end; a 0-d tensor
+ * takes 0 or -1), ascending or descending, and the int64 positions the values came from.
+ * Always stable (ties keep input order; stable is ignored); NaN sorts as the largest value,
+ * -0.0 equal to 0.0. Outputs have self's strides when those are non-overlapping and dense,
+ * else dense strides in self's order (as ATen). Any dtype of slimcuda's, any strides. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_sort)(AtenTensorHandle self, int64_t dim, int32_t descending,
+                                                                AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_sort)(AtenTensorHandle self, int64_t dim, int32_t descending,
+                                                               AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_sort_stable)(AtenTensorHandle self, int32_t* stable,
+                                                                       int64_t dim, int32_t descending,
+                                                                       AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_sort_stable)(AtenTensorHandle self, int32_t* stable,
+                                                                      int64_t dim, int32_t descending,
+                                                                      AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* The k largest (largest != 0) or smallest along dim, in order (sorted is ignored: always
+ * sorted), ties in input order, NaN largest; contiguous outputs with dim's size k. k outside
+ * [0, size] -> InvalidArgument; bool -> NotSupported (as ATen). */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_topk)(AtenTensorHandle self, int64_t k, int64_t dim,
+                                                                int32_t largest, int32_t sorted, AtenTensorHandle* ret0,
+                                                                AtenTensorHandle* ret1);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_topk)(AtenTensorHandle self, int64_t k, int64_t dim,
+                                                               int32_t largest, int32_t sorted, AtenTensorHandle* ret0,
+                                                               AtenTensorHandle* ret1);
+/* ret0 = a [bins] histogram of self (float32/float16/bfloat16/float64, its dtype) over
+ * [min, max]; min == max: the data's min and max (CUDA: computed on the device, no
+ * synchronization; a NaN or infinite element there counts nothing, where the CPU and ATen
+ * refuse the range); outside values and NaN ignored, max in the last bin. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_histc)(AtenTensorHandle self, int64_t bins, double min,
+                                                                 double max, AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_histc)(AtenTensorHandle self, int64_t bins, double min,
+                                                                double max, AtenTensorHandle* ret0);
+/* ret0 (int64, or int32 with out_int32; contiguous, self's shape) = where each value of self
+ * would be inserted in its row of sorted_sequence (1-d, or matching self in all but the last
+ * dimension): the first position whose element is not below it, or (right, or *side
+ * "right"; side wins, right with "left" is InvalidArgument) above it; sorter NULL, a pointer
+ * to NULL, or to int64 positions sorting each row. Values compare in ATen's common dtype. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_searchsorted_Tensor)(AtenTensorHandle sorted_sequence,
+                                                                               AtenTensorHandle self, int32_t out_int32,
+                                                                               int32_t right, const char** side,
+                                                                               AtenTensorHandle* sorter,
+                                                                               AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_searchsorted_Tensor)(AtenTensorHandle sorted_sequence,
+                                                                              AtenTensorHandle self, int32_t out_int32,
+                                                                              int32_t right, const char** side,
+                                                                              AtenTensorHandle* sorter,
+                                                                              AtenTensorHandle* ret0);
+/* The same for one value (1-d sorted_sequence; a 0-d result). */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_searchsorted_Scalar)(AtenTensorHandle sorted_sequence,
+                                                                               double self, int32_t out_int32,
+                                                                               int32_t right, const char** side,
+                                                                               AtenTensorHandle* sorter,
+                                                                               AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_searchsorted_Scalar)(AtenTensorHandle sorted_sequence,
+                                                                              double self, int32_t out_int32,
+                                                                              int32_t right, const char** side,
+                                                                              AtenTensorHandle* sorter,
+                                                                              AtenTensorHandle* ret0);
+/* searchsorted(boundaries, self, out_int32, right) with 1-d boundaries. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_bucketize_Tensor)(AtenTensorHandle self,
+                                                                            AtenTensorHandle boundaries,
+                                                                            int32_t out_int32, int32_t right,
+                                                                            AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_bucketize_Tensor)(AtenTensorHandle self,
+                                                                           AtenTensorHandle boundaries,
+                                                                           int32_t out_int32, int32_t right,
+                                                                           AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 } /* extern "C" */

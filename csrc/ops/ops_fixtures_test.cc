@@ -55,6 +55,9 @@ int32_t dtype_code(const std::string& name) {
   if (name == "bool") return SLIMCUDA_SHIM(aoti_torch_dtype_bool)();
   if (name == "int64") return SLIMCUDA_SHIM(aoti_torch_dtype_int64)();
   if (name == "int32") return SLIMCUDA_SHIM(aoti_torch_dtype_int32)();
+  if (name == "int16") return SLIMCUDA_SHIM(aoti_torch_dtype_int16)();
+  if (name == "int8") return SLIMCUDA_SHIM(aoti_torch_dtype_int8)();
+  if (name == "uint8") return SLIMCUDA_SHIM(aoti_torch_dtype_uint8)();
   ADD_FAILURE() << "unknown dtype " << name;
   return -1;
 }
@@ -75,6 +78,11 @@ void store(char* p, int32_t dtype, double v) {
   } else if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_int32)()) {
     const auto i = static_cast<int32_t>(v);
     std::memcpy(p, &i, 4);
+  } else if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_int16)()) {
+    const auto i = static_cast<int16_t>(v);
+    std::memcpy(p, &i, 2);
+  } else if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_int8)() || dtype == SLIMCUDA_SHIM(aoti_torch_dtype_uint8)()) {
+    *p = static_cast<char>(static_cast<int64_t>(v));
   } else {
     const uint16_t h =
         dtype == SLIMCUDA_SHIM(aoti_torch_dtype_float16)() ? convert::float_to_half(f) : convert::float_to_bfloat16(f);
@@ -104,6 +112,13 @@ double load(const char* p, int32_t dtype) {
     std::memcpy(&i, p, 4);
     return i;
   }
+  if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_int16)()) {
+    int16_t i;
+    std::memcpy(&i, p, 2);
+    return i;
+  }
+  if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_int8)()) return static_cast<int8_t>(*p);
+  if (dtype == SLIMCUDA_SHIM(aoti_torch_dtype_uint8)()) return static_cast<uint8_t>(*p);
   uint16_t h;
   std::memcpy(&h, p, 2);
   return dtype == SLIMCUDA_SHIM(aoti_torch_dtype_float16)() ? convert::half_to_float(h) : convert::bfloat16_to_float(h);
@@ -813,6 +828,178 @@ TEST(OpsFixtures, EmbeddingBag) {
     expect_bag_indices(c, r[1], "offset2bag");
     expect_bag_indices(c, r[2], "bag_size");
     expect_bag_indices(c, r[3], "max_indices");
+// --- sorting and searching: sort / sort_stable, topk, histc, searchsorted, bucketize -------
+
+// A fixture number: JSON's, or "nan" / "inf" / "-inf".
+double fixture_number(const nlohmann::json& v) {
+  if (!v.is_string()) return v.get<double>();
+  const std::string s = v.get<std::string>();
+  if (s == "nan") return std::nan("");
+  return s == "inf" ? HUGE_VAL : -HUGE_VAL;
+}
+
+std::vector<double> fixture_numbers(const nlohmann::json& a) {
+  std::vector<double> out;
+  for (const auto& v : a) out.push_back(fixture_number(v));
+  return out;
+}
+
+bool same_value(double got, double want) { return (std::isnan(got) && std::isnan(want)) || got == want; }
+
+void expect_same(const std::string& what, const std::vector<double>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < want.size() && bad < 5; ++i) {
+    if (!same_value(got[i], want[i])) {
+      ADD_FAILURE() << what << " element " << i << " = " << got[i] << ", want " << want[i];
+      ++bad;
+    }
+  }
+}
+
+std::vector<int64_t> strides_of(AtenTensorHandle t) {
+  int64_t nd = 0, *st = nullptr;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_dim)(t, &nd), 0);
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_strides)(t, &st), 0);
+  return std::vector<int64_t>(st, st + nd);
+}
+
+int32_t dtype_of(AtenTensorHandle t) {
+  int32_t d = -1;
+  EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_dtype)(t, &d), 0);
+  return d;
+}
+
+// One tensor of a sort-family case: {dtype, sizes, strides (optional), values (optional:
+// zeros)}, or the case's own dtype/sizes/strides/input_values (ones when absent).
+Tensor family_operand(const nlohmann::json& spec, const std::string& device, double fill = 0.0) {
+  const std::vector<int64_t> sizes = ints(spec, "sizes");
+  const std::vector<int64_t> strides = spec.contains("strides") ? ints(spec, "strides") : contiguous(sizes);
+  const char* key = spec.contains("input_values") ? "input_values" : "values";
+  const std::vector<double> vals = spec.contains(key) ? fixture_numbers(spec[key]) : std::vector<double>{};
+  return make(sizes, strides, dtype_code(spec["dtype"]), device,
+              [&](int64_t j) { return vals.empty() ? fill : vals[static_cast<size_t>(j)]; });
+}
+
+int32_t call_sort(const nlohmann::json& d, bool cuda, AtenTensorHandle self, AtenTensorHandle* ret0,
+                  AtenTensorHandle* ret1) {
+  const std::string fn = d["fn"];
+  const int64_t dim = d["dim"].get<int64_t>();
+  const int32_t descending = d.value("descending", 0);
+  if (fn == "sort")
+    return cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_sort)(self, dim, descending, ret0, ret1)
+                : SLIMCUDA_SHIM(aoti_torch_cpu_sort)(self, dim, descending, ret0, ret1);
+  if (fn == "sort_stable") {
+    int32_t stable = d.value("stable", 1);
+    return cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_sort_stable)(self, &stable, dim, descending, ret0, ret1)
+                : SLIMCUDA_SHIM(aoti_torch_cpu_sort_stable)(self, &stable, dim, descending, ret0, ret1);
+  }
+  const int64_t k = d["k"].get<int64_t>();
+  const int32_t largest = d.value("largest", 1), sorted = d.value("sorted", 1);
+  if (fn == "topk")
+    return cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_topk)(self, k, dim, largest, sorted, ret0, ret1)
+                : SLIMCUDA_SHIM(aoti_torch_cpu_topk)(self, k, dim, largest, sorted, ret0, ret1);
+  ADD_FAILURE() << "unknown sort fn " << fn;
+  return -1;
+}
+
+int32_t call_histc(const nlohmann::json& d, bool cuda, AtenTensorHandle self, AtenTensorHandle* ret0) {
+  const int64_t bins = d["bins"].get<int64_t>();
+  const double lo = fixture_number(d["min"]), hi = fixture_number(d["max"]);
+  return cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_histc)(self, bins, lo, hi, ret0)
+              : SLIMCUDA_SHIM(aoti_torch_cpu_histc)(self, bins, lo, hi, ret0);
+}
+
+int32_t call_search(const nlohmann::json& d, bool cuda, AtenTensorHandle seq, AtenTensorHandle self,
+                    AtenTensorHandle sorter, AtenTensorHandle* ret0) {
+  const std::string fn = d["fn"];
+  const int32_t out_int32 = d.value("out_int32", 0), right = d.value("right", 0);
+  const std::string side_text = d.value("side", "");
+  const char* side_ptr = side_text.c_str();
+  const char** side = d.contains("side") ? &side_ptr : nullptr;
+  AtenTensorHandle* sorter_arg = sorter != nullptr ? &sorter : nullptr;
+  if (fn == "searchsorted_Tensor")
+    return cuda
+               ? SLIMCUDA_SHIM(aoti_torch_cuda_searchsorted_Tensor)(seq, self, out_int32, right, side, sorter_arg, ret0)
+               : SLIMCUDA_SHIM(aoti_torch_cpu_searchsorted_Tensor)(seq, self, out_int32, right, side, sorter_arg, ret0);
+  const double scalar = d.value("scalar", 0.0);
+  if (fn == "searchsorted_Scalar")
+    return cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_searchsorted_Scalar)(seq, scalar, out_int32, right, side, sorter_arg,
+                                                                     ret0)
+                : SLIMCUDA_SHIM(aoti_torch_cpu_searchsorted_Scalar)(seq, scalar, out_int32, right, side, sorter_arg,
+                                                                    ret0);
+  if (fn == "bucketize")
+    return cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_bucketize_Tensor)(self, seq, out_int32, right, ret0)
+                : SLIMCUDA_SHIM(aoti_torch_cpu_bucketize_Tensor)(self, seq, out_int32, right, ret0);
+  ADD_FAILURE() << "unknown searchsorted fn " << fn;
+  return -1;
+}
+
+TEST(OpsFixtures, Sort) {
+  for (const Case& c : cases("ops.json", "sort")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::string device = c.data["device"];
+    const int32_t dtype = dtype_code(c.data["dtype"]);
+    Tensor in = family_operand(c.data, device);
+    AtenTensorHandle ret0 = nullptr, ret1 = nullptr;
+    ASSERT_EQ(call_sort(c.data, device == "cuda", in.get(), &ret0, &ret1), 0) << last_error_message();
+    Tensor values(ret0), indices(ret1);
+    ASSERT_EQ(dtype_of(ret0), dtype);
+    ASSERT_EQ(dtype_of(ret1), SLIMCUDA_SHIM(aoti_torch_dtype_int64)());
+    // The strides ATen's meta functions give (AOTInductor's code indexes the outputs so).
+    const std::vector<int64_t> want_sizes = ints(c.data, "expect_sizes");
+    const std::vector<int64_t> want_strides =
+        c.data.contains("expect_strides") ? ints(c.data, "expect_strides") : contiguous(want_sizes);
+    EXPECT_EQ(strides_of(ret0), want_strides);
+    EXPECT_EQ(strides_of(ret1), want_strides);
+    std::vector<int64_t> got_sizes;
+    expect_same("values", read(ret0, dtype, &got_sizes), fixture_numbers(c.data["expected"]));
+    EXPECT_EQ(got_sizes, want_sizes);
+    const auto want_idx = c.data["expected_indices"].get<std::vector<double>>();
+    expect_same("indices", read(ret1, SLIMCUDA_SHIM(aoti_torch_dtype_int64)(), &got_sizes), want_idx);
+  }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
+}
+
+TEST(OpsFixtures, Histc) {
+  for (const Case& c : cases("ops.json", "histc")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::string device = c.data["device"];
+    const int32_t dtype = dtype_code(c.data["dtype"]);
+    Tensor in = family_operand(c.data, device);
+    AtenTensorHandle ret0 = nullptr;
+    ASSERT_EQ(call_histc(c.data, device == "cuda", in.get(), &ret0), 0) << last_error_message();
+    Tensor out(ret0);
+    ASSERT_EQ(dtype_of(ret0), dtype);
+    std::vector<int64_t> got_sizes;
+    expect_same("counts", read(ret0, dtype, &got_sizes), fixture_numbers(c.data["expected"]));
+    EXPECT_EQ(got_sizes, ints(c.data, "expect_sizes"));
+  }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
+}
+
+TEST(OpsFixtures, Searchsorted) {
+  for (const Case& c : cases("ops.json", "searchsorted")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    const std::string device = c.data["device"];
+    Tensor seq = family_operand(c.data["seq"], device), self, sorter;
+    if (c.data.contains("self")) self = family_operand(c.data["self"], device);
+    if (c.data.contains("sorter")) {
+      const nlohmann::json spec = {{"dtype", "int64"}, {"sizes", c.data["seq"]["sizes"]}, {"values", c.data["sorter"]}};
+      sorter = family_operand(spec, device);
+    }
+    AtenTensorHandle ret0 = nullptr;
+    ASSERT_EQ(call_search(c.data, device == "cuda", seq.get(), self.get(), sorter.get(), &ret0), 0)
+        << last_error_message();
+    Tensor out(ret0);
+    const int32_t want_dtype = dtype_code(c.data["expect_dtype"]);
+    ASSERT_EQ(dtype_of(ret0), want_dtype);
+    std::vector<int64_t> got_sizes;
+    expect_same("positions", read(ret0, want_dtype, &got_sizes), c.data["expected"].get<std::vector<double>>());
+    EXPECT_EQ(got_sizes, ints(c.data, "expect_sizes"));
   }
   SLIMCUDA_SKIP_IF_NO_CASE_RAN();
 }
@@ -840,6 +1027,38 @@ TEST(OpsFixtures, EmbeddingBagBadInput) {
       if (h != nullptr) (void)SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(h);
     }
     expect_code(c, code, last_error_message());
+// Bad input of the three: a handle passed as NULL where `null` says, else the op refuses
+// the arguments; nothing is returned.
+TEST(OpsFixtures, SortFamilyBadInput) {
+  for (const char* op : {"sort_error", "histc_error", "searchsorted_error"}) {
+    for (const Case& c : cases("ops.json", op)) {
+      SCOPED_TRACE(c.name);
+      if (!begin_case(c)) continue;
+      const std::string device = c.data["device"];
+      const std::string on = c.data.value("tensors_on", device);
+      const bool cuda = device == "cuda";
+      const std::string null = c.data.value("null", "");
+      AtenTensorHandle ret0 = nullptr, ret1 = nullptr;
+      int32_t code = -1;
+      if (std::string(op) == "searchsorted_error") {
+        Tensor seq = family_operand(c.data["seq"], on), self, sorter;
+        if (c.data.contains("self")) self = family_operand(c.data["self"], on);
+        if (c.data.contains("sorter")) sorter = family_operand(c.data["sorter"], on);
+        code = call_search(c.data, cuda, null == "seq" ? nullptr : seq.get(), null == "self" ? nullptr : self.get(),
+                           sorter.get(), &ret0);
+      } else {
+        Tensor in = family_operand(c.data, on, 1.0);
+        AtenTensorHandle self = null == "self" ? nullptr : in.get();
+        if (std::string(op) == "sort_error") {
+          code = call_sort(c.data, cuda, self, null == "ret0" ? nullptr : &ret0, null == "ret1" ? nullptr : &ret1);
+        } else {
+          code = call_histc(c.data, cuda, self, null == "ret0" ? nullptr : &ret0);
+        }
+      }
+      EXPECT_EQ(ret0, nullptr);
+      EXPECT_EQ(ret1, nullptr);
+      expect_code(c, code, last_error_message());
+    }
   }
   SLIMCUDA_SKIP_IF_NO_CASE_RAN();
 }

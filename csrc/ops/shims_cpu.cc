@@ -11,6 +11,11 @@
 #include "csrc/ops/embedding/embedding_bag_cpu.h"
 #include "csrc/ops/gemm/gemm_cpu.h"
 #include "csrc/ops/scan/cumulative_cpu.h"
+#include "csrc/ops/sort/histc_cpu.h"
+#include "csrc/ops/sort/searchsorted_cpu.h"
+#include "csrc/ops/sort/sort_args.h"
+#include "csrc/ops/sort/sort_cpu.h"
+#include "csrc/tensor/layout.h"
 
 #include "slimcuda/aoti_torch_ops.h"
 
@@ -52,6 +57,27 @@ Error embedding_bag(AtenTensorHandle weight, AtenTensorHandle indices, AtenTenso
   std::unique_ptr<SlimTensor> out[4];
   SLIMCUDA_OP_TRY(embedding_bag_cpu(p, out));
   for (int i = 0; i < 4; ++i) *rets[i] = handle_of(out[i].release());
+// sort / topk: the two outputs with the problem's layout, handed out once both are written.
+Error sorted(const SortProblem& p, AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
+  std::unique_ptr<SlimTensor> values, indices;
+  SLIMCUDA_RETURN_IF_ERROR(new_cpu(p.dtype, p.out_sizes, p.out_strides, &values));
+  SLIMCUDA_RETURN_IF_ERROR(new_cpu(ScalarType::Long, p.out_sizes, p.out_strides, &indices));
+  SLIMCUDA_OP_TRY(sort_cpu(p, *values, *indices));
+  *ret0 = handle_of(values.release());
+  *ret1 = handle_of(indices.release());
+  return Error::Ok;
+}
+
+Error search(const char* name, AtenTensorHandle seq, AtenTensorHandle self, double scalar, int32_t out_int32,
+             int32_t right, const char** side, AtenTensorHandle* sorter, AtenTensorHandle* ret0) {
+  SearchProblem p;
+  SLIMCUDA_RETURN_IF_ERROR(
+      check_searchsorted(DeviceType::CPU, name, seq, self, scalar, out_int32, right, side, sorter, ret0, &p));
+  std::unique_ptr<SlimTensor> out;
+  SLIMCUDA_RETURN_IF_ERROR(
+      new_cpu(p.out_int32 ? ScalarType::Int : ScalarType::Long, p.out_sizes, contiguous_strides(p.out_sizes), &out));
+  SLIMCUDA_OP_TRY(searchsorted_cpu(p, *out));
+  *ret0 = handle_of(out.release());
   return Error::Ok;
 }
 
@@ -188,6 +214,69 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag_forward_only)(
     AtenTensorHandle* const rets[4] = {ret0, ret1, ret2, ret3};
     return ops::embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx,
                               rets);
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_sort)(AtenTensorHandle self, int64_t dim, int32_t descending,
+                                                  AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
+  return c_entry(__func__, [&]() {
+    ops::SortProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_sort(DeviceType::CPU, self, dim, descending != 0, ret0, ret1, &p));
+    return ops::sorted(p, ret0, ret1);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_sort_stable)(AtenTensorHandle self, int32_t* stable, int64_t dim,
+                                                         int32_t descending, AtenTensorHandle* ret0,
+                                                         AtenTensorHandle* ret1) {
+  (void)stable;  // every sort here is stable, which an unstable one may be
+  return SLIMCUDA_SHIM(aoti_torch_cpu_sort)(self, dim, descending, ret0, ret1);
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_topk)(AtenTensorHandle self, int64_t k, int64_t dim, int32_t largest,
+                                                  int32_t sorted, AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
+  (void)sorted;  // always sorted (ATen leaves the order of an unsorted topk open)
+  return c_entry(__func__, [&]() {
+    ops::SortProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_topk(DeviceType::CPU, self, k, dim, largest != 0, ret0, ret1, &p));
+    return ops::sorted(p, ret0, ret1);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_histc)(AtenTensorHandle self, int64_t bins, double min, double max,
+                                                   AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::HistcProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_histc(DeviceType::CPU, self, bins, min, max, ret0, &p));
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(p.dtype, {p.bins}, {1}, &out));
+    SLIMCUDA_OP_TRY(ops::histc_cpu(p, *out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_searchsorted_Tensor)(AtenTensorHandle sorted_sequence,
+                                                                 AtenTensorHandle self, int32_t out_int32,
+                                                                 int32_t right, const char** side,
+                                                                 AtenTensorHandle* sorter, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_OP_CHECK(self != nullptr, Error::InvalidArgument, "searchsorted: null self");
+    return ops::search("searchsorted", sorted_sequence, self, 0.0, out_int32, right, side, sorter, ret0);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_searchsorted_Scalar)(AtenTensorHandle sorted_sequence, double self,
+                                                                 int32_t out_int32, int32_t right, const char** side,
+                                                                 AtenTensorHandle* sorter, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    return ops::search("searchsorted", sorted_sequence, nullptr, self, out_int32, right, side, sorter, ret0);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_bucketize_Tensor)(AtenTensorHandle self, AtenTensorHandle boundaries,
+                                                              int32_t out_int32, int32_t right,
+                                                              AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_bucketize(self, boundaries));
+    return ops::search("bucketize", boundaries, self, 0.0, out_int32, right, nullptr, nullptr, ret0);
   });
 }
 

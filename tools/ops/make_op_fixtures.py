@@ -914,6 +914,339 @@ def embedding_bag_bad_cases():
     return out
 
 
+# --- sorting and searching: sort / sort_stable, topk, histc, searchsorted, bucketize -------
+
+# The sort family's cases carry their inputs' values (row-major over the logical sizes),
+# from `values` with NaN / infinities placed where a case says; non-finite values are the
+# strings "nan", "inf", "-inf" (JSON has no such numbers).
+SORT_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+               "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32, "int16": torch.int16,
+               "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool}
+
+
+def enc(v):
+    v = float(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def sort_values(seed, n, dtype, specials=None, levels=None):
+    """n values for dtype: multiples of 1/8 in [-1, 1] (integers: of 1 in [-8, 8]; bool:
+    v >= 0); levels quantizes them to that many values (more ties); specials {index: value}."""
+    raw = values(seed, 0, n)
+    if levels:
+        raw = [round(v * (levels // 2)) / (levels // 2) for v in raw]
+    if dtype == "bool":
+        out = [float(v >= 0) for v in raw]
+    elif dtype.startswith("int"):
+        out = [8 * v for v in raw]
+    elif dtype == "uint8":
+        out = [8 * v + 8 for v in raw]
+    else:
+        out = list(raw)
+    for i, v in (specials or {}).items():
+        out[i] = v
+    return out
+
+
+def strided_tensor(vals, sizes, strides, dtype):
+    """A view with these sizes and strides over a storage just large enough, holding vals
+    in row-major order (as the tests build it)."""
+    x = torch.tensor(vals, dtype=torch.float64).reshape(sizes).to(SORT_DTYPES[dtype])
+    if strides is None:
+        return x
+    span = 1 + sum((sz - 1) * st for sz, st in zip(sizes, strides)) if all(sizes) else 0
+    base = torch.zeros(max(span, 1), dtype=SORT_DTYPES[dtype])
+    v = base.as_strided(sizes, strides)
+    v.copy_(x)
+    return v
+
+
+def same_values(a, b):
+    a, b = a.to(torch.float64), b.to(torch.float64)
+    return a.shape == b.shape and bool(((a == b) | (a.isnan() & b.isnan())).all())
+
+
+def per_device(c):
+    out = []
+    for dev in ["cpu", "cuda"]:
+        d = dict(c, name=c["name"] + "_" + dev, device=dev, requires="none" if dev == "cpu" else "gpu")
+        out.append(d)
+    return out
+
+
+def sort_case(name, dtype, sizes, dim, fn="sort", descending=False, k=None, largest=True, sorted_=True,
+              strides=None, seed=1, specials=None, levels=None):
+    n = numel(sizes)
+    vals = sort_values(seed, n, dtype, specials, levels)
+    x = strided_tensor(vals, sizes, strides, dtype)
+    c = {"name": name, "op": "sort", "fn": fn, "dtype": dtype, "sizes": list(sizes),
+         "input_values": [enc(v) for v in vals], "dim": dim, "expect": "Ok"}
+    if strides is not None:
+        c["strides"] = strides
+    if fn == "topk":
+        c.update(k=k, largest=int(largest), sorted=int(sorted_))
+        got = torch.topk(x, k, dim, largest=largest, sorted=True)
+        # Ties: ATen's topk leaves their order open; slimcuda keeps input order, which is a
+        # stable sort's, and the values must be ATen's either way.
+        ref = torch.sort(x, dim=dim, descending=largest, stable=True)
+        want_v = ref.values.narrow(dim, 0, k) if x.dim() > 0 else ref.values
+        want_i = ref.indices.narrow(dim, 0, k) if x.dim() > 0 else ref.indices
+        assert same_values(got.values, want_v), name
+        values_t, indices_t = want_v, want_i
+    else:
+        c["descending"] = int(descending)
+        got = torch.sort(x, dim=dim, descending=descending, stable=True)
+        if fn == "sort":  # the unstable API: same values; slimcuda's ties stay in input order
+            assert same_values(torch.sort(x, dim=dim, descending=descending).values, got.values), name
+        else:
+            c["stable"] = 1
+        values_t, indices_t = got.values, got.indices
+        c["expect_strides"] = list(got.values.stride())
+        assert got.indices.stride() == got.values.stride()
+    c["expect_sizes"] = list(values_t.shape)
+    c["expected"] = [enc(v) for v in values_t.to(torch.float64).contiguous().reshape(-1).tolist()]
+    c["expected_indices"] = [int(v) for v in indices_t.contiguous().reshape(-1).tolist()]
+    return per_device(c)
+
+
+def histc_case(name, dtype, sizes, bins, lo, hi, strides=None, seed=1, specials=None, vals=None, devices=None):
+    n = numel(sizes)
+    vals = vals if vals is not None else sort_values(seed, n, dtype, specials)
+    x = strided_tensor(vals, sizes, strides, dtype)
+    y = torch.histc(x, bins, lo, hi)
+    c = {"name": name, "op": "histc", "dtype": dtype, "sizes": list(sizes), "input_values": [enc(v) for v in vals],
+         "bins": bins, "min": lo, "max": hi, "expect": "Ok", "expect_sizes": list(y.shape),
+         "expected": [float(v) for v in y.to(torch.float64).tolist()]}
+    if strides is not None:
+        c["strides"] = strides
+    return per_device(c)
+
+
+def search_operand(vals, sizes, dtype, strides=None):
+    d = {"dtype": dtype, "sizes": list(sizes), "values": [enc(v) for v in vals]}
+    if strides is not None:
+        d["strides"] = strides
+    return d
+
+
+def search_case(name, fn, seq, self=None, scalar=None, out_int32=0, right=0, side=None, sorter=None):
+    """seq/self: (values, sizes, dtype[, strides]); sorter: int64 values of seq's sizes."""
+    st = strided_tensor(seq[0], seq[1], seq[3] if len(seq) > 3 else None, seq[2])
+    kw = dict(out_int32=bool(out_int32), right=bool(right))
+    c = {"name": name, "op": "searchsorted", "fn": fn, "seq": search_operand(*seq), "out_int32": out_int32,
+         "right": right, "expect": "Ok"}
+    if side is not None:
+        c["side"] = side
+        kw["side"] = side
+    if sorter is not None:
+        c["sorter"] = sorter
+        kw["sorter"] = torch.tensor(sorter, dtype=torch.int64).reshape(seq[1])
+    if fn == "searchsorted_Scalar":
+        c["scalar"] = scalar
+        y = torch.searchsorted(st, scalar, **kw)
+    else:
+        sx = strided_tensor(self[0], self[1], self[3] if len(self) > 3 else None, self[2])
+        c["self"] = search_operand(*self)
+        if fn == "bucketize":
+            y = torch.bucketize(sx, st, out_int32=bool(out_int32), right=bool(right))
+        else:
+            y = torch.searchsorted(st, sx, **kw)
+    c["expect_dtype"] = "int32" if out_int32 else "int64"
+    assert y.dtype == (torch.int32 if out_int32 else torch.int64)
+    c["expect_sizes"] = list(y.shape)
+    c["expected"] = [int(v) for v in y.reshape(-1).tolist()]
+    return per_device(c)
+
+
+def sort_family_cases():
+    f = "float32"
+    nan, inf = float("nan"), float("inf")
+    specials = {1: nan, 3: inf, 4: -inf, 6: -0.0, 7: 0.0, 9: nan, 10: -nan}
+    out = []
+    out += sort_case("sort_float32_3x6_dim1_ties", f, [3, 6], 1, levels=4, seed=201)
+    out += sort_case("sort_float32_3x6_dim1_ties_descending", f, [3, 6], 1, descending=True, levels=4, seed=201)
+    out += sort_case("sort_stable_float32_4x5_dim0_ties", f, [4, 5], 0, fn="sort_stable", levels=2, seed=202)
+    out += sort_case("sort_stable_float32_4x5_dim0_descending", f, [4, 5], 0, fn="sort_stable", descending=True,
+                     levels=2, seed=202)
+    out += sort_case("sort_float32_nan_inf_signed_zero", f, [2, 6], -1, specials=specials, seed=203)
+    out += sort_case("sort_float32_nan_inf_signed_zero_descending", f, [2, 6], -1, descending=True,
+                     specials=specials, seed=203)
+    out += sort_case("sort_float32_2x3x4_dim1", f, [2, 3, 4], 1, seed=204)
+    out += sort_case("sort_float32_2x3x4_dim_minus3", f, [2, 3, 4], -3, seed=205)
+    out += sort_case("sort_float32_transposed_keeps_strides", f, [4, 5], 1, strides=[1, 4], seed=206)
+    out += sort_case("sort_float32_strided_slice_dense_out", f, [3, 4], 1, strides=[8, 2], seed=207)
+    out += sort_case("sort_float32_permuted_3d_dim2", f, [2, 3, 4], 2, strides=[1, 8, 2], seed=208)
+    for dt in ["float16", "bfloat16", "float64", "int32", "int64", "int16", "int8", "uint8", "bool"]:
+        out += sort_case(f"sort_{dt}_2x7", dt, [2, 7], 1, seed=209)
+        out += sort_case(f"sort_stable_{dt}_2x7_descending", dt, [2, 7], 1, fn="sort_stable", descending=True,
+                         seed=210)
+    out += sort_case("sort_float16_nan_inf", "float16", [2, 6], 1, specials=specials, seed=211)
+    out += sort_case("sort_bfloat16_nan_inf_descending", "bfloat16", [2, 6], 1, descending=True,
+                     specials=specials, seed=211)
+    out += sort_case("sort_float64_nan_inf", "float64", [2, 6], 1, specials=specials, seed=212)
+    out += sort_case("sort_float32_0d", f, [], 0, seed=213)
+    out += sort_case("sort_float32_empty_0x5", f, [0, 5], 1, seed=214)
+    out += sort_case("sort_float32_empty_3x0", f, [3, 0], 1, seed=215)
+    out += sort_case("sort_float32_one_long_row", f, [1, 300], 1, levels=8, seed=216)
+    out += sort_case("topk_float32_3x8_k3_largest", f, [3, 8], 1, fn="topk", k=3, seed=221)
+    out += sort_case("topk_float32_3x8_k3_smallest", f, [3, 8], 1, fn="topk", k=3, largest=False, seed=222)
+    out += sort_case("topk_float32_6x4_k2_dim0", f, [6, 4], 0, fn="topk", k=2, seed=223)
+    out += sort_case("topk_float32_2x3x5_k2_dim_minus1_ties", f, [2, 3, 5], -1, fn="topk", k=2, levels=4,
+                     seed=224)
+    out += sort_case("topk_float32_k0", f, [3, 4], 1, fn="topk", k=0, seed=225)
+    out += sort_case("topk_float32_k_all", f, [3, 4], 1, fn="topk", k=4, seed=226)
+    out += sort_case("topk_float32_nan_largest", f, [2, 6], 1, fn="topk", k=3, specials=specials, seed=227)
+    out += sort_case("topk_float32_nan_smallest", f, [2, 6], 1, fn="topk", k=3, largest=False, specials=specials,
+                     seed=227)
+    out += sort_case("topk_float32_unsorted_is_sorted", f, [2, 8], 1, fn="topk", k=4, sorted_=False, seed=228)
+    out += sort_case("topk_float32_transposed_input", f, [5, 4], 0, fn="topk", k=2, strides=[1, 5], seed=229)
+    # A mixture-of-experts router: top-2 of 8 experts for 16 tokens.
+    out += sort_case("topk_float32_router_16x8_k2", f, [16, 8], -1, fn="topk", k=2, seed=230)
+    for dt in ["float16", "bfloat16", "float64", "int32", "int64", "int16", "int8", "uint8"]:
+        out += sort_case(f"topk_{dt}_3x6_k2", dt, [3, 6], 1, fn="topk", k=2, seed=231)
+    out += sort_case("topk_float32_0d_k1", f, [], 0, fn="topk", k=1, seed=232)
+    out += sort_case("topk_float32_empty_rows", f, [0, 4], 1, fn="topk", k=2, seed=233)
+    out += histc_case("histc_float32_20_bins4", f, [20], 4, -1.0, 1.0, seed=241)
+    out += histc_case("histc_float32_range_from_data", f, [4, 5], 6, 0.0, 0.0, seed=242)
+    out += histc_case("histc_float32_outside_and_nan_ignored", f, [12], 3, -0.5, 0.5,
+                      specials={0: nan, 5: inf, 6: -inf}, seed=243)
+    out += histc_case("histc_float32_max_in_last_bin", f, [5], 4, 0.0, 1.0, vals=[0.0, 0.25, 0.5, 1.0, 1.0])
+    out += histc_case("histc_float32_transposed", f, [4, 5], 5, -1.0, 1.0, strides=[1, 4], seed=244)
+    out += histc_case("histc_float32_constant_data", f, [6], 4, 0.0, 0.0, vals=[0.5] * 6)
+    out += histc_case("histc_float32_empty", f, [0], 3, 0.0, 0.0)
+    for dt in ["float64", "float16", "bfloat16"]:
+        out += histc_case(f"histc_{dt}_bins8", dt, [3, 7], 8, -1.0, 1.0, seed=245)
+    out += histc_case("histc_float16_range_from_data", "float16", [9], 3, 0.0, 0.0, seed=246)
+    seq = ([-0.75, -0.5, -0.5, 0.0, 0.25, 0.75], [6], f)
+    vals = ([-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0, nan, -0.5], [2, 5], f)
+    out += search_case("searchsorted_float32_left", "searchsorted_Tensor", seq, vals)
+    out += search_case("searchsorted_float32_right", "searchsorted_Tensor", seq, vals, right=1)
+    out += search_case("searchsorted_float32_side_right_wins", "searchsorted_Tensor", seq, vals, side="right")
+    out += search_case("searchsorted_float32_side_left", "searchsorted_Tensor", seq, vals, side="left")
+    out += search_case("searchsorted_float32_out_int32", "searchsorted_Tensor", seq, vals, out_int32=1, right=1)
+    unsorted = ([0.25, -0.5, 0.75, -0.75, 0.0, -0.5], [6], f)
+    out += search_case("searchsorted_float32_sorter", "searchsorted_Tensor", unsorted, vals,
+                       sorter=[3, 1, 5, 4, 0, 2])
+    out += search_case("searchsorted_float32_sorter_right", "searchsorted_Tensor", unsorted, vals, right=1,
+                       sorter=[3, 1, 5, 4, 0, 2])
+    batched = ([-0.5, 0.0, 0.5, -1.0, -0.25, 0.0, 0.25, 1.0], [2, 4], f)
+    out += search_case("searchsorted_float32_batched", "searchsorted_Tensor", batched,
+                       ([0.0, 0.6, -0.6, 0.0, 1.0, -2.0], [2, 3], f))
+    out += search_case("searchsorted_float32_batched_sorter", "searchsorted_Tensor",
+                       ([0.5, -0.5, 0.0, 1.0, -1.0, 0.25, 0.0, -0.25], [2, 4], f),
+                       ([0.0, 0.6, -0.6, 0.0, 1.0, -2.0], [2, 3], f), sorter=[1, 2, 0, 3, 0, 3, 2, 1])
+    out += search_case("searchsorted_float32_values_transposed", "searchsorted_Tensor", seq,
+                       ([-1.0, -0.5, -0.25, 0.0, 0.25, 0.5], [2, 3], f, [1, 2]))
+    out += search_case("searchsorted_float32_seq_strided", "searchsorted_Tensor",
+                       ([-0.75, -0.5, 0.0, 0.75], [4], f, [2]), vals)
+    out += search_case("searchsorted_int64", "searchsorted_Tensor", ([-3, 0, 0, 2, 7], [5], "int64"),
+                       ([-4, 0, 1, 2, 7, 8], [6], "int64"), right=1)
+    out += search_case("searchsorted_int32_seq_int64_values", "searchsorted_Tensor",
+                       ([-3, 0, 2, 7], [4], "int32"), ([-4, 0, 1, 7, 8], [5], "int64"))
+    out += search_case("searchsorted_int64_seq_float32_values", "searchsorted_Tensor",
+                       ([-3, 0, 2, 7], [4], "int64"), ([-3.5, 0.0, 0.5, 7.0], [4], f))
+    out += search_case("searchsorted_float64", "searchsorted_Tensor", ([0.1, 0.2, 0.3], [3], "float64"),
+                       ([0.2, 0.25, 0.3], [3], "float64"), side="right")
+    out += search_case("searchsorted_float16", "searchsorted_Tensor", ([-0.5, 0.0, 0.5], [3], "float16"),
+                       ([0.0, 0.25, 0.5], [3], "float16"))
+    out += search_case("searchsorted_bfloat16", "searchsorted_Tensor", ([-0.5, 0.0, 0.5], [3], "bfloat16"),
+                       ([0.0, 0.25, 0.5], [3], "bfloat16"), right=1)
+    out += search_case("searchsorted_0d_value", "searchsorted_Tensor", seq, ([0.25], [], f))
+    out += search_case("searchsorted_empty_values", "searchsorted_Tensor", seq, ([], [0], f))
+    out += search_case("searchsorted_empty_sequence", "searchsorted_Tensor", ([], [0], f), ([0.5, 1.0], [2], f))
+    out += search_case("searchsorted_scalar_float32", "searchsorted_Scalar", seq, scalar=-0.5)
+    out += search_case("searchsorted_scalar_right", "searchsorted_Scalar", seq, scalar=-0.5, right=1)
+    out += search_case("searchsorted_scalar_int64_seq", "searchsorted_Scalar", ([1, 2, 3], [3], "int64"),
+                       scalar=2.5)
+    # 1.0004 rounds to 1.0 in float16 (the boundaries' dtype) before the search, as ATen.
+    out += search_case("searchsorted_scalar_rounded_to_float16", "searchsorted_Scalar",
+                       ([1.0, 2.0, 3.0], [3], "float16"), scalar=1.0004)
+    out += search_case("searchsorted_scalar_sorter_side_right", "searchsorted_Scalar", unsorted, scalar=0.0,
+                       side="right", sorter=[3, 1, 5, 4, 0, 2])
+    out += search_case("bucketize_float32", "bucketize", seq, vals)
+    out += search_case("bucketize_float32_right_int32", "bucketize", seq, vals, out_int32=1, right=1)
+    out += search_case("bucketize_int64", "bucketize", ([0, 5, 10], [3], "int64"), ([-1, 0, 4, 5, 11], [5], "int64"))
+    return out
+
+
+def sort_family_bad_cases():
+    f = "float32"
+    out = []
+
+    def bad(name, op, fn, expect, message, cpu_only=False, **kw):
+        c = {"name": name, "op": op + "_error", "fn": fn, "dtype": kw.pop("dtype", f), "expect": expect,
+             "message": message}
+        c.update(kw)
+        cases = per_device(c)
+        return cases[:1] if cpu_only else cases
+
+    out += bad("sort_dim_past_rank", "sort", "sort", "InvalidArgument", "dim 2 is out of range for a 2-d tensor",
+               sizes=[2, 3], dim=2)
+    out += bad("sort_0d_dim_1", "sort", "sort_stable", "InvalidArgument", "dim 1 is out of range for a 0-d tensor",
+               sizes=[], dim=1)
+    out += bad("sort_null_self", "sort", "sort", "InvalidArgument", "null self", sizes=[2, 3], dim=1, null="self")
+    out += bad("sort_null_ret1", "sort", "sort", "InvalidArgument", "null ret1", sizes=[2, 3], dim=1, null="ret1")
+    out += bad("topk_k_past_size", "sort", "topk", "InvalidArgument", "selected index k out of range",
+               sizes=[2, 3], dim=1, k=4)
+    out += bad("topk_negative_k", "sort", "topk", "InvalidArgument", "selected index k out of range",
+               sizes=[2, 3], dim=1, k=-1)
+    out += bad("topk_bool", "sort", "topk", "NotSupported", "bool", sizes=[4], dim=0, k=1, dtype="bool")
+    out += bad("histc_bins_0", "histc", "histc", "InvalidArgument", "bins must be > 0", sizes=[4], bins=0, min=0.0,
+               max=1.0)
+    out += bad("histc_min_above_max", "histc", "histc", "InvalidArgument", "max must be larger than min", sizes=[4],
+               bins=3, min=2.0, max=1.0)
+    out += bad("histc_infinite_max", "histc", "histc", "InvalidArgument", "is not finite", sizes=[4], bins=3,
+               min=0.0, max="inf")
+    out += bad("histc_int64", "histc", "histc", "NotSupported", "int64", sizes=[4], bins=3, min=0.0, max=1.0,
+               dtype="int64")
+    out += bad("histc_nan_data_range", "histc", "histc", "InvalidArgument", "is not finite", cpu_only=True,
+               sizes=[3], bins=3, min=0.0, max=0.0, input_values=[0.5, "nan", 0.25])
+    out += bad("histc_null_ret0", "histc", "histc", "InvalidArgument", "null ret0", sizes=[4], bins=3, min=0.0,
+               max=1.0, null="ret0")
+    s1 = {"dtype": f, "sizes": [4]}
+    v1 = {"dtype": f, "sizes": [3]}
+    out += bad("searchsorted_side_unknown", "searchsorted", "searchsorted_Tensor", "InvalidArgument",
+               "side can only be 'left' or 'right' but got mid", seq=s1, self=v1, side="mid")
+    out += bad("searchsorted_right_with_side_left", "searchsorted", "searchsorted_Tensor", "InvalidArgument",
+               "side and right can't be set to opposites", seq=s1, self=v1, side="left", right=1)
+    out += bad("searchsorted_sorter_int32", "searchsorted", "searchsorted_Tensor", "InvalidArgument",
+               "sorter must be a tensor of long dtype", seq=s1, self=v1, sorter={"dtype": "int32", "sizes": [4]})
+    out += bad("searchsorted_sorter_size", "searchsorted", "searchsorted_Tensor", "InvalidArgument",
+               "boundary and sorter must have the same size", seq=s1, self=v1,
+               sorter={"dtype": "int64", "sizes": [3]})
+    out += bad("searchsorted_sorter_out_of_range", "searchsorted", "searchsorted_Tensor", "InvalidArgument",
+               "sorter index out of range", cpu_only=True, seq=s1, self=v1,
+               sorter={"dtype": "int64", "sizes": [4], "values": [0, 1, 4, 2]})
+    out += bad("searchsorted_0d_boundaries", "searchsorted", "searchsorted_Tensor", "InvalidArgument",
+               "positive dimension", seq={"dtype": f, "sizes": []}, self=v1)
+    out += bad("searchsorted_scalar_2d_boundaries", "searchsorted", "searchsorted_Scalar", "InvalidArgument",
+               "scalar only when boundaries tensor dimension is 1", seq={"dtype": f, "sizes": [2, 3]}, scalar=0.5)
+    out += bad("searchsorted_leading_dims_differ", "searchsorted", "searchsorted_Tensor", "InvalidArgument",
+               "first N-1 dimensions", seq={"dtype": f, "sizes": [2, 3]}, self={"dtype": f, "sizes": [3, 2]})
+    out += bad("searchsorted_bool", "searchsorted", "searchsorted_Tensor", "NotSupported", "bool",
+               seq={"dtype": "bool", "sizes": [2]}, self={"dtype": "bool", "sizes": [2]})
+    out += bad("searchsorted_null_self", "searchsorted", "searchsorted_Tensor", "InvalidArgument", "null self",
+               seq=s1, self=v1, null="self")
+    out += bad("searchsorted_null_sequence", "searchsorted", "searchsorted_Scalar", "InvalidArgument",
+               "null sorted_sequence", seq=s1, scalar=0.5, null="seq")
+    out += bad("bucketize_2d_boundaries", "searchsorted", "bucketize", "InvalidArgument",
+               "boundaries tensor must be 1 dimension, but got dim(2)", seq={"dtype": f, "sizes": [2, 2]}, self=v1)
+    # CPU tensors into the CUDA ops: refused before any CUDA call (runs without a GPU).
+    for op, fn, kw in [("sort", "sort", dict(sizes=[2, 3], dim=1)), ("sort", "topk", dict(sizes=[2, 3], dim=1, k=1)),
+                       ("histc", "histc", dict(sizes=[4], bins=2, min=0.0, max=1.0)),
+                       ("searchsorted", "searchsorted_Tensor", dict(seq=s1, self=v1)),
+                       ("searchsorted", "bucketize", dict(seq=s1, self=v1))]:
+        c = {"name": f"{fn}_cuda_given_cpu_tensors", "op": op + "_error", "fn": fn, "dtype": f, "device": "cuda",
+             "tensors_on": "cpu", "requires": "none", "expect": "InvalidArgument", "message": "not a CUDA tensor"}
+        c.update(kw)
+        out.append(c)
+    return out
+
+
 def main():
     build()
     cases = []
@@ -943,6 +1276,8 @@ def main():
     cases += cumulative_bad_cases()
     cases += embedding_bag_cases()
     cases += embedding_bag_bad_cases()
+    cases += sort_family_cases()
+    cases += sort_family_bad_cases()
     doc = {
         "description": (
             "The ATen fallback ops (testdata/ops.json, written by tools/ops/make_op_fixtures.py with PyTorch "
@@ -986,6 +1321,17 @@ def main():
             "slimcuda's device-side clamping, no PyTorch value). op embedding_bag_error: bad input "
             "(null: weight|indices|offsets|ret0..ret3; indices_sizes/offsets_sizes: other shapes of zeros; "
             "psw_dtype; tensors_on cpu: CPU tensors into the CUDA op) -> expect, message. "
+            "op sort: fn sort|sort_stable|topk (aoti_torch_<device>_<fn>) of one input (dtype, sizes, strides, "
+            "input_values as for cumulative; non-finite numbers are the strings nan, inf, -inf) along dim, with "
+            "descending (sort), k, largest, sorted (topk); expected (row-major values), expected_indices, "
+            "expect_sizes and expect_strides (sort: ATen's meta strides; topk: contiguous), compared exactly (NaN "
+            "equal to NaN). Ties: ATen leaves their order open for sort and topk, slimcuda keeps input order, so the "
+            "expected indices are torch.sort(stable=True)'s (the values are checked against ATen's op). op histc: "
+            "bins, min, max; expected the counts. op searchsorted: fn searchsorted_Tensor|searchsorted_Scalar|"
+            "bucketize, seq and self {dtype, sizes, strides, values}, scalar, out_int32, right, side (absent: NULL), "
+            "sorter (absent: NULL; int64 values of seq's shape); expect_dtype, expect_sizes, expected. ops "
+            "sort_error, histc_error, searchsorted_error: the same fields (a sorter as a tensor spec; null: "
+            "self|seq|ret0|ret1; tensors_on cpu: CPU tensors into a CUDA op) -> expect, message. "
             "Read by csrc/ops/ops_fixtures_test.cc (C++) and go/internal/opsfixture/opsfixture_test.go (Go)."),
         "cases": cases,
     }

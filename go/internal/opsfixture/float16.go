@@ -85,6 +85,10 @@ func store(p []byte, dtype string, v float64) {
 		binary.LittleEndian.PutUint64(p, uint64(int64(v)))
 	case "int32":
 		binary.LittleEndian.PutUint32(p, uint32(int32(v)))
+	case "int16":
+		binary.LittleEndian.PutUint16(p, uint16(int16(v)))
+	case "int8", "uint8":
+		p[0] = byte(int64(v))
 	case "bool":
 		p[0] = 0
 		if v != 0 {
@@ -107,6 +111,12 @@ func load(p []byte, dtype string) float64 {
 		return float64(int64(binary.LittleEndian.Uint64(p)))
 	case "int32":
 		return float64(int32(binary.LittleEndian.Uint32(p)))
+	case "int16":
+		return float64(int16(binary.LittleEndian.Uint16(p)))
+	case "int8":
+		return float64(int8(p[0]))
+	case "uint8":
+		return float64(p[0])
 	case "bool":
 		if p[0] != 0 {
 			return 1

@@ -39,6 +39,12 @@ static inline int32_t of_dtype(int which) {
       return SLIMCUDA_SHIM(aoti_torch_dtype_int64)();
     case 6:
       return SLIMCUDA_SHIM(aoti_torch_dtype_int32)();
+    case 7:
+      return SLIMCUDA_SHIM(aoti_torch_dtype_int16)();
+    case 8:
+      return SLIMCUDA_SHIM(aoti_torch_dtype_int8)();
+    case 9:
+      return SLIMCUDA_SHIM(aoti_torch_dtype_uint8)();
     default:
       return SLIMCUDA_SHIM(aoti_torch_dtype_float64)();
   }
@@ -202,6 +208,56 @@ static inline of_result of_embedding_bag(int cuda, int forward_only, AtenTensorH
                                                              include_last_offset, padding_idx, r[0], r[1], r[2], r[3])
              : SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag)(weight, indices, offsets, 0, mode, 0, p,
                                                             include_last_offset, padding_idx, r[0], r[1], r[2], r[3]);
+/* ---- sorting and searching ---- */
+enum { OF_SORT = 0, OF_SORT_STABLE = 1, OF_TOPK = 2 };
+
+/* aoti_torch_<cpu|cuda>_sort / _sort_stable (stable 1) / _topk; no_ret0/no_ret1 pass NULL. */
+static inline of_result of_sort(int fn, int cuda, AtenTensorHandle self, int64_t dim, int32_t descending, int64_t k,
+                                int32_t largest, int32_t sorted, int no_ret0, int no_ret1, AtenTensorHandle* ret0,
+                                AtenTensorHandle* ret1) {
+  AtenTensorHandle* r0 = no_ret0 ? NULL : ret0;
+  AtenTensorHandle* r1 = no_ret1 ? NULL : ret1;
+  int32_t stable = 1;
+  int32_t c;
+  if (fn == OF_SORT) {
+    c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_sort)(self, dim, descending, r0, r1)
+             : SLIMCUDA_SHIM(aoti_torch_cpu_sort)(self, dim, descending, r0, r1);
+  } else if (fn == OF_SORT_STABLE) {
+    c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_sort_stable)(self, &stable, dim, descending, r0, r1)
+             : SLIMCUDA_SHIM(aoti_torch_cpu_sort_stable)(self, &stable, dim, descending, r0, r1);
+  } else {
+    c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_topk)(self, k, dim, largest, sorted, r0, r1)
+             : SLIMCUDA_SHIM(aoti_torch_cpu_topk)(self, k, dim, largest, sorted, r0, r1);
+  }
+  return of_wrap(c);
+}
+
+static inline of_result of_histc(int cuda, AtenTensorHandle self, int64_t bins, double min, double max, int no_ret,
+                                 AtenTensorHandle* ret0) {
+  AtenTensorHandle* r = no_ret ? NULL : ret0;
+  return of_wrap(cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_histc)(self, bins, min, max, r)
+                      : SLIMCUDA_SHIM(aoti_torch_cpu_histc)(self, bins, min, max, r));
+}
+
+enum { OF_SEARCH_TENSOR = 0, OF_SEARCH_SCALAR = 1, OF_BUCKETIZE = 2 };
+
+/* searchsorted_Tensor / _Scalar / bucketize_Tensor; side NULL passes no side, sorter NULL
+ * no sorter. */
+static inline of_result of_search(int fn, int cuda, AtenTensorHandle seq, AtenTensorHandle self, double scalar,
+                                  int32_t out_int32, int32_t right, const char* side, AtenTensorHandle sorter,
+                                  AtenTensorHandle* ret0) {
+  const char** sp = side != NULL ? &side : NULL;
+  AtenTensorHandle* so = sorter != NULL ? &sorter : NULL;
+  int32_t c;
+  if (fn == OF_SEARCH_TENSOR) {
+    c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_searchsorted_Tensor)(seq, self, out_int32, right, sp, so, ret0)
+             : SLIMCUDA_SHIM(aoti_torch_cpu_searchsorted_Tensor)(seq, self, out_int32, right, sp, so, ret0);
+  } else if (fn == OF_SEARCH_SCALAR) {
+    c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_searchsorted_Scalar)(seq, scalar, out_int32, right, sp, so, ret0)
+             : SLIMCUDA_SHIM(aoti_torch_cpu_searchsorted_Scalar)(seq, scalar, out_int32, right, sp, so, ret0);
+  } else {
+    c = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_bucketize_Tensor)(self, seq, out_int32, right, ret0)
+             : SLIMCUDA_SHIM(aoti_torch_cpu_bucketize_Tensor)(self, seq, out_int32, right, ret0);
   }
   return of_wrap(c);
 }

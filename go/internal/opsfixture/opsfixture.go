@@ -34,7 +34,8 @@ func check(r C.of_result) error {
 }
 
 // Dtypes by fixture name.
-var dtypes = map[string]C.int{"float32": 0, "float16": 1, "bfloat16": 2, "float64": 3, "bool": 4, "int64": 5, "int32": 6}
+var dtypes = map[string]C.int{"float32": 0, "float16": 1, "bfloat16": 2, "float64": 3, "bool": 4, "int64": 5, "int32": 6,
+	"int16": 7, "int8": 8, "uint8": 9}
 
 // Tensor owns one AtenTensorHandle.
 type Tensor struct{ h C.AtenTensorHandle }
@@ -60,7 +61,7 @@ func elementSize(dtype string) int {
 		return 4
 	case "float64", "int64":
 		return 8
-	case "bool":
+	case "bool", "int8", "uint8":
 		return 1
 	}
 	return 2
@@ -446,4 +447,64 @@ func EmbeddingBag(cuda bool, weight, indices, offsets, psw *Tensor, o EmbeddingB
 		}
 	}
 	return out, err
+var sortFns = map[string]C.int{"sort": C.OF_SORT, "sort_stable": C.OF_SORT_STABLE, "topk": C.OF_TOPK}
+
+// SortArgs are a sort shim's scalar arguments (K, Largest and Sorted: topk only); NoRet0 /
+// NoRet1 pass NULL for that output.
+type SortArgs struct {
+	Dim             int64
+	Descending      bool
+	K               int64
+	Largest, Sorted bool
+	NoRet0, NoRet1  bool
+}
+
+// Sort calls aoti_torch_<cpu|cuda>_<fn> (sort, sort_stable with stable 1, or topk): the
+// values and the int64 indices. self nil passes NULL.
+func Sort(fn string, cuda bool, self *Tensor, a SortArgs) (values, indices *Tensor, err error) {
+	f, ok := sortFns[fn]
+	if !ok {
+		return nil, nil, fmt.Errorf("unknown sort fn %q", fn)
+	}
+	var r0, r1 C.AtenTensorHandle
+	if err := check(C.of_sort(f, b2i(cuda), self.handle(), C.int64_t(a.Dim), C.int32_t(b2i(a.Descending)),
+		C.int64_t(a.K), C.int32_t(b2i(a.Largest)), C.int32_t(b2i(a.Sorted)), b2i(a.NoRet0), b2i(a.NoRet1), &r0,
+		&r1)); err != nil {
+		return nil, nil, err
+	}
+	return &Tensor{r0}, &Tensor{r1}, nil
+}
+
+// Histc calls aoti_torch_<cpu|cuda>_histc; noRet passes a NULL ret0.
+func Histc(cuda bool, self *Tensor, bins int64, min, max float64, noRet bool) (*Tensor, error) {
+	var r C.AtenTensorHandle
+	if err := check(C.of_histc(b2i(cuda), self.handle(), C.int64_t(bins), C.double(min), C.double(max), b2i(noRet),
+		&r)); err != nil {
+		return nil, err
+	}
+	return &Tensor{r}, nil
+}
+
+var searchFns = map[string]C.int{"searchsorted_Tensor": C.OF_SEARCH_TENSOR, "searchsorted_Scalar": C.OF_SEARCH_SCALAR,
+	"bucketize": C.OF_BUCKETIZE}
+
+// Search calls aoti_torch_<cpu|cuda>_searchsorted_Tensor, _searchsorted_Scalar (scalar) or
+// _bucketize_Tensor (seq as the boundaries); side nil passes no side, sorter nil none.
+func Search(fn string, cuda bool, seq, self *Tensor, scalar float64, outInt32, right bool, side *string,
+	sorter *Tensor) (*Tensor, error) {
+	f, ok := searchFns[fn]
+	if !ok {
+		return nil, fmt.Errorf("unknown searchsorted fn %q", fn)
+	}
+	var cs *C.char
+	if side != nil {
+		cs = C.CString(*side)
+		defer C.free(unsafe.Pointer(cs))
+	}
+	var r C.AtenTensorHandle
+	if err := check(C.of_search(f, b2i(cuda), seq.handle(), self.handle(), C.double(scalar), C.int32_t(b2i(outInt32)),
+		C.int32_t(b2i(right)), cs, sorter.handle(), &r)); err != nil {
+		return nil, err
+	}
+	return &Tensor{r}, nil
 }

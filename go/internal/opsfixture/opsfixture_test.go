@@ -661,6 +661,74 @@ func expectBagOutput(t *testing.T, c fixture.Case, got *Tensor, dtype string) {
 	for i := range want {
 		if !(math.Abs(vals[i]-want[i]) <= atol+rtol*math.Abs(want[i])) {
 			t.Fatalf("output element %d = %v, want %v", i, vals[i], want[i])
+// --- sorting and searching: sort / sort_stable, topk, histc, searchsorted, bucketize -------
+
+// fixtureNumbers decodes a list of JSON numbers and "nan" / "inf" / "-inf".
+func fixtureNumbers(t *testing.T, raw []any) []float64 {
+	out := make([]float64, len(raw))
+	for i, v := range raw {
+		switch x := v.(type) {
+		case float64:
+			out[i] = x
+		case string:
+			switch x {
+			case "nan":
+				out[i] = math.NaN()
+			case "inf":
+				out[i] = math.Inf(1)
+			case "-inf":
+				out[i] = math.Inf(-1)
+			default:
+				t.Fatalf("bad fixture number %q", x)
+			}
+		default:
+			t.Fatalf("bad fixture number %v", v)
+		}
+	}
+	return out
+}
+
+// familySpec is one tensor of a sort-family case.
+type familySpec struct {
+	Dtype   string  `json:"dtype"`
+	Sizes   []int64 `json:"sizes"`
+	Strides []int64 `json:"strides"`
+	Values  []any   `json:"values"`
+}
+
+// familyTensor makes spec's tensor (its values row-major, or fill everywhere).
+func familyTensor(t *testing.T, s familySpec, cuda bool, fill float64) *Tensor {
+	strides := s.Strides
+	if strides == nil {
+		strides = Contiguous(s.Sizes)
+	}
+	vals := fixtureNumbers(t, s.Values)
+	x, err := NewTensor(s.Sizes, strides, s.Dtype, cuda, func(j int) float64 {
+		if len(vals) == 0 {
+			return fill
+		}
+		return vals[j]
+	})
+	require.NoError(t, err)
+	t.Cleanup(x.Close)
+	return x
+}
+
+// caseTensor is the case's own input: dtype, sizes, strides, input_values (fill without).
+func caseTensor(t *testing.T, c fixture.Case, cuda bool, fill float64) *Tensor {
+	var s familySpec
+	c.Get(t, "dtype", &s.Dtype)
+	c.Get(t, "sizes", &s.Sizes)
+	c.GetOr(t, "strides", &s.Strides)
+	c.GetOr(t, "input_values", &s.Values)
+	return familyTensor(t, s, cuda, fill)
+}
+
+func requireSame(t *testing.T, what string, got, want []float64) {
+	require.Len(t, got, len(want), what)
+	for i := range want {
+		if !(got[i] == want[i] || (math.IsNaN(got[i]) && math.IsNaN(want[i]))) {
+			t.Fatalf("%s element %d = %v, want %v", what, i, got[i], want[i])
 		}
 	}
 }
@@ -687,6 +755,109 @@ func TestEmbeddingBag(t *testing.T) {
 			expectBagIndices(t, c, out[1], "offset2bag")
 			expectBagIndices(t, c, out[2], "bag_size")
 			expectBagIndices(t, c, out[3], "max_indices")
+func sortArgs(t *testing.T, c fixture.Case) SortArgs {
+	var a SortArgs
+	var descending, largest, sorted int32 = 0, 1, 1
+	c.Get(t, "dim", &a.Dim)
+	c.GetOr(t, "descending", &descending)
+	c.GetOr(t, "k", &a.K)
+	c.GetOr(t, "largest", &largest)
+	c.GetOr(t, "sorted", &sorted)
+	a.Descending, a.Largest, a.Sorted = descending != 0, largest != 0, sorted != 0
+	return a
+}
+
+func histcArgs(t *testing.T, c fixture.Case) (bins int64, lo, hi float64) {
+	var raw []any
+	var b any
+	c.Get(t, "bins", &bins)
+	c.Get(t, "min", &b)
+	raw = append(raw, b)
+	c.Get(t, "max", &b)
+	raw = append(raw, b)
+	r := fixtureNumbers(t, raw)
+	return bins, r[0], r[1]
+}
+
+// searchCall runs a searchsorted-family case with its tensors made on `on`.
+func searchCall(t *testing.T, c fixture.Case, cuda bool, on string, null string, sorterValues bool) (*Tensor, error) {
+	var fn string
+	var seqSpec familySpec
+	var selfSpec *familySpec
+	var outInt32, right int32
+	var scalar float64
+	var side *string
+	c.Get(t, "fn", &fn)
+	c.Get(t, "seq", &seqSpec)
+	c.GetOr(t, "self", &selfSpec)
+	c.GetOr(t, "out_int32", &outInt32)
+	c.GetOr(t, "right", &right)
+	c.GetOr(t, "scalar", &scalar)
+	c.GetOr(t, "side", &side)
+	seq := familyTensor(t, seqSpec, on == "cuda", 0)
+	var self, sorter *Tensor
+	if selfSpec != nil {
+		self = familyTensor(t, *selfSpec, on == "cuda", 0)
+	}
+	if sorterValues { // a value case: int64 positions of seq's shape
+		var vals []any
+		if c.GetOr(t, "sorter", &vals) {
+			sorter = familyTensor(t, familySpec{Dtype: "int64", Sizes: seqSpec.Sizes, Values: vals}, on == "cuda", 0)
+		}
+	} else {
+		var spec *familySpec
+		if c.GetOr(t, "sorter", &spec) && spec != nil {
+			sorter = familyTensor(t, *spec, on == "cuda", 0)
+		}
+	}
+	if null == "seq" {
+		seq = nil
+	}
+	if null == "self" {
+		self = nil
+	}
+	return Search(fn, cuda, seq, self, scalar, outInt32 != 0, right != 0, side, sorter)
+}
+
+func TestSort(t *testing.T) {
+	for _, c := range fx.Cases(t, "ops.json", "sort") {
+		t.Run(c.Name, func(t *testing.T) {
+			fx.Begin(t, c)
+			dtype, cuda := valueCase(t, c)
+			var fn string
+			var wantSizes, wantStrides []int64
+			var expected []any
+			var wantIdx []float64
+			c.Get(t, "fn", &fn)
+			c.Get(t, "expect_sizes", &wantSizes)
+			c.GetOr(t, "expect_strides", &wantStrides)
+			c.Get(t, "expected", &expected)
+			c.Get(t, "expected_indices", &wantIdx)
+			if wantStrides == nil {
+				wantStrides = Contiguous(wantSizes)
+			}
+			values, indices, err := Sort(fn, cuda, caseTensor(t, c, cuda, 0), sortArgs(t, c))
+			require.NoError(t, err)
+			defer values.Close()
+			defer indices.Close()
+			_, _, vt, _, err := values.Meta()
+			require.NoError(t, err)
+			require.Equal(t, DtypeCode(dtype), vt)
+			_, _, it, _, err := indices.Meta()
+			require.NoError(t, err)
+			require.Equal(t, DtypeCode("int64"), it)
+			got, sizes, strides, err := values.Values(dtype)
+			require.NoError(t, err)
+			if len(wantSizes) == 0 {
+				wantSizes, wantStrides = nil, nil
+			}
+			require.Equal(t, wantSizes, sizes)
+			require.Equal(t, wantStrides, strides, "values' strides (ATen's meta)")
+			requireSame(t, "values", got, fixtureNumbers(t, expected))
+			gotIdx, _, idxStrides, err := indices.Values("int64")
+			require.NoError(t, err)
+			require.Equal(t, wantStrides, idxStrides, "indices' strides")
+			requireSame(t, "indices", gotIdx, wantIdx)
 		})
 	}
 }
@@ -725,5 +896,106 @@ func TestEmbeddingBagBadInput(t *testing.T) {
 			require.Equal(t, codes[expect], e.Code, "%v", err)
 			require.True(t, strings.Contains(e.Message, message), "%q does not mention %q", e.Message, message)
 		})
+	}
+}
+func TestHistc(t *testing.T) {
+	for _, c := range fx.Cases(t, "ops.json", "histc") {
+		t.Run(c.Name, func(t *testing.T) {
+			fx.Begin(t, c)
+			dtype, cuda := valueCase(t, c)
+			var want []float64
+			var wantSizes []int64
+			c.Get(t, "expected", &want)
+			c.Get(t, "expect_sizes", &wantSizes)
+			bins, lo, hi := histcArgs(t, c)
+			out, err := Histc(cuda, caseTensor(t, c, cuda, 0), bins, lo, hi, false)
+			require.NoError(t, err)
+			defer out.Close()
+			_, _, dt, _, err := out.Meta()
+			require.NoError(t, err)
+			require.Equal(t, DtypeCode(dtype), dt)
+			got, sizes, _, err := out.Values(dtype)
+			require.NoError(t, err)
+			require.Equal(t, wantSizes, sizes)
+			requireSame(t, "counts", got, want)
+		})
+	}
+}
+
+func TestSearchsorted(t *testing.T) {
+	for _, c := range fx.Cases(t, "ops.json", "searchsorted") {
+		t.Run(c.Name, func(t *testing.T) {
+			fx.Begin(t, c)
+			var device, wantDtype string
+			var want []float64
+			var wantSizes []int64
+			c.Get(t, "device", &device)
+			c.Get(t, "expect_dtype", &wantDtype)
+			c.Get(t, "expected", &want)
+			c.Get(t, "expect_sizes", &wantSizes)
+			out, err := searchCall(t, c, device == "cuda", device, "", true)
+			require.NoError(t, err)
+			defer out.Close()
+			_, _, dt, _, err := out.Meta()
+			require.NoError(t, err)
+			require.Equal(t, DtypeCode(wantDtype), dt)
+			got, sizes, _, err := out.Values(wantDtype)
+			require.NoError(t, err)
+			if len(wantSizes) == 0 {
+				wantSizes = nil
+			}
+			require.Equal(t, wantSizes, sizes)
+			requireSame(t, "positions", got, want)
+		})
+	}
+}
+
+func TestSortFamilyBadInput(t *testing.T) {
+	for _, op := range []string{"sort_error", "histc_error", "searchsorted_error"} {
+		for _, c := range fx.Cases(t, "ops.json", op) {
+			t.Run(c.Name, func(t *testing.T) {
+				fx.Begin(t, c)
+				var device, fn, null, expect, message string
+				c.Get(t, "device", &device)
+				c.Get(t, "fn", &fn)
+				c.GetOr(t, "null", &null)
+				c.Get(t, "expect", &expect)
+				c.Get(t, "message", &message)
+				on := device
+				c.GetOr(t, "tensors_on", &on)
+				cuda := device == "cuda"
+				var err error
+				switch op {
+				case "searchsorted_error":
+					var out *Tensor
+					out, err = searchCall(t, c, cuda, on, null, false)
+					out.Close()
+				case "histc_error":
+					self := caseTensor(t, c, on == "cuda", 1)
+					if null == "self" {
+						self = nil
+					}
+					bins, lo, hi := histcArgs(t, c)
+					var out *Tensor
+					out, err = Histc(cuda, self, bins, lo, hi, null == "ret0")
+					out.Close()
+				default:
+					self := caseTensor(t, c, on == "cuda", 1)
+					if null == "self" {
+						self = nil
+					}
+					a := sortArgs(t, c)
+					a.NoRet0, a.NoRet1 = null == "ret0", null == "ret1"
+					var v, i *Tensor
+					v, i, err = Sort(fn, cuda, self, a)
+					v.Close()
+					i.Close()
+				}
+				var e *Error
+				require.True(t, errors.As(err, &e), "want %s, got %v", expect, err)
+				require.Equal(t, codes[expect], e.Code, "%v", err)
+				require.True(t, strings.Contains(e.Message, message), "%q does not mention %q", e.Message, message)
+			})
+		}
 	}
 }
