@@ -3,9 +3,6 @@
  * (GEMMs, convolution, attention, cumulative sums, embedding bags), with exactly the signatures
  * of PyTorch 2.11's generated torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and
  * c_shim_cpu.h.
- * (GEMMs, convolution, attention, cumulative sums, sorting and searching), with exactly the
- * signatures of PyTorch 2.11's generated
- * torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and c_shim_cpu.h.
  *
  * aoti_torch_cuda_*: on the current stream (the caller stream, or a model's stream guard),
  * never synchronizing; cuBLASLt and cuDNN are opened on first use (a missing library is
@@ -158,6 +155,7 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda__embedding_bag_forward
     int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
     int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
     AtenTensorHandle* ret3);
+
 /* ---- Sorting and searching (CPU and CUDA) ---- */
 /* ret0/ret1 (new references) = self sorted along dim (negative from the end; a 0-d tensor
  * takes 0 or -1), ascending or descending, and the int64 positions the values came from.

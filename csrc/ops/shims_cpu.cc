@@ -57,6 +57,9 @@ Error embedding_bag(AtenTensorHandle weight, AtenTensorHandle indices, AtenTenso
   std::unique_ptr<SlimTensor> out[4];
   SLIMCUDA_OP_TRY(embedding_bag_cpu(p, out));
   for (int i = 0; i < 4; ++i) *rets[i] = handle_of(out[i].release());
+  return Error::Ok;
+}
+
 // sort / topk: the two outputs with the problem's layout, handed out once both are written.
 Error sorted(const SortProblem& p, AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
   std::unique_ptr<SlimTensor> values, indices;
@@ -214,6 +217,9 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag_forward_only)(
     AtenTensorHandle* const rets[4] = {ret0, ret1, ret2, ret3};
     return ops::embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx,
                               rets);
+  });
+}
+
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_sort)(AtenTensorHandle self, int64_t dim, int32_t descending,
                                                   AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
   return c_entry(__func__, [&]() {

@@ -208,6 +208,10 @@ static inline of_result of_embedding_bag(int cuda, int forward_only, AtenTensorH
                                                              include_last_offset, padding_idx, r[0], r[1], r[2], r[3])
              : SLIMCUDA_SHIM(aoti_torch_cpu__embedding_bag)(weight, indices, offsets, 0, mode, 0, p,
                                                             include_last_offset, padding_idx, r[0], r[1], r[2], r[3]);
+  }
+  return of_wrap(c);
+}
+
 /* ---- sorting and searching ---- */
 enum { OF_SORT = 0, OF_SORT_STABLE = 1, OF_TOPK = 2 };
 

@@ -447,6 +447,8 @@ func EmbeddingBag(cuda bool, weight, indices, offsets, psw *Tensor, o EmbeddingB
 		}
 	}
 	return out, err
+}
+
 var sortFns = map[string]C.int{"sort": C.OF_SORT, "sort_stable": C.OF_SORT_STABLE, "topk": C.OF_TOPK}
 
 // SortArgs are a sort shim's scalar arguments (K, Largest and Sorted: topk only); NoRet0 /

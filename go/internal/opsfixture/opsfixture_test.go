@@ -661,6 +661,73 @@ func expectBagOutput(t *testing.T, c fixture.Case, got *Tensor, dtype string) {
 	for i := range want {
 		if !(math.Abs(vals[i]-want[i]) <= atol+rtol*math.Abs(want[i])) {
 			t.Fatalf("output element %d = %v, want %v", i, vals[i], want[i])
+		}
+	}
+}
+
+func TestEmbeddingBag(t *testing.T) {
+	for _, c := range fx.Cases(t, "ops.json", "embedding_bag") {
+		t.Run(c.Name, func(t *testing.T) {
+			fx.Begin(t, c)
+			dtype, cuda := valueCase(t, c)
+			w, idx, off, psw := bagInputs(t, c, cuda)
+			defer w.Close()
+			defer idx.Close()
+			defer off.Close()
+			defer psw.Close()
+			out, err := EmbeddingBag(cuda, w, idx, off, psw, bagOptions(t, c))
+			for _, o := range out {
+				defer o.Close()
+			}
+			require.NoError(t, err)
+			_, _, code, _, err := out[0].Meta()
+			require.NoError(t, err)
+			require.Equal(t, DtypeCode(dtype), code, "output dtype")
+			expectBagOutput(t, c, out[0], dtype)
+			expectBagIndices(t, c, out[1], "offset2bag")
+			expectBagIndices(t, c, out[2], "bag_size")
+			expectBagIndices(t, c, out[3], "max_indices")
+		})
+	}
+}
+
+func TestEmbeddingBagBadInput(t *testing.T) {
+	for _, c := range fx.Cases(t, "ops.json", "embedding_bag_error") {
+		t.Run(c.Name, func(t *testing.T) {
+			fx.Begin(t, c)
+			var device, on, null, expect, message string
+			c.Get(t, "device", &device)
+			c.Get(t, "expect", &expect)
+			c.Get(t, "message", &message)
+			c.GetOr(t, "null", &null)
+			if !c.GetOr(t, "tensors_on", &on) {
+				on = device
+			}
+			w, idx, off, psw := bagInputs(t, c, on == "cuda")
+			defer w.Close()
+			defer idx.Close()
+			defer off.Close()
+			defer psw.Close()
+			o := bagOptions(t, c)
+			for i := range o.NullRet {
+				o.NullRet[i] = null == fmt.Sprintf("ret%d", i)
+			}
+			args := map[string]*Tensor{"weight": w, "indices": idx, "offsets": off}
+			if _, ok := args[null]; ok {
+				args[null] = nil
+			}
+			out, err := EmbeddingBag(device == "cuda", args["weight"], args["indices"], args["offsets"], psw, o)
+			for _, x := range out {
+				require.Nil(t, x, "nothing is handed out on failure")
+			}
+			var e *Error
+			require.True(t, errors.As(err, &e), "want %s, got %v", expect, err)
+			require.Equal(t, codes[expect], e.Code, "%v", err)
+			require.True(t, strings.Contains(e.Message, message), "%q does not mention %q", e.Message, message)
+		})
+	}
+}
+
 // --- sorting and searching: sort / sort_stable, topk, histc, searchsorted, bucketize -------
 
 // fixtureNumbers decodes a list of JSON numbers and "nan" / "inf" / "-inf".
@@ -733,28 +800,6 @@ func requireSame(t *testing.T, what string, got, want []float64) {
 	}
 }
 
-func TestEmbeddingBag(t *testing.T) {
-	for _, c := range fx.Cases(t, "ops.json", "embedding_bag") {
-		t.Run(c.Name, func(t *testing.T) {
-			fx.Begin(t, c)
-			dtype, cuda := valueCase(t, c)
-			w, idx, off, psw := bagInputs(t, c, cuda)
-			defer w.Close()
-			defer idx.Close()
-			defer off.Close()
-			defer psw.Close()
-			out, err := EmbeddingBag(cuda, w, idx, off, psw, bagOptions(t, c))
-			for _, o := range out {
-				defer o.Close()
-			}
-			require.NoError(t, err)
-			_, _, code, _, err := out[0].Meta()
-			require.NoError(t, err)
-			require.Equal(t, DtypeCode(dtype), code, "output dtype")
-			expectBagOutput(t, c, out[0], dtype)
-			expectBagIndices(t, c, out[1], "offset2bag")
-			expectBagIndices(t, c, out[2], "bag_size")
-			expectBagIndices(t, c, out[3], "max_indices")
 func sortArgs(t *testing.T, c fixture.Case) SortArgs {
 	var a SortArgs
 	var descending, largest, sorted int32 = 0, 1, 1
@@ -862,42 +907,6 @@ func TestSort(t *testing.T) {
 	}
 }
 
-func TestEmbeddingBagBadInput(t *testing.T) {
-	for _, c := range fx.Cases(t, "ops.json", "embedding_bag_error") {
-		t.Run(c.Name, func(t *testing.T) {
-			fx.Begin(t, c)
-			var device, on, null, expect, message string
-			c.Get(t, "device", &device)
-			c.Get(t, "expect", &expect)
-			c.Get(t, "message", &message)
-			c.GetOr(t, "null", &null)
-			if !c.GetOr(t, "tensors_on", &on) {
-				on = device
-			}
-			w, idx, off, psw := bagInputs(t, c, on == "cuda")
-			defer w.Close()
-			defer idx.Close()
-			defer off.Close()
-			defer psw.Close()
-			o := bagOptions(t, c)
-			for i := range o.NullRet {
-				o.NullRet[i] = null == fmt.Sprintf("ret%d", i)
-			}
-			args := map[string]*Tensor{"weight": w, "indices": idx, "offsets": off}
-			if _, ok := args[null]; ok {
-				args[null] = nil
-			}
-			out, err := EmbeddingBag(device == "cuda", args["weight"], args["indices"], args["offsets"], psw, o)
-			for _, x := range out {
-				require.Nil(t, x, "nothing is handed out on failure")
-			}
-			var e *Error
-			require.True(t, errors.As(err, &e), "want %s, got %v", expect, err)
-			require.Equal(t, codes[expect], e.Code, "%v", err)
-			require.True(t, strings.Contains(e.Message, message), "%q does not mention %q", e.Message, message)
-		})
-	}
-}
 func TestHistc(t *testing.T) {
 	for _, c := range fx.Cases(t, "ops.json", "histc") {
 		t.Run(c.Name, func(t *testing.T) {
