@@ -282,6 +282,27 @@ TEST(ProxyExecutor, RunsTheGroupedGemmOfAMixtureOfExperts) {
   SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(out);
 }
 
+TEST(ProxyExecutor, RunsTorchvisionNmsAsAnExportCallsIt) {
+  std::shared_ptr<const ProxyExecutor> e;
+  ASSERT_EQ(create(kNmsNodes, &e), Error::Ok) << last_error_message();
+  // Box 1 overlaps box 0 (IoU 1/1.1 > 0.5) and scores lower: suppressed.
+  Host dets = floats({0, 0, 1, 1, 0, 0, 1, 1.1f, 2, 2, 3, 3}, {3, 4});
+  Host scores = floats({0.9f, 0.8f, 0.7f}, {3});
+  AtenTensorHandle out = nullptr;
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_new_uninitialized_tensor)(&out), 0);
+  AtenTensorHandle args[3] = {h(dets), h(scores), out};
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_proxy_executor_call_function)(
+                reinterpret_cast<AOTIProxyExecutorHandle>(e->handle()), 0, 0, nullptr, 3, args),
+            0)
+      << last_error_message();
+  const auto* o = reinterpret_cast<SlimTensor*>(out);
+  ASSERT_EQ(o->dtype(), ScalarType::Long);
+  ASSERT_EQ(o->sizes(), (std::vector<int64_t>{2}));
+  const auto* p = static_cast<const int64_t*>(o->data_ptr());
+  EXPECT_EQ(std::vector<int64_t>(p, p + 2), (std::vector<int64_t>{0, 2}));
+  SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(out);
+}
+
 TEST(ProxyExecutor, BadCallsFailAndThrowSoTheRunFails) {
   std::shared_ptr<const ProxyExecutor> e;
   ASSERT_EQ(create(grouped_nodes(), &e), Error::Ok) << last_error_message();
