@@ -9,7 +9,6 @@
 
 #include "csrc/entry/c_entry.h"
 #include "csrc/entry/caller_context.h"
-#include "csrc/proxy/bind.h"
 #include "csrc/model/describe.h"
 #include "csrc/model/load.h"
 #include "csrc/model/model.h"
@@ -17,6 +16,7 @@
 #include "csrc/package/file_reader.h"
 #include "csrc/package/manifest.h"
 #include "csrc/package/model_package.h"
+#include "csrc/proxy/bind.h"
 #include "slimcuda/slimcuda.h"
 
 using namespace slimcuda;  // NOLINT: thin C shells

@@ -337,8 +337,8 @@ Error GraphRunner::warm_up(Captured& g, size_t num_inputs, size_t num_outputs, c
   std::vector<void*> in, outs(num_outputs, nullptr);
   SLIMCUDA_RETURN_IF_ERROR(borrow_handles(g.inputs, &in));
   clear_last_error();
-  const int32_t rc =
-      abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream, abi_.proxy_executor);
+  const int32_t rc = abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream,
+                                              abi_.proxy_executor);
   in.clear();  // stolen by the container
   drop(&outs);
   // The warm-up's writes undone, whether it ran or failed: the replay makes this call's.
@@ -365,8 +365,8 @@ Error GraphRunner::record(Captured& g, size_t num_inputs, size_t num_outputs, cu
     return set_last_error(Error::NotSupported, "cudaStreamBeginCapture failed: %s", cuda_text(err).c_str());
   }
   clear_last_error();
-  const int32_t rc =
-      abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream, abi_.proxy_executor);
+  const int32_t rc = abi_.run_single_threaded(container_, in.data(), num_inputs, outs.data(), num_outputs, stream,
+                                              abi_.proxy_executor);
   in.clear();
   const std::string run_why = last_error_message();
   const cudaError_t end = cudaStreamEndCapture(stream, graph);  // always: leaves capture mode

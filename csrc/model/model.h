@@ -15,8 +15,8 @@
 #include "csrc/cuda/stream_context.h"
 #include "csrc/graph/graph_runner.h"
 #include "csrc/model/constants.h"
-#include "csrc/model/instance_slots.h"
 #include "csrc/model/extern_kernels.h"
+#include "csrc/model/instance_slots.h"
 #include "csrc/model/library.h"
 #include "csrc/model/state.h"
 #include "csrc/package/model_package.h"
@@ -85,8 +85,7 @@ class Model {
   /// instances and the errors: as for load.
   [[nodiscard]] static Error load_library(const uint8_t* so, size_t size, DeviceType type, int device_index,
                                           int instances, const MethodSpec* declared, const DescribeInputs& describe,
-                                          std::unique_ptr<Model>* out,
-                                          graph::GraphMode graphs = graph::GraphMode::Off,
+                                          std::unique_ptr<Model>* out, graph::GraphMode graphs = graph::GraphMode::Off,
                                           std::shared_ptr<const ExternKernels> externs = nullptr) noexcept;
   ~Model();
   // One container and one dlopen handle each; copies would free them twice.
@@ -250,7 +249,7 @@ class Model {
   // output borrowing from them are gone (container first, then dlclose).
   struct Loaded {
     std::shared_ptr<ModelLibrary> library;
-    std::shared_ptr<const void> weights;  // constants the container uses (attach_constants)
+    std::shared_ptr<const void> weights;           // constants the container uses (attach_constants)
     std::shared_ptr<const ExternKernels> externs;  // the proxy executor its runs pass (null: none)
     // Handles of the constants the containers (the model's, the graphs' capture container)
     // keep and never delete: freed after every container is gone.

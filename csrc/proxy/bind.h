@@ -14,6 +14,6 @@ namespace slimcuda::proxy {
 
 /// ProxyExecutor::create with the entry layer's caller-stream resolution (BindExternKernelsFn).
 [[nodiscard]] Error bind_extern_kernels(std::string_view nodes_json, std::string_view wrapper_source,
-                                       std::shared_ptr<const ExternKernels>* out) noexcept;
+                                        std::shared_ptr<const ExternKernels>* out) noexcept;
 
 }  // namespace slimcuda::proxy

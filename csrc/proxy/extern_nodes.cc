@@ -99,10 +99,10 @@ Error scalar_forms(const std::string& form, const json& v, const Where& w, NodeA
   if (form == "as_int" || form == "as_scalar_type" || form == "as_memory_format" || form == "as_layout") {
     if (!v.is_number_integer()) return bad(w, "not an integer");
     a->int_value = v.get<int64_t>();
-    a->form = form == "as_int"              ? ArgForm::Int
-              : form == "as_scalar_type"    ? ArgForm::ScalarType
-              : form == "as_memory_format"  ? ArgForm::MemoryFormat
-                                            : ArgForm::Layout;
+    a->form = form == "as_int"             ? ArgForm::Int
+              : form == "as_scalar_type"   ? ArgForm::ScalarType
+              : form == "as_memory_format" ? ArgForm::MemoryFormat
+                                           : ArgForm::Layout;
   } else if (form == "as_float") {
     if (!v.is_number()) return bad(w, "not a number");
     a->form = ArgForm::Float;
@@ -189,8 +189,9 @@ Error argument(const json& j, const Where& w, NodeArg* a) {
   if (known) return Error::Ok;
   if (form == "as_custom_obj" || form == "as_graph" || form == "as_sym_float" || form == "as_sym_bool" ||
       form == "as_sym_floats" || form == "as_sym_bools") {
-    return set_last_error(Error::NotSupported, "extern-kernel node %zu (%s): %s: arguments of form %s are not supported",
-                          w.node, w.target != nullptr ? w.target->c_str() : "?", w.field, form.c_str());
+    return set_last_error(Error::NotSupported,
+                          "extern-kernel node %zu (%s): %s: arguments of form %s are not supported", w.node,
+                          w.target != nullptr ? w.target->c_str() : "?", w.field, form.c_str());
   }
   return bad(w, ("an unknown argument form " + form.substr(0, 64)).c_str());
 }
@@ -233,28 +234,63 @@ Error node(const json& entry, size_t index, ExternNode* out) {
 }  // namespace
 
 const char* arg_form_name(ArgForm form) noexcept {
-  static const char* const names[] = {"as_tensor",     "as_tensors",       "as_optional_tensors", "as_optional_tensor",
-                                      "as_int",        "as_ints",          "as_sym_int",          "as_sym_ints",
-                                      "as_float",      "as_floats",        "as_bool",             "as_bools",
-                                      "as_string",     "as_strings",       "as_scalar_type",      "as_memory_format",
-                                      "as_layout",     "as_device",        "as_none"};
+  static const char* const names[] = {"as_tensor",
+                                      "as_tensors",
+                                      "as_optional_tensors",
+                                      "as_optional_tensor",
+                                      "as_int",
+                                      "as_ints",
+                                      "as_sym_int",
+                                      "as_sym_ints",
+                                      "as_float",
+                                      "as_floats",
+                                      "as_bool",
+                                      "as_bools",
+                                      "as_string",
+                                      "as_strings",
+                                      "as_scalar_type",
+                                      "as_memory_format",
+                                      "as_layout",
+                                      "as_device",
+                                      "as_none"};
   const auto i = static_cast<size_t>(form);
   return i < sizeof(names) / sizeof(names[0]) ? names[i] : "?";
 }
 
 bool serialized_scalar_type(int64_t code, ScalarType* out) noexcept {
   switch (code) {
-    case 1: *out = ScalarType::Byte; return true;
-    case 2: *out = ScalarType::Char; return true;
-    case 3: *out = ScalarType::Short; return true;
-    case 4: *out = ScalarType::Int; return true;
-    case 5: *out = ScalarType::Long; return true;
-    case 6: *out = ScalarType::Half; return true;
-    case 7: *out = ScalarType::Float; return true;
-    case 8: *out = ScalarType::Double; return true;
-    case 12: *out = ScalarType::Bool; return true;
-    case 13: *out = ScalarType::BFloat16; return true;
-    default: return false;
+    case 1:
+      *out = ScalarType::Byte;
+      return true;
+    case 2:
+      *out = ScalarType::Char;
+      return true;
+    case 3:
+      *out = ScalarType::Short;
+      return true;
+    case 4:
+      *out = ScalarType::Int;
+      return true;
+    case 5:
+      *out = ScalarType::Long;
+      return true;
+    case 6:
+      *out = ScalarType::Half;
+      return true;
+    case 7:
+      *out = ScalarType::Float;
+      return true;
+    case 8:
+      *out = ScalarType::Double;
+      return true;
+    case 12:
+      *out = ScalarType::Bool;
+      return true;
+    case 13:
+      *out = ScalarType::BFloat16;
+      return true;
+    default:
+      return false;
   }
 }
 

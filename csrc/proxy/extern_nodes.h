@@ -50,15 +50,15 @@ enum class ArgForm : int8_t {
 struct NodeArg {
   std::string name;  ///< the schema argument's name (inputs); "" for outputs
   ArgForm form = ArgForm::None;
-  size_t length = 1;            ///< items of a list form; 1 otherwise
-  std::vector<bool> present;    ///< OptionalTensors: which items are tensors (the rest None)
-  int64_t int_value = 0;        ///< Int, ScalarType, MemoryFormat, Layout; Device's index (-1: none)
-  double float_value = 0.0;     ///< Float
-  bool bool_value = false;      ///< Bool; OptionalTensor: it is a tensor
-  std::string string_value;     ///< String; Device's type
-  std::vector<int64_t> ints;    ///< Ints (as serialized; run-time values come from the call)
-  std::vector<double> floats;   ///< Floats
-  std::vector<bool> bools;      ///< Bools
+  size_t length = 1;           ///< items of a list form; 1 otherwise
+  std::vector<bool> present;   ///< OptionalTensors: which items are tensors (the rest None)
+  int64_t int_value = 0;       ///< Int, ScalarType, MemoryFormat, Layout; Device's index (-1: none)
+  double float_value = 0.0;    ///< Float
+  bool bool_value = false;     ///< Bool; OptionalTensor: it is a tensor
+  std::string string_value;    ///< String; Device's type
+  std::vector<int64_t> ints;   ///< Ints (as serialized; run-time values come from the call)
+  std::vector<double> floats;  ///< Floats
+  std::vector<bool> bools;     ///< Bools
   std::vector<std::string> strings;
 };
 

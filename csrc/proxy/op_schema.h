@@ -49,9 +49,9 @@ struct SchemaDefault {
 struct SchemaArg {
   std::string name;
   SchemaType type = SchemaType::Tensor;
-  bool optional = false;   ///< T? (may be None)
-  bool mutated = false;    ///< Tensor(a!): written in place
-  bool keyword = false;    ///< after `*`
+  bool optional = false;  ///< T? (may be None)
+  bool mutated = false;   ///< Tensor(a!): written in place
+  bool keyword = false;   ///< after `*`
   SchemaDefault def;
 };
 

@@ -116,9 +116,8 @@ bool place(const SchemaArg& a, const NodeArg& n, ArgPlan* plan) {
 
 Error bind_returns(const ExternNode& node, size_t index, const OpSchema& schema, BoundNode* b) {
   if (node.outputs.size() != schema.returns.size()) {
-    return set_last_error(Error::InvalidProgram, "extern-kernel node %zu (%s): %zu outputs where %s returns %zu",
-                          index, node.target.c_str(), node.outputs.size(), schema.target().c_str(),
-                          schema.returns.size());
+    return set_last_error(Error::InvalidProgram, "extern-kernel node %zu (%s): %zu outputs where %s returns %zu", index,
+                          node.target.c_str(), node.outputs.size(), schema.target().c_str(), schema.returns.size());
   }
   for (size_t r = 0; r < schema.returns.size(); ++r) {
     const SchemaArg& ret = schema.returns[r];
@@ -156,9 +155,9 @@ Error bind_node(const ExternNode& node, size_t index, const RegisteredOp& op, Bo
       if (from_default(a, &plan) != Error::Ok) return mismatch(index, node, a.name, "missing, and it has no default");
     } else {
       if (!place(a, *it->second, &plan)) {
-        return mismatch(index, node, a.name,
-                        (std::string("given as ") + arg_form_name(it->second->form) + ", which its type cannot take")
-                            .c_str());
+        return mismatch(
+            index, node, a.name,
+            (std::string("given as ") + arg_form_name(it->second->form) + ", which its type cannot take").c_str());
       }
       given.erase(it);
     }
@@ -214,12 +213,11 @@ Error check_call_sites(std::string_view source, const std::vector<BoundNode>& no
                              "the model's library calls extern-kernel node %lld; its node file has %zu", c.node,
                              nodes.size());
     const BoundNode& b = nodes[static_cast<size_t>(c.node)];
-    SLIMCUDA_CHECK_OR_RETURN(c.ints == b.input_ints && c.tensors == b.input_tensors + b.output_tensors,
-                             Error::InvalidProgram,
-                             "extern-kernel node %lld (%s): the library passes %lld ints and %lld tensors; the node "
-                             "binds %d ints and %d + %d tensors",
-                             c.node, b.target.c_str(), c.ints, c.tensors, b.input_ints, b.input_tensors,
-                             b.output_tensors);
+    SLIMCUDA_CHECK_OR_RETURN(
+        c.ints == b.input_ints && c.tensors == b.input_tensors + b.output_tensors, Error::InvalidProgram,
+        "extern-kernel node %lld (%s): the library passes %lld ints and %lld tensors; the node "
+        "binds %d ints and %d + %d tensors",
+        c.node, b.target.c_str(), c.ints, c.tensors, b.input_ints, b.input_tensors, b.output_tensors);
   }
   return Error::Ok;
 }
@@ -316,12 +314,11 @@ Error ProxyExecutor::call(int index, int num_ints, const int64_t* ints, int num_
   SLIMCUDA_CHECK_OR_RETURN(index >= 0 && static_cast<size_t>(index) < nodes_.size(), Error::InvalidArgument,
                            "extern-kernel node %d does not exist (the model has %zu)", index, nodes_.size());
   const BoundNode& b = nodes_[static_cast<size_t>(index)];
-  SLIMCUDA_CHECK_OR_RETURN(num_ints == b.input_ints && num_tensors == b.input_tensors + b.output_tensors,
-                           Error::InvalidArgument,
-                           "extern-kernel node %d (%s): called with %d ints and %d tensors; its node binds %d ints "
-                           "and %d + %d tensors",
-                           index, b.target.c_str(), num_ints, num_tensors, b.input_ints, b.input_tensors,
-                           b.output_tensors);
+  SLIMCUDA_CHECK_OR_RETURN(
+      num_ints == b.input_ints && num_tensors == b.input_tensors + b.output_tensors, Error::InvalidArgument,
+      "extern-kernel node %d (%s): called with %d ints and %d tensors; its node binds %d ints "
+      "and %d + %d tensors",
+      index, b.target.c_str(), num_ints, num_tensors, b.input_ints, b.input_tensors, b.output_tensors);
   SLIMCUDA_CHECK_OR_RETURN((num_ints == 0 || ints != nullptr) && (num_tensors == 0 || tensors != nullptr),
                            Error::InvalidArgument, "extern-kernel node %d (%s): null argument array", index,
                            b.target.c_str());
@@ -337,7 +334,8 @@ Error ProxyExecutor::call(int index, int num_ints, const int64_t* ints, int num_
   if (device >= 0) {
     guard = std::make_unique<cuda::DeviceGuard>(device);
     SLIMCUDA_RETURN_IF_ERROR(guard->error());
-    SLIMCUDA_CHECK_OR_RETURN(resolve_ != nullptr, Error::Internal, "no caller-stream resolution for the proxy executor");
+    SLIMCUDA_CHECK_OR_RETURN(resolve_ != nullptr, Error::Internal,
+                             "no caller-stream resolution for the proxy executor");
     SLIMCUDA_RETURN_IF_ERROR(resolve_(device, &c.ctx));
   }
   SLIMCUDA_RETURN_IF_ERROR(b.op->kernel(&c));

@@ -16,9 +16,9 @@ extern "C" {
 // Model::run_failure reports the message. Not noexcept, and the throw is outside c_entry,
 // which would swallow it.
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_proxy_executor_call_function)(AOTIProxyExecutorHandle proxy_executor,
-                                                                       int extern_node_index, int num_ints,
-                                                                       int64_t* flatten_int_args, int num_tensors,
-                                                                       AtenTensorHandle* flatten_tensor_args) {
+                                                                      int extern_node_index, int num_ints,
+                                                                      int64_t* flatten_int_args, int num_tensors,
+                                                                      AtenTensorHandle* flatten_tensor_args) {
   const int32_t rc = slimcuda::c_entry(__func__, [&]() {
     SLIMCUDA_CHECK_OR_RETURN(proxy_executor != nullptr, slimcuda::Error::InvalidArgument,
                              "the model calls extern-kernel node %d, but its run was given no proxy executor "

@@ -261,8 +261,8 @@ TEST(ProxyExecutor, RunsTheGroupedGemmOfAMixtureOfExperts) {
   // 5 rows of 2: rows 0-1 to expert 0, none to expert 1, rows 2-3 to expert 2; row 4 past
   // the last offset stays zero.
   Host input = floats({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {5, 2});
-  Host weight = floats({1, 0, 0, 0, 1, 0,  // expert 0: [[1,0,0],[0,1,0]]
-                        9, 9, 9, 9, 9, 9,  // expert 1: unused
+  Host weight = floats({1, 0, 0, 0, 1, 0,   // expert 0: [[1,0,0],[0,1,0]]
+                        9, 9, 9, 9, 9, 9,   // expert 1: unused
                         0, 1, 1, 1, 0, 1},  // expert 2: [[0,1,1],[1,0,1]]
                        {3, 2, 3});
   Host offs = ints({2, 2, 4});
@@ -320,17 +320,16 @@ TEST(ProxyExecutor, BadCallsFailAndThrowSoTheRunFails) {
     const char* message;
   };
   AtenTensorHandle with_null[4] = {h(input), nullptr, h(bad_offs), out};
-  for (const Call& c : {Call{handle, 1, 0, 4, args, "node 1 does not exist"},
-                        Call{handle, -1, 0, 4, args, "node -1 does not exist"},
-                        Call{handle, 0, 0, 3, args, "called with 0 ints and 3 tensors"},
-                        Call{handle, 0, 1, 4, args, "called with 1 ints"},
-                        Call{handle, 0, 0, 4, nullptr, "null argument array"},
-                        Call{handle, 0, 0, 4, with_null, "tensor argument 1 is null"},
-                        Call{nullptr, 0, 0, 4, args, "given no proxy executor"},
-                        Call{handle, 0, 0, 4, args, "offs[0] = 3 is below the previous offset or past the 1 rows"}}) {
-    EXPECT_THROW((void)SLIMCUDA_SHIM(aoti_torch_proxy_executor_call_function)(c.e, c.node, c.ints, nullptr,
-                                                                               c.tensors, c.args),
-                 std::runtime_error)
+  for (const Call& c :
+       {Call{handle, 1, 0, 4, args, "node 1 does not exist"}, Call{handle, -1, 0, 4, args, "node -1 does not exist"},
+        Call{handle, 0, 0, 3, args, "called with 0 ints and 3 tensors"},
+        Call{handle, 0, 1, 4, args, "called with 1 ints"}, Call{handle, 0, 0, 4, nullptr, "null argument array"},
+        Call{handle, 0, 0, 4, with_null, "tensor argument 1 is null"},
+        Call{nullptr, 0, 0, 4, args, "given no proxy executor"},
+        Call{handle, 0, 0, 4, args, "offs[0] = 3 is below the previous offset or past the 1 rows"}}) {
+    EXPECT_THROW(
+        (void)SLIMCUDA_SHIM(aoti_torch_proxy_executor_call_function)(c.e, c.node, c.ints, nullptr, c.tensors, c.args),
+        std::runtime_error)
         << c.message;
     EXPECT_NE(std::string(last_error_message()).find(c.message), std::string::npos) << last_error_message();
   }

@@ -49,8 +49,8 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_empty_strided_pinned)(int64_t ndim, cons
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_new_uninitialized_tensor)(AtenTensorHandle* ret) {
   return c_entry(__func__, [&]() {
     SLIMCUDA_SHIM_NOT_NULL(ret);
-    *ret = handle(new SlimTensor(Storage::borrow(nullptr, 0, Device{DeviceType::CPU, -1}), {0}, {1},
-                                 ScalarType::Float, 0));
+    *ret = handle(
+        new SlimTensor(Storage::borrow(nullptr, 0, Device{DeviceType::CPU, -1}), {0}, {1}, ScalarType::Float, 0));
     return Error::Ok;
   });
 }

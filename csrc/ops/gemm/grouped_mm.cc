@@ -102,8 +102,8 @@ Error grouped_mm(const SlimTensor& input, const SlimTensor& weight, const SlimTe
     SlimTensor b = view(weight, {weight.sizes()[1], n}, {ws[1], ws[2]}, static_cast<int64_t>(g) * ws[0]);
     SlimTensor o = view(*result, {end - start, n}, {n, 1}, start * n);
     GemmProblem p;
-    SLIMCUDA_RETURN_IF_ERROR(check_gemm(d.type, false, handle_of(&o), nullptr, handle_of(&a), handle_of(&b), 0.0,
-                                        1.0, &p));
+    SLIMCUDA_RETURN_IF_ERROR(
+        check_gemm(d.type, false, handle_of(&o), nullptr, handle_of(&a), handle_of(&b), 0.0, 1.0, &p));
     SLIMCUDA_RETURN_IF_ERROR(d.is_cuda() ? gemm_cuda(p, ctx) : gemm_cpu(p));
     start = end;
   }

@@ -15,9 +15,9 @@ Error grouped_mm(ProxyCall* c) {
                     Error::NotSupported, "aten::_grouped_mm: only a 2-d input, 3-d weights and offsets are supported");
   SLIMCUDA_OP_CHECK(c->tensor(3) == nullptr, Error::NotSupported, "aten::_grouped_mm: a bias is not supported");
   ScalarType out_dtype = c->tensor(0)->dtype();
-  SLIMCUDA_OP_CHECK(c->args[4].none || (serialized_scalar_type(c->args[4].i, &out_dtype) &&
-                                        out_dtype == c->tensor(0)->dtype()),
-                    Error::NotSupported, "aten::_grouped_mm: out_dtype must be the input's");
+  SLIMCUDA_OP_CHECK(
+      c->args[4].none || (serialized_scalar_type(c->args[4].i, &out_dtype) && out_dtype == c->tensor(0)->dtype()),
+      Error::NotSupported, "aten::_grouped_mm: out_dtype must be the input's");
   c->results.resize(1);
   return ops::grouped_mm(*c->tensor(0), *c->tensor(1), *c->tensor(2), c->ctx, &c->results[0]);
 }

@@ -21,14 +21,14 @@ Error roi_align(ProxyCall* c) {
 
 Error roi_pool(ProxyCall* c) {
   c->results.resize(2);
-  return ops::roi_pool(*c->tensor(0), *c->tensor(1), c->args[2].f, c->args[3].i, c->args[4].i, c->ctx,
-                       &c->results[0], &c->results[1]);
+  return ops::roi_pool(*c->tensor(0), *c->tensor(1), c->args[2].f, c->args[3].i, c->args[4].i, c->ctx, &c->results[0],
+                       &c->results[1]);
 }
 
 Error ps_roi_align(ProxyCall* c) {
   c->results.resize(2);
-  return ops::ps_roi_align(*c->tensor(0), *c->tensor(1), c->args[2].f, c->args[3].i, c->args[4].i, c->args[5].i,
-                           c->ctx, &c->results[0], &c->results[1]);
+  return ops::ps_roi_align(*c->tensor(0), *c->tensor(1), c->args[2].f, c->args[3].i, c->args[4].i, c->args[5].i, c->ctx,
+                           &c->results[0], &c->results[1]);
 }
 
 Error ps_roi_pool(ProxyCall* c) {
@@ -40,8 +40,8 @@ Error ps_roi_pool(ProxyCall* c) {
 Error deform_conv2d(ProxyCall* c) {
   c->results.resize(1);
   const auto i = [c](size_t k) { return c->args[k].i; };
-  return ops::deform_conv2d(*c->tensor(0), *c->tensor(1), *c->tensor(2), *c->tensor(3), *c->tensor(4), i(5), i(6),
-                            i(7), i(8), i(9), i(10), i(11), i(12), c->args[13].b, c->ctx, &c->results[0]);
+  return ops::deform_conv2d(*c->tensor(0), *c->tensor(1), *c->tensor(2), *c->tensor(3), *c->tensor(4), i(5), i(6), i(7),
+                            i(8), i(9), i(10), i(11), i(12), c->args[13].b, c->ctx, &c->results[0]);
 }
 
 }  // namespace
