@@ -18,9 +18,13 @@ The models (a few KB of weights each; the libraries are most of each file):
                  binary_blob (package_constants_in_so=False)
 Each case's reference is eager PyTorch's output for the inputs it states.
 """
+import fcntl
 import json
+import os
 import pathlib
+import subprocess
 import sys
+import tempfile
 import zipfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -89,7 +93,24 @@ def _archive_facts(path):
         return {"archive_version": read("/archive_version"), "data_version": read("/.data/version")}
 
 
+def _check_no_avx512(path):
+    """Fails if a library in archive `path` holds AVX-512 (zmm) instructions: AOTInductor
+    compiles CPU libraries with -march=native, and a fixture made on an AVX-512 machine dies
+    with SIGILL on every machine without it (the AVX2-only CI and development machines)."""
+    with zipfile.ZipFile(path) as z, tempfile.TemporaryDirectory() as tmp:
+        for name in (n for n in z.namelist() if n.endswith(".so")):
+            lib = pathlib.Path(tmp) / "lib.so"
+            lib.write_bytes(z.read(name))
+            asm = subprocess.run(["objdump", "-d", str(lib)], check=True, capture_output=True, text=True).stdout
+            if "zmm" in asm:
+                sys.exit(f"make_pt2_versions: {path}: {name} holds AVX-512 (zmm) instructions; "
+                         "export on a machine without AVX-512 (or with ATEN_CPU_CAPABILITY=avx2)")
+
+
 def export(testdata):
+    # Inductor's CPU vector ISA: AVX2 at most, whatever the exporting machine has (read at
+    # import; -march=native still applies, hence the check after each export).
+    os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
     import torch
 
     version = torch.__version__.split("+")[0]
@@ -106,6 +127,7 @@ def export(testdata):
             configs = dict(configs, **{"aot_inductor.enable_line_tables": False})
         ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes)
         make_pt2_fixtures._export_program(ep, path, configs)
+        _check_no_avx512(path)
         with torch.no_grad():
             refs = [{"inputs": [_tensor(a) for a in run], "outputs": [_tensor(model(*run))]} for run in runs]
         cases.append({"name": f"torch_{version}_{model_name}", "op": "run", "requires": "none", "torch": version,
@@ -133,10 +155,16 @@ def export(testdata):
 def _merge(testdata, keep, new_cases):
     """Replaces the cases `keep` rejects with new_cases, sorted by name."""
     path = testdata / JSON
-    cases = json.loads(path.read_text())["cases"] if path.exists() else []
-    cases = sorted([c for c in cases if keep(c)] + new_cases, key=lambda c: c["name"])
-    lines = ",\n".join("    " + json.dumps(c) for c in cases)
-    path.write_text('{\n  "description": ' + json.dumps(DESCRIPTION) + ',\n  "cases": [\n' + lines + "\n  ]\n}\n")
+    # Versions may be exported at once (one torch_versions.sh per version): one merge at a time.
+    lock = os.open(testdata, os.O_RDONLY)  # a lock on the directory: no lock file left behind
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cases = json.loads(path.read_text())["cases"] if path.exists() else []
+        cases = sorted([c for c in cases if keep(c)] + new_cases, key=lambda c: c["name"])
+        lines = ",\n".join("    " + json.dumps(c) for c in cases)
+        path.write_text('{\n  "description": ' + json.dumps(DESCRIPTION) + ',\n  "cases": [\n' + lines + "\n  ]\n}\n")
+    finally:
+        os.close(lock)  # releases the lock
 
 
 def _rewrite(src, dst, change):
@@ -159,6 +187,7 @@ def newer(testdata):
 
     def refuse(name, change, expect, message):
         _rewrite(src, out / (name + ".pt2"), change)
+        _check_no_avx512(out / (name + ".pt2"))
         cases.append({"name": name, "op": "load", "requires": "none", "file": rel + name + ".pt2",
                       "from": newest, "expect": expect, "message": message})
 

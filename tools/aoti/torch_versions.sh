@@ -12,8 +12,11 @@
 # environment takes torch with all its dependencies (about 5 GB each; ~2.5 min to install
 # here): make one version at a time. An environment that already imports the wanted torch is
 # reused (and then kept). Needs python3.11 and a C++ compiler (AOTInductor compiles the
-# library with g++).
+# library with g++). The libraries are compiled with -march=native: export on a machine without
+# AVX-512 (make_pt2_versions.py refuses a library holding zmm instructions, which would die with
+# SIGILL on every machine without AVX-512); ATEN_CPU_CAPABILITY=avx2 caps Inductor's vector ISA.
 set -euo pipefail
+export ATEN_CPU_CAPABILITY=avx2
 
 keep=0
 venvs=/work/venvs
@@ -22,12 +25,12 @@ while (($#)); do
   case "$1" in
     --keep) keep=1 ;;
     --venvs) venvs="$2"; shift ;;
-    -h|--help) sed -n '3,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,18p' "$0"; exit 0 ;;
     *) versions+=("$1") ;;
   esac
   shift
 done
-((${#versions[@]})) || { sed -n '3,15p' "$0" >&2; exit 2; }
+((${#versions[@]})) || { sed -n '3,18p' "$0" >&2; exit 2; }
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 python="${PYTHON:-python3.11}"
