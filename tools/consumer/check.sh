@@ -104,7 +104,9 @@ done
 cc -std=c11 -Wall -Werror tools/consumer/shim_consumer.c -o "$dir/shim_consumer" -ldl
 "$dir/shim_consumer" "$installed/prefix/lib/libslimcuda.so"
 bash tools/check_shims.sh "$installed/prefix/lib/libslimcuda.so"
-bash tools/install.sh --prefix "$dir/prefixed" --shim-prefix slimcuda_
+# PTX-only kernels (--config=ptx_jit): the same configuration as CI's prefixed test step, so
+# this install reuses its build; nothing here runs a kernel.
+bash tools/install.sh --prefix "$dir/prefixed" --shim-prefix slimcuda_ -- --config=ptx_jit
 grep -q 'define SLIMCUDA_SHIM_PREFIX slimcuda_' "$dir/prefixed/include/slimcuda/shim_prefix.h"
 "$dir/shim_consumer" "$dir/prefixed/lib/libslimcuda.so" slimcuda_
 bash tools/check_shims.sh "$dir/prefixed/lib/libslimcuda.so" slimcuda_
