@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "csrc/model/extern_kernels.h"
+#include "csrc/proxy/binding.h"
+#include "csrc/proxy/call_sites.h"
 #include "csrc/proxy/extern_nodes.h"
 #include "csrc/proxy/proxy_op.h"
 #include "csrc/proxy/registry.h"
@@ -21,28 +23,6 @@
 #include "slimcuda/error.h"
 
 namespace slimcuda::proxy {
-
-/// How one schema argument is filled at a call: its static value (from the node, or the
-/// schema's default), plus `tensors` tensor handles and `ints` ints taken from the call's
-/// flattened arrays in order. For an optional tensor list, `present` says which items come
-/// from the call (the others are None).
-struct ArgPlan {
-  ProxyValue value;
-  int tensors = 0;
-  int ints = 0;
-  std::vector<bool> present;
-};
-
-/// One node bound to its op.
-struct BoundNode {
-  const RegisteredOp* op = nullptr;
-  std::string target;
-  std::vector<ArgPlan> args;
-  int input_tensors = 0;
-  int input_ints = 0;
-  std::vector<int> return_tensors;  ///< per schema return: how many output handles it fills
-  int output_tensors = 0;
-};
 
 /// Caller-stream resolution for a CUDA device (the entry layer's caller_context).
 using ResolveStreamFn = Error (*)(int device_index, StreamContext* out) noexcept;
@@ -72,16 +52,5 @@ class ProxyExecutor final : public ExternKernels {
   std::vector<BoundNode> nodes_;
   ResolveStreamFn resolve_ = nullptr;
 };
-
-/// One call the generated source makes: aoti_torch_proxy_executor_call_function(handle,
-/// node, num_ints, ints, num_tensors, tensors).
-struct CallSite {
-  long long node = 0, ints = 0, tensors = 0;
-};
-/// The call sites in `source` whose node and counts are literals (others are skipped).
-[[nodiscard]] std::vector<CallSite> proxy_call_sites(std::string_view source);
-
-/// Binds one parsed node to `op` (exposed for the fuzzer and tests).
-[[nodiscard]] Error bind_node(const ExternNode& node, size_t index, const RegisteredOp& op, BoundNode* out);
 
 }  // namespace slimcuda::proxy

@@ -6,13 +6,17 @@
 #      reader (csrc/archive/archive_fuzzer.cc: libzip's parse and our checks of the archive,
 #      reads of every entry, the model folder, metadata and wrapper input checks), and on the
 #      .pt2's constants metadata (csrc/model/archive_constants.h: wrapper declarations,
-#      weights_config.json);
+#      weights_config.json), and on the proxy executor's readers (csrc/proxy/
+#      extern_nodes_fuzzer.cc: the extern-kernel node file, each node's binding to op
+#      schemas, the generated source's call sites);
 #   2. Go's native fuzzer on the CLI's .npy reader (FuzzRead in go/npy/npy_test.go):
 #      Go code, which `go test -fuzz` instruments for coverage. It does not fuzz the C reader:
 #      cgo code is not instrumented, so a Go fuzzer over it only replays random mutations
 #      ("new interesting: 0"); libFuzzer (1.) covers that.
 # Seeds: testdata/packages/*.slimcuda and testdata/pt2/*.pt2 (libFuzzer), the target's f.Add
-# seeds (Go). Crashes are
+# seeds (Go). SLIMCUDA_FUZZ_BUILD=DIR only builds the libFuzzer binaries and their seed
+# corpora into DIR (for a long run on a machine with more cores: tools/fuzz/fuzz_many.sh).
+# Crashes are
 # kept in fuzz-out/ (git-ignored); Go keeps its failing inputs in go/npy/testdata/fuzz/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -39,6 +43,10 @@ clang++-14 "${flags[@]}" csrc/archive/archive_fuzzer.cc csrc/archive/pt2_archive
   -lzip -lz -o "$work/archive_fuzzer"
 clang++-14 "${flags[@]}" csrc/model/archive_constants_fuzzer.cc csrc/model/archive_constants.cc csrc/core/last_error.cc \
   csrc/core/error.cc -o "$work/archive_constants_fuzzer"
+cuda_include="${SLIMCUDA_CUDA_PREFIX:-/opt/slimcuda/cuda-13.0}/include" # the tensor headers' CUDA types
+clang++-14 "${flags[@]}" -I"$cuda_include" csrc/proxy/extern_nodes_fuzzer.cc csrc/proxy/extern_nodes.cc \
+  csrc/proxy/op_schema.cc csrc/proxy/binding.cc csrc/proxy/call_sites.cc csrc/core/last_error.cc csrc/core/error.cc \
+  -o "$work/extern_nodes_fuzzer"
 cp testdata/packages/*.slimcuda "$work/corpus/"
 mkdir -p "$work/pt2_corpus"
 cp testdata/pt2/*.pt2 testdata/pt2/hostile/*.pt2 "$work/pt2_corpus/"
@@ -56,6 +64,39 @@ for p in src.glob("valid*.slimcuda"):
         n = int.from_bytes(data[at - 4:at], "little")
         (dst / (p.stem + ".so")).write_bytes(data[at:at + n])
 PY
+# Seeds for the .pt2's constants metadata: a wrapper declaration block (first byte 0) and a
+# weights_config.json (first byte 1), written here.
+mkdir -p "$work/constants_corpus"
+printf '\0constants_info_[0].name = "w";\n constants_info_[0].data_size = 64;\n constants_info_[0].shape = {2, 3};\n constants_info_[0].stride = {3, 1};\n constants_info_[0].device_type = cached_torch_device_type_cpu;\n constants_info_[0].from_folded = false;\n' >"$work/constants_corpus/wrapper"
+printf '\1{"l.w": ["weight_0", [2, 3], [3, 1], 0], "l.b": ["weight_1", [3], [1], 2]}' >"$work/constants_corpus/config"
+# Seeds for the proxy readers: the node files and wrapper sources of the proxy test archives
+# and of the real Mixtral export (first byte 0: a node file, 1: a wrapper source).
+mkdir -p "$work/nodes_corpus"
+python3 - "$work/nodes_corpus" testdata/pt2/proxy_*.pt2 testdata/cpu_zoo/cpu_mixtral/model.pt2 <<'PY'
+import pathlib, sys, zipfile
+dst = pathlib.Path(sys.argv[1])
+for i, path in enumerate(sys.argv[2:]):
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            if name.endswith(".wrapper.json") or (name.endswith(".json") and "/model/" in name and "metadata" not in name):
+                kind = 0
+            elif name.endswith(".wrapper.cpp") or name.endswith(".cpp"):
+                kind = 1
+            else:
+                continue
+            data = z.read(name)
+            if kind == 1 and b"aoti_torch_proxy_executor_call_function" not in data:
+                continue
+            (dst / f"{i}_{pathlib.Path(name).name}").write_bytes(bytes([kind]) + data)
+PY
+if [[ -n "${SLIMCUDA_FUZZ_BUILD:-}" ]]; then
+  mkdir -p "$SLIMCUDA_FUZZ_BUILD"
+  cp "$work"/*_fuzzer "$SLIMCUDA_FUZZ_BUILD/"
+  cp -r "$work/corpus" "$work/pt2_corpus" "$work/elf_corpus" "$work/constants_corpus" "$work/nodes_corpus" \
+    "$SLIMCUDA_FUZZ_BUILD/"
+  echo "fuzz: libFuzzer binaries and seed corpora in $SLIMCUDA_FUZZ_BUILD"
+  exit 0
+fi
 libfuzz() { # name binary corpus [libFuzzer flags]
   echo "fuzz: libFuzzer on $1 for ${seconds}s"
   "$2" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/" -rss_limit_mb=4096 \
@@ -67,12 +108,8 @@ libfuzz check_elf "$work/elf_fuzzer" "$work/elf_corpus"
 # A hostile archive must cost what it weighs (docs/hostile-archives.md): one allocation over
 # 64 MB, or 1 GB resident (ASan's own overhead included), is a finding.
 libfuzz Pt2Archive "$work/archive_fuzzer" "$work/pt2_corpus" -rss_limit_mb=1024 -malloc_limit_mb=64
-# Seeds for the .pt2's constants metadata: a wrapper declaration block (first byte 0) and a
-# weights_config.json (first byte 1), written here.
-mkdir -p "$work/constants_corpus"
-printf '\0constants_info_[0].name = "w";\n constants_info_[0].data_size = 64;\n constants_info_[0].shape = {2, 3};\n constants_info_[0].stride = {3, 1};\n constants_info_[0].device_type = cached_torch_device_type_cpu;\n constants_info_[0].from_folded = false;\n' >"$work/constants_corpus/wrapper"
-printf '\1{"l.w": ["weight_0", [2, 3], [3, 1], 0], "l.b": ["weight_1", [3], [1], 2]}' >"$work/constants_corpus/config"
 libfuzz archive_constants "$work/archive_constants_fuzzer" "$work/constants_corpus"
+libfuzz extern_nodes "$work/extern_nodes_fuzzer" "$work/nodes_corpus" -rss_limit_mb=1024 -malloc_limit_mb=64
 
 # --- Go native fuzzing ------------------------------------------------------------------------
 # The CLI's .npy reader (package npy, pure Go: no library to install) on untrusted files.
