@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tools/install.sh --prefix DIR [--shim-prefix P] — build libslimcuda.so and the slimcuda CLI
-# with Bazel and install them for programs outside this repository. --shim-prefix P exports
-# the shims as P##aoti_torch_* and no plain aoti_torch_* (to share a process with libtorch):
+# tools/install.sh --prefix DIR [--shim-prefix P] [-- BAZEL_FLAGS...] — build libslimcuda.so and
+# the slimcuda CLI with Bazel and install them for programs outside this repository.
+# --shim-prefix P exports the shims as P##aoti_torch_* and no plain aoti_torch_* (to share a
+# process with libtorch). Flags after -- go to `bazel build` (e.g. --config=ptx_jit: kernels as
+# compute_80 PTX only, a quicker build that every supported GPU JITs at first use):
 #   DIR/bin/slimcuda                        the CLI (finds the library through RUNPATH $ORIGIN/../lib)
 #   DIR/include/slimcuda/*.h, *.hpp         public headers (C ABI slimcuda.h, its C++ slimcuda.hpp, version.h,
 #                                           caller_stream.h, ...)
 #   DIR/lib/libslimcuda.so.<major>          the library (SONAME; finds libcudart beside it: RUNPATH $ORIGIN)
 #   DIR/lib/libslimcuda.so                  -> libslimcuda.so.<major>, for linkers (-lslimcuda)
 #   DIR/lib/libcudart.so.<major>            the CUDA runtime it was built against
+#   DIR/lib/libsleef.so.3                   SLEEF, the vector math CPU exports call (Debian's)
 #   DIR/lib/pkgconfig/slimcuda.pc           for `pkg-config --cflags --libs slimcuda` and cgo
 #   DIR/lib/cmake/slimcuda/slimcudaConfig.cmake, slimcudaConfigVersion.cmake
 #                                           find_package(slimcuda CONFIG REQUIRED) -> slimcuda::slimcuda
@@ -25,12 +28,14 @@
 # The version is the repository's VERSION file.
 set -euo pipefail
 usage() {
-  echo "usage: tools/install.sh --prefix DIR [--shim-prefix PREFIX]"
+  echo "usage: tools/install.sh --prefix DIR [--shim-prefix PREFIX] [-- BAZEL_FLAGS...]"
   echo
   echo "Builds libslimcuda.so and the slimcuda CLI with Bazel and installs them, the headers, a"
   echo "pkg-config file and a CMake package under DIR. --shim-prefix exports every shim as"
-  echo "PREFIX##aoti_torch_* (to share a process with libtorch)."
+  echo "PREFIX##aoti_torch_* (to share a process with libtorch). Flags after -- go to bazel build"
+  echo "(e.g. --config=ptx_jit: every kernel as compute_80 PTX only, a quicker build)."
 }
+bazel_flags=()
 prefix=""
 shim_prefix=""
 while (($#)); do
@@ -40,6 +45,7 @@ while (($#)); do
     --shim-prefix) [[ $# -ge 2 ]] || { usage >&2; exit 2; }; shim_prefix="$2"; shift 2 ;;
     --shim-prefix=*) shim_prefix="${1#--shim-prefix=}"; shift ;;
     -h | --help) usage; exit 0 ;;
+    --) shift; bazel_flags=("$@"); break ;;
     *) echo "install: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
 done
@@ -53,7 +59,7 @@ lib="libslimcuda.so.$major"
 
 echo "install: building //csrc:$lib and //go/cmd/slimcuda (shim prefix '${shim_prefix}')"
 # Bazel's own messages stay visible: a failed build says why.
-if ! bazel build --ui_event_filters=-info --noshow_progress "--//csrc/shims:prefix=$shim_prefix" \
+if ! bazel build --ui_event_filters=-info --noshow_progress "--//csrc/shims:prefix=$shim_prefix" ${bazel_flags[@]+"${bazel_flags[@]}"} \
   "//csrc:$lib" //csrc:public_headers //go/cmd/slimcuda //models/demo:demo_package; then
   echo "install: the Bazel build failed (its errors are above)" >&2
   exit 1
@@ -71,6 +77,11 @@ chmod u+w "$prefix/lib/$lib"
 ln -sf "$lib" "$prefix/lib/libslimcuda.so"
 cudart=$(readelf -d "bazel-bin/csrc/$lib" | sed -n 's/.*NEEDED.*\[\(libcudart[^]]*\)\].*/\1/p')
 install -m 0755 "$(bazel info output_base 2>/dev/null)/external/local_cuda/lib/$cudart" "$prefix/lib/$cudart"
+# SLEEF (the vector math CPU exports call) is Debian's shared library: beside libslimcuda
+# too, so the tree runs where libsleef3 is not installed.
+sleef=$(ldd "bazel-bin/csrc/$lib" | awk '$1 == "libsleef.so.3" {print $3}')
+[[ -n "$sleef" ]] || { echo "install: libslimcuda.so does not link libsleef.so.3" >&2; exit 1; }
+install -m 0644 "$sleef" "$prefix/lib/libsleef.so.3"
 # The CLI: Bazel's binary carries RUNPATHs into its runfiles tree; the installed one finds the
 # library in ../lib only (and a GPU machine's driver through the system's search path).
 install -m 0755 bazel-bin/go/cmd/slimcuda/slimcuda_/slimcuda "$prefix/bin/slimcuda"

@@ -5,7 +5,8 @@
 # Idempotent: every step checks first and says what it does; a second run takes seconds.
 #   - Debian: Bazel 4.2.3 and the rule packages it needs offline, a JDK, googletest,
 #     nlohmann-json (the C++ fixture reader), FlatBuffers (model packages), xxHash (their
-#     library hashes), libzip 1.7.3 and zlib (the .pt2 reader), clang 14 with
+#     library hashes), libzip 1.7.3 and zlib (the .pt2 reader), SLEEF 3.5.1 (the vector math CPU
+#     exports call), OpenBLAS 0.3.21's OpenMP build (the CPU GEMMs), clang 14 with
 #     libFuzzer (the package fuzzer), patch, pkg-config; cmake and patchelf (tools/install.sh and its
 #     CMake consumer); shellcheck and clang-format (tools/lint.sh).
 #   - staticcheck (tools/lint.sh), pinned, from the Go module proxy.
@@ -44,7 +45,7 @@ LIB_WHEELS=(
 APT_PACKAGES=(
   bazel-bootstrap bazel-skylib bazel-platforms bazel-rules-java bazel-rules-proto bazel-rules-cc
   default-jdk-headless libgtest-dev nlohmann-json3-dev flatbuffers-compiler libflatbuffers-dev libxxhash-dev
-  libzip-dev zlib1g-dev
+  libzip-dev zlib1g-dev libsleef-dev libopenblas-openmp-dev
   clang-14 libclang-rt-14-dev patch pkg-config binutils cmake patchelf
   shellcheck clang-format
 )

@@ -365,16 +365,19 @@ TEST(ModelLibrary, AContainerThatReportsSuccessWithoutAHandleIsRefused) {
   EXPECT_EQ(m.m, nullptr);
 }
 
-// A library that calls shims slimcuda lacks fails before dlopen, naming each of them (glibc
-// would name the first only), and runs none of its code.
+// A library that calls shims or SLEEF functions slimcuda lacks fails before dlopen, naming
+// each of them (glibc would name the first only), and runs none of its code. A SLEEF function
+// libsleef has resolves (libslimcuda links it), so it is not named.
 TEST(ModelLibrary, MissingShimsAreAllNamed) {
   auto pkgs = test_packages();
   Model m;
   EXPECT_EQ(load(pkgs["missing_shims"], &m), SLIMCUDA_ERROR_NOT_SUPPORTED);
   const std::string msg = slimcuda_last_error_message();
-  EXPECT_NE(msg.find("2 shims this slimcuda does not provide"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("3 functions this slimcuda does not provide"), std::string::npos) << msg;
   EXPECT_NE(msg.find("aoti_torch_cpu_made_up_op"), std::string::npos) << msg;
   EXPECT_NE(msg.find("aoti_torch_made_up_helper"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Sleef_madeupf_u10"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("Sleef_expf_u10"), std::string::npos) << msg;                   // libsleef has it
   EXPECT_EQ(msg.find("aoti_torch_delete_tensor_object"), std::string::npos) << msg;  // it has that one
   EXPECT_EQ(m.m, nullptr);
 }

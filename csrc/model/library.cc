@@ -106,19 +106,26 @@ Error open_fresh(const std::string& path, const LoadedObjects& before, void** ou
   return Error::Ok;
 }
 
-// The shims (aoti_torch_*, with or without a prefix) among a library's imports that this
-// process cannot resolve, all of them: glibc's dlopen would name only the first.
-// RTLD_DEFAULT searches the global scope, where the library's imports are looked up first
-// (its own dependencies come after, and none of them defines a shim).
+// What slimcuda provides a model library: the shims (aoti_torch_*, with or without a prefix)
+// and SLEEF's vector math (Sleef_*, which CPU code compiled for a vector ISA calls; libslimcuda
+// links libsleef).
+bool provided_by_slimcuda(const std::string& name) {
+  return name.find("aoti_torch_") != std::string::npos || name.rfind("Sleef_", 0) == 0;
+}
+
+// The functions slimcuda should provide among a library's imports that this process cannot
+// resolve, all of them: glibc's dlopen would name only the first. RTLD_DEFAULT searches the
+// global scope, where the library's imports are looked up first (its own dependencies come
+// after, and none of them defines a shim).
 Error check_shims(const std::vector<std::string>& imports) {
   std::string missing;
   size_t count = 0;
   for (const std::string& name : imports) {
-    if (name.find("aoti_torch_") == std::string::npos || dlsym(RTLD_DEFAULT, name.c_str()) != nullptr) continue;
+    if (!provided_by_slimcuda(name) || dlsym(RTLD_DEFAULT, name.c_str()) != nullptr) continue;
     missing += (count++ == 0 ? "" : ", ") + name;
   }
   SLIMCUDA_CHECK_OR_RETURN(count == 0, Error::NotSupported,
-                           "model library calls %zu shim%s this slimcuda does not provide: %s", count,
+                           "model library calls %zu function%s this slimcuda does not provide: %s", count,
                            count == 1 ? "" : "s", missing.c_str());
   return Error::Ok;
 }

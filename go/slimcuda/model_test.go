@@ -413,13 +413,16 @@ func TestContainerWithoutHandleIsRefused(t *testing.T) {
 	require.Nil(t, m)
 }
 
-// A library calling shims slimcuda lacks: the error names every one of them.
+// A library calling shims or SLEEF functions slimcuda lacks: the error names every one of
+// them, and not the SLEEF function libslimcuda's libsleef defines.
 func TestMissingShimsAreAllNamed(t *testing.T) {
 	m, err := Load(testModel(t, "missing_shims"))
 	require.ErrorIs(t, err, ErrNotSupported)
-	require.Contains(t, err.Error(), "2 shims this slimcuda does not provide")
+	require.Contains(t, err.Error(), "3 functions this slimcuda does not provide")
 	require.Contains(t, err.Error(), "aoti_torch_cpu_made_up_op")
 	require.Contains(t, err.Error(), "aoti_torch_made_up_helper")
+	require.Contains(t, err.Error(), "Sleef_madeupf_u10")
+	require.NotContains(t, err.Error(), "Sleef_expf_u10")
 	require.Nil(t, m)
 }
 

@@ -12,7 +12,8 @@
 //   SLIMCUDA_TEST_CONSTRUCTOR_FILE an ELF constructor writes $SLIMCUDA_TEST_CONSTRUCTOR_FILE
 //   SLIMCUDA_TEST_UNDEFINED_SYMBOL a well-formed library the loader refuses (a symbol no
 //                                  process defines, resolved at load time: RTLD_NOW)
-//   SLIMCUDA_TEST_MISSING_SHIMS    calls two aoti_torch_* shims slimcuda does not define
+//   SLIMCUDA_TEST_MISSING_SHIMS    calls two aoti_torch_* shims slimcuda does not define, a
+//                                  made-up SLEEF function and a real one
 //   SLIMCUDA_TEST_PROXY_CALL       returns what extern-kernel node 0 of the proxy executor
 //                                  makes of x (aoti_torch_proxy_executor_call_function, as
 //                                  generated code calls an op without a C shim): a .pt2 of
@@ -175,9 +176,12 @@ extern "C" void slimcuda_test_function_no_one_defines();
 #endif
 
 #if defined(SLIMCUDA_TEST_MISSING_SHIMS)
-// Two shims no slimcuda defines, as an export from a newer PyTorch would want.
+// Two shims no slimcuda defines, as an export from a newer PyTorch would want, and a SLEEF
+// function no SLEEF has beside one that libslimcuda's libsleef defines.
 extern "C" AOTITorchError SHIM(cpu_made_up_op)(AtenTensorHandle self, AtenTensorHandle* ret0);
 extern "C" AOTITorchError SHIM(made_up_helper)(int32_t value);
+extern "C" float Sleef_madeupf_u10(float x);
+extern "C" float Sleef_expf_u10(float x);
 #endif
 
 #if defined(SLIMCUDA_TEST_CONSTRUCTOR_FILE)
@@ -354,6 +358,7 @@ __attribute__((visibility("default"))) int32_t AOTInductorModelContainerRun(void
 #endif
 #if defined(SLIMCUDA_TEST_MISSING_SHIMS)
   if (SHIM(made_up_helper)(1) != 0 || SHIM(cpu_made_up_op)(nullptr, nullptr) != 0) return 1;
+  if (Sleef_madeupf_u10(Sleef_expf_u10(0.0f)) != 1.0f) return 1;
 #endif
   const int64_t sizes[1] = {1};
 #if defined(SLIMCUDA_TEST_STATIC_OUTPUT)

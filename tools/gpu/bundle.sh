@@ -6,7 +6,7 @@
 #
 # DIR/bin/      test binaries (C++ gtest and Go test, named <package>__<target>)
 # DIR/bench/    benchmark binaries (their Go benchmarks live in the Go test binaries)
-# DIR/lib/      libslimcuda.so.<major>, libcudart.so.<major>, libzip.so.4 (Debian's, which
+# DIR/lib/      libslimcuda.so.<major>, libcudart.so.<major>, libzip.so.4 and libsleef.so.3 (Debian's, which
 #               libslimcuda.so needs), and libslimcuda_testing.so (the Go tests' stream-spinning
 #               kernel)
 # DIR/testdata/ the shared fixtures
@@ -61,6 +61,7 @@ cp -L bazel-slimcuda/external/local_cuda/lib/libcudart.so.* "$out/lib/" 2>/dev/n
   cp -L "$(bazel info output_base 2>/dev/null)"/external/local_cuda/lib/libcudart.so.[0-9]* "$out/lib/"
 # libzip (the .pt2 reader) is Debian's shared library; the GPU machine may lack it.
 cp -L "$(ldd bazel-bin/csrc/libslimcuda.so.0 | awk '$1 == "libzip.so.4" {print $3}')" "$out/lib/"
+cp -L "$(ldd bazel-bin/csrc/libslimcuda.so.0 | awk '$1 == "libsleef.so.3" {print $3}')" "$out/lib/" # likewise SLEEF
 # Every fixture folder (the Go and C++ suites read them through testdata/*.json).
 find testdata -mindepth 1 -maxdepth 1 ! -name BUILD.bazel -exec cp -r {} "$out/testdata/" \;
 cp -L bazel-bin/models/demo/demo.slimcuda bazel-bin/models/demo/demo_sync.slimcuda "$out/"
