@@ -21,7 +21,7 @@ def slimcuda_headers(name, hdrs, deps = []):
         visibility = ["//visibility:public"],
     )
 
-def slimcuda_impl(name, srcs, deps = [], **kwargs):
+def slimcuda_impl(name, srcs, deps = [], copts = [], **kwargs):
     """A component's implementation, linked into //csrc:libslimcuda.so.
 
     Programs that are alone in their process may link some statically instead (the
@@ -34,7 +34,7 @@ def slimcuda_impl(name, srcs, deps = [], **kwargs):
         srcs = srcs,
         # Internals stay out of libslimcuda.so's exports; SLIMCUDA_API (export.h) marks the
         # C ABI, the shims and the caller-stream C++ API.
-        copts = SLIMCUDA_COPTS + ["-fvisibility=hidden"],
+        copts = SLIMCUDA_COPTS + ["-fvisibility=hidden"] + copts,
         deps = deps,
         alwayslink = True,
         visibility = ["//:__subpackages__"],

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "csrc/ops/attention/attention_cpu.h"
+#include "csrc/ops/attention/attention_cpu.h"  // attention_cpu_reference
 
 #include <cmath>
 #include <cstring>
@@ -22,7 +22,7 @@ double bias_at(const AttentionProblem& p, const char* base, int64_t b, int64_t h
 
 }  // namespace
 
-Error attention_cpu(const AttentionProblem& p) noexcept {
+Error attention_cpu_reference(const AttentionProblem& p) noexcept {
   const ScalarType t = p.dtype;
   const char* q = static_cast<const char*>(p.q->data_ptr());
   const char* k = static_cast<const char*>(p.k->data_ptr());

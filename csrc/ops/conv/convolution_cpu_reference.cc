@@ -1,33 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "csrc/ops/conv/convolution_cpu.h"
+#include "csrc/ops/conv/convolution_cpu.h"  // convolution_cpu_reference
 
 #include <vector>
 
 #include "csrc/ops/common/cpu_elements.h"
 
 namespace slimcuda::ops {
-namespace {
 
-// Strides of a [N, C, *spatial] tensor as [N, C, D, H, W] (missing leading spatial
-// dimensions get stride 0: their only index is 0).
-void as_5d(const SlimTensor& t, int spatial, int64_t s[5]) {
+void conv_strides_5d(const SlimTensor& t, int spatial, int64_t s[5]) {
   s[0] = t.strides()[0];
   s[1] = t.strides()[1];
   for (int i = 0; i < 3; ++i) s[2 + i] = 0;
   for (int d = 0; d < spatial; ++d) s[2 + 3 - spatial + d] = t.strides()[2 + d];
 }
 
-}  // namespace
-
-Error convolution_cpu(const ConvProblem& p, const SlimTensor& out) {
+Error convolution_cpu_reference(const ConvProblem& p, const SlimTensor& out) {
   const ScalarType t = p.dtype;
   const char* in = static_cast<const char*>(p.input->data_ptr());
   const char* w = static_cast<const char*>(p.weight->data_ptr());
   char* o = static_cast<char*>(out.data_ptr());
   int64_t is[5], ws[5], os[5];
-  as_5d(*p.input, p.spatial, is);
-  as_5d(*p.weight, p.spatial, ws);
-  as_5d(out, p.spatial, os);
+  conv_strides_5d(*p.input, p.spatial, is);
+  conv_strides_5d(*p.weight, p.spatial, ws);
+  conv_strides_5d(out, p.spatial, os);
   const int64_t cin_g = p.c_in / p.groups, cout_g = p.c_out / p.groups;
   const int64_t out_plane = p.out[0] * p.out[1] * p.out[2];
   std::vector<double> acc(static_cast<size_t>(out_plane));

@@ -1,28 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "csrc/ops/gemm/gemm_cpu.h"
-
-#include <cmath>
+#include "csrc/ops/gemm/gemm_cpu.h"  // gemm_cpu_reference
 
 #include "csrc/ops/common/cpu_elements.h"
+#include "csrc/ops/gemm/gemm_epilogue.h"
 
 namespace slimcuda::ops {
-namespace {
 
-double activate(Activation act, double v) noexcept {
-  switch (act) {
-    case Activation::Relu:
-      return v > 0.0 ? v : (std::isnan(v) ? v : 0.0);
-    case Activation::Gelu:
-      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-    case Activation::None:
-      break;
-  }
-  return v;
-}
-
-}  // namespace
-
-Error gemm_cpu(const GemmProblem& p) noexcept {
+Error gemm_cpu_reference(const GemmProblem& p) noexcept {
   const ScalarType t = p.dtype;
   const char* a = static_cast<const char*>(p.a->data_ptr());
   const char* b = static_cast<const char*>(p.b->data_ptr());
