@@ -29,6 +29,20 @@ zoo=(audio_conv1d gru hf_bert hf_gpt2 hf_llama hf_t5_encoder hf_vit kv_decoder t
 fixture_zoo=(audio_conv1d gru cpu_bert cpu_gpt2 cpu_llama cpu_t5_encoder cpu_vit cpu_conv_options cpu_kv_decoder
   cpu_mixtral cpu_embedding_bag_recsys cpu_spatial_transformer)
 if [[ $fixtures == 1 ]]; then
+  # Fixtures run on every x86-64 CI machine: at most AVX2 (an AVX-512 export dies with SIGILL
+  # elsewhere; tools/check_fixture_isa.sh), also when made on an AVX-512 machine: Inductor's
+  # vector code capped at AVX2, and gcc's -march=native replaced (portable_cxx.sh). A fresh
+  # Inductor cache, so no kernel compiled earlier with other flags is reused. Vector code
+  # calls SLEEF, which libslimcuda links. TORCHINDUCTOR_VEC_ISA_OK=1: PyTorch 2.11's check of
+  # the vector ISA links its test program without libtorch in the libtorch-free recipe, so it
+  # fails on the program's own Sleef_expf8_u10 and Inductor writes scalar code; with a warm
+  # Inductor cache (a check compiled once with libtorch) the same export is vectorized and
+  # calls SLEEF. The fixtures take the vectorized form, which needs more of slimcuda.
+  export TORCHINDUCTOR_VEC_ISA_OK="${TORCHINDUCTOR_VEC_ISA_OK:-1}"
+  export ATEN_CPU_CAPABILITY="${ATEN_CPU_CAPABILITY:-avx2}"
+  export CXX="${CXX:-$PWD/tools/aoti/portable_cxx.sh}"
+  export TORCHINDUCTOR_CACHE_DIR="$work/inductor-cache"
+  rm -rf "$TORCHINDUCTOR_CACHE_DIR"
   "$py" tools/aoti/export_models.py "$work" --device cpu --jobs "$jobs" --only "${fixture_zoo[@]}" || exit 1
   "$py" tools/aoti/cpu_zoo_fixtures.py "$work" testdata
   exit $?
