@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "csrc/ops/testing/fixture_inputs.h"
 #include "csrc/tensor/convert.h"
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/aoti_torch.h"
@@ -33,19 +34,7 @@ const bool kConvPath = [] {
 }();
 #endif
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  uint64_t z = x;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-double input_value(int64_t seed, int64_t t, int64_t j) {
-  const uint64_t r = splitmix64(static_cast<uint64_t>(seed) * 1000003ull + static_cast<uint64_t>(t) * 7919ull +
-                                static_cast<uint64_t>(j));
-  return (static_cast<double>(r % 17) - 8.0) / 8.0;
-}
+double input_value(int64_t seed, int64_t t, int64_t j) { return fixture_input_value(seed, t, j); }
 
 int32_t dtype_code(const std::string& name) {
   if (name == "float32") return SLIMCUDA_SHIM(aoti_torch_dtype_float32)();

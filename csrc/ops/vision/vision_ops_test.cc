@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "csrc/ops/testing/fixture_inputs.h"
 #include "csrc/ops/vision/vision_ops.h"
 #include "csrc/tensor/convert.h"
 #include "csrc/testing/fixtures.h"
@@ -26,20 +27,7 @@ namespace {
 
 const bool kOwnsFixture = own_fixture("vision_ops.json");
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  uint64_t z = x;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Element j of generated operand t (tools/ops/make_vision_fixtures.py).
-double input_value(int64_t seed, int64_t t, int64_t j) {
-  const uint64_t r = splitmix64(static_cast<uint64_t>(seed) * 1000003ull + static_cast<uint64_t>(t) * 7919ull +
-                                static_cast<uint64_t>(j));
-  return (static_cast<double>(r % 17) - 8.0) / 8.0;
-}
+double input_value(int64_t seed, int64_t t, int64_t j) { return fixture_input_value(seed, t, j); }
 
 // A fixture number: a JSON number, or "nan", "inf", "-inf".
 double num(const nlohmann::json& v) {
