@@ -50,6 +50,11 @@ constexpr std::array<SettingInfo, kSettingCount> kTable = {{
      "1: every GEMM runs on contiguous copies of its factors into a contiguous temporary (a diagnostic: a model "
      "right with it and wrong without has met a layout or epilogue the direct path gets wrong).",
      nullptr},
+    {Key::CpuThreads, "SLIMCUDA_CPU_THREADS", Type::Integer, "0", nullptr, false,
+     "Threads of slimcuda's CPU ops (GEMMs, convolutions and attention: OpenBLAS and OpenMP); 0: OpenMP's own "
+     "count (`OMP_NUM_THREADS`, else every hardware thread). A CPU export's generated kernels keep the count "
+     "PyTorch compiled into them (the exporting machine's).",
+     nullptr},
     {Key::CublasLtLibrary, "SLIMCUDA_CUBLASLT_LIBRARY", Type::Path, "", nullptr, true,
      "Full path of the cuBLASLt to open instead of searching (beside libslimcuda.so, then the dynamic loader's "
      "path); a failure there is final. Read once, when cuBLASLt is first opened.",

@@ -24,6 +24,7 @@ enum class Key : uint8_t {
   CudnnBenchmark,
   Attention,
   GemmPlain,
+  CpuThreads,
   CublasLtLibrary,
   CudnnLibrary,
   LogLevel,

@@ -12,16 +12,11 @@
 #include <vector>
 
 #include "csrc/ops/common/cpu_elements.h"
+#include "csrc/ops/common/cpu_threads.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda::ops {
 namespace {
-
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kThreads = false;  // libgomp's barriers are invisible to ThreadSanitizer
-#else
-constexpr bool kThreads = true;
-#endif
 
 // Query rows per block: the block's scores (rows x seq_kv floats) stay small however long
 // the keys are.
@@ -144,9 +139,10 @@ Error attention_cpu(const AttentionProblem& p) noexcept {
   if (p.batch == 0 || p.heads_q == 0 || p.seq_q == 0) return Error::Ok;
   if (!fits_blas(p)) return attention_cpu_reference(p);
   const int64_t heads = p.batch * p.heads_q;
+  const CpuThreadScope threads;
   std::atomic<bool> no_memory{false};
   // Each thread catches its own bad_alloc: an exception must not leave an OpenMP region.
-#pragma omp parallel if (kThreads && heads > 1)
+#pragma omp parallel if (heads > 1)
   {
     HeadBuffers buf;
 #pragma omp for schedule(dynamic)

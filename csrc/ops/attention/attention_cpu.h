@@ -14,7 +14,7 @@ namespace slimcuda::ops {
 /// mask and bias added, a float softmax, the output by cblas_sgemm (P V); float16/bfloat16
 /// operands widened to float first and the output rounded once at the store (as PyTorch's
 /// CPU kernel accumulates them in float). The heads run on OpenMP threads (the generated
-/// code's pool; serially under ThreadSanitizer, which cannot see libgomp's barriers). A row
+/// code's pool, CpuThreadScope's count). A row
 /// that every key is masked out of gets 0s and a logsumexp of 0, as PyTorch's CPU kernel
 /// gives. Sizes past BLAS's 32-bit ones go to the reference.
 [[nodiscard]] Error attention_cpu(const AttentionProblem& p) noexcept;

@@ -7,15 +7,10 @@
 #include <vector>
 
 #include "csrc/ops/common/cpu_elements.h"
+#include "csrc/ops/common/cpu_threads.h"
 
 namespace slimcuda::ops {
 namespace {
-
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kThreads = false;  // libgomp's barriers are invisible to ThreadSanitizer
-#else
-constexpr bool kThreads = true;
-#endif
 
 // Output positions per block: the columns buffer (patch size x block floats) stays near
 // 64 MB or less whatever the image size.
@@ -55,15 +50,14 @@ void unfold_row(const ConvProblem& p, const Geometry& gm, int64_t cbase, int64_t
 
 // Columns [patch, count] of image n, group g, for output positions [p0, p0 + count): each
 // column the input values one output position's kernel window covers (0 outside). The
-// rows on OpenMP threads (serially under ThreadSanitizer, which cannot see libgomp's
-// barriers).
+// rows on OpenMP threads (CpuThreadScope's count).
 void unfold(const ConvProblem& p, const Geometry& gm, const char* in, int64_t n, int64_t g, int64_t p0, int64_t count,
             std::vector<float>& cols) {
   cols.resize(static_cast<size_t>(gm.patch * count));
   const int64_t kvol = p.kernel[0] * p.kernel[1] * p.kernel[2];
   const bool f32 = p.dtype == ScalarType::Float;
   const auto* in_f = reinterpret_cast<const float*>(in);
-#pragma omp parallel for if (kThreads && gm.patch * count >= (int64_t{1} << 15))
+#pragma omp parallel for if (gm.patch * count >= (int64_t{1} << 15))
   for (int64_t r = 0; r < gm.patch; ++r) {
     const int64_t cig = gm.channels_inner ? r % gm.cin_g : r / kvol;
     const int64_t kk = gm.channels_inner ? r / gm.cin_g : r % kvol;
@@ -100,7 +94,7 @@ void pack_weights(const ConvProblem& p, const Geometry& gm, const char* w, int64
 // [p0, p0 + count).
 void store_block(const ConvProblem& p, const Geometry& gm, char* o, const char* bias, int64_t n, int64_t g, int64_t p0,
                  int64_t count, const std::vector<float>& acc) {
-#pragma omp parallel for if (kThreads && gm.cout_g * count >= (int64_t{1} << 15))
+#pragma omp parallel for if (gm.cout_g * count >= (int64_t{1} << 15))
   for (int64_t co = 0; co < gm.cout_g; ++co) {
     const int64_t c = g * gm.cout_g + co;
     const double b = bias != nullptr ? load_element(bias, p.dtype, c * p.bias->strides()[0]) : 0.0;
@@ -153,6 +147,7 @@ Error convolution_cpu(const ConvProblem& p, const SlimTensor& out) {
   // Channels-last weights (channel stride 1 under wider kernel strides): channels inner.
   gm.channels_inner = gm.cin_g > 1 && gm.ws[1] == 1 && p.kernel[0] * p.kernel[1] * p.kernel[2] > 1;
   if (!fits_blas(p, gm)) return convolution_cpu_reference(p, out);
+  const CpuThreadScope threads;
   const char* in = static_cast<const char*>(p.input->data_ptr());
   const char* w = static_cast<const char*>(p.weight->data_ptr());
   const char* bias = p.bias != nullptr ? static_cast<const char*>(p.bias->data_ptr()) : nullptr;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "csrc/ops/common/cpu_elements.h"
+#include "csrc/ops/common/cpu_threads.h"
 #include "csrc/ops/gemm/gemm_epilogue.h"
 #include "slimcuda/last_error.h"
 
@@ -128,6 +129,7 @@ void gemm_blas(const GemmProblem& p) {
 Error gemm_cpu(const GemmProblem& p) noexcept {
   if (p.batch == 0 || p.m == 0 || p.n == 0) return Error::Ok;
   if (!fits_blas(p)) return gemm_cpu_reference(p);
+  const CpuThreadScope threads;
   try {
     gemm_blas(p);
   } catch (const std::bad_alloc&) {
