@@ -32,7 +32,7 @@ constexpr const char* kSchemas[] = {
     "indices)",
     "aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
     "aten::cat(Tensor[] tensors, int dim=0) -> Tensor",
-    "aten::split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+    "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
     "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
     "aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor",
     "aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "

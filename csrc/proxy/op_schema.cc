@@ -127,7 +127,8 @@ bool base_type(const std::string& base, bool list, bool element_optional, Schema
   return false;
 }
 
-// One type: a base name, an optional alias annotation ("(a!)", "(a)"), then `?` and `[N]`
+// One type: a base name, an optional alias annotation ("(a!)", "(a)", "(a -> *)", "(a|b)"),
+// then `?` and `[N]`
 // suffixes in either order ("Tensor?[]" is a list of optional tensors, "int[]?" an optional
 // list).
 Error parse_type(std::string_view text, Cursor& c, SchemaArg* arg) {
@@ -141,7 +142,7 @@ Error parse_type(std::string_view text, Cursor& c, SchemaArg* arg) {
     while (c.peek() != ')' && c.peek() != '\0') {
       if (c.eat('!')) {
         arg->mutated = true;
-      } else if (c.word().empty() && !c.eat('|') && !c.eat('-') && !c.eat('>')) {
+      } else if (c.word().empty() && !c.eat('|') && !c.eat('-') && !c.eat('>') && !c.eat('*')) {
         return fail(text, c, "an alias annotation expected");
       }
     }

@@ -62,6 +62,19 @@ TEST(OpSchema, ParsesPyTorchSchemas) {
   EXPECT_EQ(s.args[1].def.numbers, (std::vector<double>{1, 1}));
   EXPECT_EQ(s.args[2].def.text, "same");
   EXPECT_TRUE(s.returns.empty());
+  // Alias sets that flow into a wildcard or join (views, in-place list ops).
+  ASSERT_EQ(parse_op_schema("aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> "
+                            "Tensor(a)[]",
+                            &s),
+            Error::Ok)
+      << last_error_message();
+  EXPECT_EQ(s.args[0].type, SchemaType::Tensor);
+  EXPECT_FALSE(s.args[0].mutated);
+  EXPECT_EQ(s.returns[0].type, SchemaType::TensorList);
+  ASSERT_EQ(parse_op_schema("ns::op(Tensor(a|b!) x, Tensor(b! -> *)[] ys) -> ()", &s), Error::Ok)
+      << last_error_message();
+  EXPECT_TRUE(s.args[0].mutated);
+  EXPECT_EQ(s.args[1].type, SchemaType::TensorList);
 }
 
 TEST(OpSchema, RefusesWhatItDoesNotKnow) {
