@@ -134,6 +134,112 @@ bool fits_blas(const ConvProblem& p, const Geometry& gm) {
          gm.patch * block_for(gm.patch, gm.positions) <= INT_MAX;
 }
 
+// A transposed convolution as BLAS takes it: per image and group, the products of every
+// input position with every (output channel, kernel offset) by one sgemm (the weights'
+// [cin_g, cout_g * kvol] matrix transposed, times the input's [cin_g, positions]), then each
+// product added where its kernel offset lands in the output (col2im), bias, one store.
+bool transposed_fits_blas(const ConvProblem& p, const Geometry& gm) {
+  const int64_t kvol = p.kernel[0] * p.kernel[1] * p.kernel[2], rows = gm.cout_g * kvol;
+  const int64_t in_positions = p.in[0] * p.in[1] * p.in[2];
+  return p.transposed && rows > 0 && gm.cin_g > 0 && rows <= INT_MAX && gm.cin_g <= INT_MAX &&
+         gm.cin_g * in_positions <= INT_MAX && gm.cout_g * gm.positions <= INT_MAX &&
+         rows * block_for(rows, in_positions) <= INT_MAX;
+}
+
+// Rows [cin_g] x columns [count] of image n, group g, input positions [i0, i0 + count), as
+// floats.
+void gather_input(const ConvProblem& p, const Geometry& gm, const char* in, int64_t n, int64_t g, int64_t i0,
+                  int64_t count, std::vector<float>& x) {
+  x.resize(static_cast<size_t>(gm.cin_g * count));
+  for (int64_t cig = 0; cig < gm.cin_g; ++cig) {
+    const int64_t cbase = n * gm.is[0] + (g * gm.cin_g + cig) * gm.is[1];
+    int64_t id = i0 / (p.in[1] * p.in[2]), ih = (i0 / p.in[2]) % p.in[1], iw = i0 % p.in[2];
+    for (int64_t c = 0; c < count; ++c) {
+      x[cig * count + c] =
+          static_cast<float>(load_element(in, p.dtype, cbase + id * gm.is[2] + ih * gm.is[3] + iw * gm.is[4]));
+      if (++iw == p.in[2]) {
+        iw = 0;
+        if (++ih == p.in[1]) ih = 0, ++id;
+      }
+    }
+  }
+}
+
+// Group g's transposed weights [cin_g, cout_g * kvol] ([Cin, Cout/g, k...] in PyTorch), as
+// floats.
+void pack_transposed_weights(const ConvProblem& p, const Geometry& gm, const char* w, int64_t g,
+                             std::vector<float>& into) {
+  const int64_t k1 = p.kernel[1], k2 = p.kernel[2], kvol = p.kernel[0] * k1 * k2, cols = gm.cout_g * kvol;
+  into.resize(static_cast<size_t>(gm.cin_g * cols));
+  for (int64_t cig = 0; cig < gm.cin_g; ++cig) {
+    for (int64_t co = 0; co < gm.cout_g; ++co) {
+      const int64_t base = (g * gm.cin_g + cig) * gm.ws[0] + co * gm.ws[1];
+      for (int64_t kk = 0; kk < kvol; ++kk) {
+        const int64_t kd = kk / (k1 * k2), kh = (kk / k2) % k1, kw = kk % k2;
+        into[cig * cols + co * kvol + kk] =
+            static_cast<float>(load_element(w, p.dtype, base + kd * gm.ws[2] + kh * gm.ws[3] + kw * gm.ws[4]));
+      }
+    }
+  }
+}
+
+// Adds the block's products [cout_g * kvol, count] (input positions [i0, i0 + count)) into
+// acc [cout_g, positions] where each kernel offset lands; the output channels on OpenMP
+// threads (each thread its own rows of acc).
+void col2im(const ConvProblem& p, const Geometry& gm, const std::vector<float>& prod, int64_t i0, int64_t count,
+            std::vector<float>& acc) {
+  const int64_t k1 = p.kernel[1], k2 = p.kernel[2], kvol = p.kernel[0] * k1 * k2;
+#pragma omp parallel for if (gm.cout_g * kvol * count >= (int64_t{1} << 15))
+  for (int64_t co = 0; co < gm.cout_g; ++co) {
+    float* out = acc.data() + co * gm.positions;
+    for (int64_t kk = 0; kk < kvol; ++kk) {
+      const int64_t kd = kk / (k1 * k2), kh = (kk / k2) % k1, kw = kk % k2;
+      const float* row = prod.data() + (co * kvol + kk) * count;
+      int64_t id = i0 / (p.in[1] * p.in[2]), ih = (i0 / p.in[2]) % p.in[1], iw = i0 % p.in[2];
+      for (int64_t c = 0; c < count; ++c) {
+        const int64_t od = id * p.stride[0] - p.padding[0] + kd * p.dilation[0];
+        const int64_t oh = ih * p.stride[1] - p.padding[1] + kh * p.dilation[1];
+        const int64_t ow = iw * p.stride[2] - p.padding[2] + kw * p.dilation[2];
+        if (od >= 0 && od < p.out[0] && oh >= 0 && oh < p.out[1] && ow >= 0 && ow < p.out[2]) {
+          out[(od * p.out[1] + oh) * p.out[2] + ow] += row[c];
+        }
+        if (++iw == p.in[2]) {
+          iw = 0;
+          if (++ih == p.in[1]) ih = 0, ++id;
+        }
+      }
+    }
+  }
+}
+
+Error convolution_transposed_blas(const ConvProblem& p, const Geometry& gm, const SlimTensor& out) {
+  const char* in = static_cast<const char*>(p.input->data_ptr());
+  const char* w = static_cast<const char*>(p.weight->data_ptr());
+  const char* bias = p.bias != nullptr ? static_cast<const char*>(p.bias->data_ptr()) : nullptr;
+  char* o = static_cast<char*>(out.data_ptr());
+  const int64_t kvol = p.kernel[0] * p.kernel[1] * p.kernel[2], rows = gm.cout_g * kvol;
+  const int64_t in_positions = p.in[0] * p.in[1] * p.in[2];
+  const int64_t block = block_for(rows, in_positions);
+  std::vector<float> weights, x, prod, acc;
+  for (int64_t g = 0; g < p.groups; ++g) {
+    pack_transposed_weights(p, gm, w, g, weights);
+    for (int64_t n = 0; n < p.n; ++n) {
+      acc.assign(static_cast<size_t>(gm.cout_g * gm.positions), 0.0f);
+      for (int64_t i0 = 0; i0 < in_positions; i0 += block) {
+        const int64_t count = in_positions - i0 < block ? in_positions - i0 : block;
+        gather_input(p, gm, in, n, g, i0, count, x);
+        prod.resize(static_cast<size_t>(rows * count));
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(count),
+                    static_cast<int>(gm.cin_g), 1.0f, weights.data(), static_cast<int>(rows), x.data(),
+                    static_cast<int>(count), 0.0f, prod.data(), static_cast<int>(count));
+        col2im(p, gm, prod, i0, count, acc);
+      }
+      store_block(p, gm, o, bias, n, g, 0, gm.positions, acc);
+    }
+  }
+  return Error::Ok;
+}
+
 }  // namespace
 
 Error convolution_cpu(const ConvProblem& p, const SlimTensor& out) {
@@ -146,6 +252,10 @@ Error convolution_cpu(const ConvProblem& p, const SlimTensor& out) {
   gm.positions = p.out[0] * p.out[1] * p.out[2];
   // Channels-last weights (channel stride 1 under wider kernel strides): channels inner.
   gm.channels_inner = gm.cin_g > 1 && gm.ws[1] == 1 && p.kernel[0] * p.kernel[1] * p.kernel[2] > 1;
+  if (transposed_fits_blas(p, gm)) {
+    const CpuThreadScope threads;
+    return convolution_transposed_blas(p, gm, out);
+  }
   if (!fits_blas(p, gm)) return convolution_cpu_reference(p, out);
   const CpuThreadScope threads;
   const char* in = static_cast<const char*>(p.input->data_ptr());

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CPU convolution on im2col and OpenBLAS gives the reference loops' values: 1-D, 2-D and
-// 3-D, groups (depthwise too), strides, padding, dilation, bias, a channels-last input and
-// channels-last weights,
-// float32/float16/bfloat16, and more output positions than one block of columns.
+// The CPU convolution on OpenBLAS (im2col; col2im for transposed ones) gives the reference
+// loops' values: 1-D, 2-D and 3-D, groups (depthwise too), strides, padding, dilation, output
+// padding, bias, a channels-last input and channels-last weights, float32/float16/bfloat16,
+// and more output positions than one block of columns.
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -47,6 +47,8 @@ struct Case {
   int64_t n, c_in, c_out, groups, in, kernel, stride, padding, dilation;
   bool bias, channels_last;
   bool weights_channels_last = false;  // as Inductor's CPU layout optimization leaves them
+  bool transposed = false;
+  int64_t output_padding = 0;
 };
 
 void run(const Case& c) {
@@ -55,12 +57,18 @@ void run(const Case& c) {
                                   << c.kernel << " s " << c.stride << " p " << c.padding << " d " << c.dilation);
   ConvProblem p;
   p.spatial = c.spatial, p.n = c.n, p.c_in = c.c_in, p.c_out = c.c_out, p.groups = c.groups, p.dtype = c.t;
-  std::vector<int64_t> in_sizes = {c.n, c.c_in}, w_sizes = {c.c_out, c.c_in / c.groups}, out_sizes = {c.n, c.c_out};
+  p.transposed = c.transposed;
+  std::vector<int64_t> in_sizes = {c.n, c.c_in}, out_sizes = {c.n, c.c_out};
+  std::vector<int64_t> w_sizes = c.transposed ? std::vector<int64_t>{c.c_in, c.c_out / c.groups}
+                                              : std::vector<int64_t>{c.c_out, c.c_in / c.groups};
   for (int d = 0; d < c.spatial; ++d) {
     const int slot = 3 - c.spatial + d;
     p.in[slot] = c.in, p.kernel[slot] = c.kernel, p.stride[slot] = c.stride, p.padding[slot] = c.padding;
     p.dilation[slot] = c.dilation;
-    p.out[slot] = (c.in + 2 * c.padding - c.dilation * (c.kernel - 1) - 1) / c.stride + 1;
+    p.output_padding[slot] = c.output_padding;
+    p.out[slot] = c.transposed
+                      ? (c.in - 1) * c.stride - 2 * c.padding + c.dilation * (c.kernel - 1) + c.output_padding + 1
+                      : (c.in + 2 * c.padding - c.dilation * (c.kernel - 1) - 1) / c.stride + 1;
     in_sizes.push_back(c.in), w_sizes.push_back(c.kernel), out_sizes.push_back(p.out[slot]);
   }
   Buffer in = make(c.t, in_sizes, c.channels_last ? channels_last_strides(in_sizes) : contiguous(in_sizes), 1);
@@ -98,6 +106,17 @@ TEST(ConvolutionCpu, Im2colBlasMatchesTheReference) {
       run({t, spatial, 1, 6, 6, 2, 8, 3, 2, 1, 1, false, false, true});  // and groups
     }
     run({t, 2, 1, 3, 4, 1, 10, 5, 3, 2, 1, true, true});
+  }
+}
+
+TEST(ConvolutionCpu, TransposedOnBlasMatchesTheReference) {
+  for (ScalarType t : {ScalarType::Float, ScalarType::Half, ScalarType::BFloat16}) {
+    for (int spatial : {1, 2, 3}) {
+      // UNet's 2x2 stride-2 upsampling, then padding, dilation, groups and output padding.
+      run({t, spatial, 2, 6, 4, 1, 5, 2, 2, 0, 1, true, false, false, true, 0});
+      run({t, spatial, 1, 4, 6, 2, 6, 3, 2, 1, 2, false, false, false, true, 1});
+      run({t, spatial, 2, 3, 3, 3, 4, 3, 1, 1, 1, true, true, false, true, 0});
+    }
   }
 }
 
