@@ -28,23 +28,34 @@ struct Geometry {
   bool channels_inner;
 };
 
+// Positions [d, h, w] of a 3-D extent walked in row-major order from a linear start: the
+// counters advance without a division per element.
+struct Walk3 {
+  const int64_t* size;
+  int64_t d, h, w;
+  Walk3(const int64_t (&extent)[3], int64_t start)
+      : size(extent), d(start / (extent[1] * extent[2])), h((start / extent[2]) % extent[1]), w(start % extent[2]) {}
+  void next() {
+    if (++w == size[2]) {
+      w = 0;
+      if (++h == size[1]) h = 0, ++d;
+    }
+  }
+};
+
 // One row of the columns (input channel ci's plane, kernel offset kd/kh/kw) for output
 // positions [p0, p0 + count), walking the output positions with counters (no division per
 // element); `load(offset)` reads one input element as float.
 template <typename Load>
 void unfold_row(const ConvProblem& p, const Geometry& gm, int64_t cbase, int64_t kd, int64_t kh, int64_t kw, int64_t p0,
                 int64_t count, float* row, Load load) {
-  int64_t od = p0 / (p.out[1] * p.out[2]), oh = (p0 / p.out[2]) % p.out[1], ow = p0 % p.out[2];
-  for (int64_t c = 0; c < count; ++c) {
-    const int64_t id = od * p.stride[0] - p.padding[0] + kd * p.dilation[0];
-    const int64_t ih = oh * p.stride[1] - p.padding[1] + kh * p.dilation[1];
-    const int64_t iw = ow * p.stride[2] - p.padding[2] + kw * p.dilation[2];
+  Walk3 o(p.out, p0);
+  for (int64_t c = 0; c < count; ++c, o.next()) {
+    const int64_t id = o.d * p.stride[0] - p.padding[0] + kd * p.dilation[0];
+    const int64_t ih = o.h * p.stride[1] - p.padding[1] + kh * p.dilation[1];
+    const int64_t iw = o.w * p.stride[2] - p.padding[2] + kw * p.dilation[2];
     const bool inside = id >= 0 && id < p.in[0] && ih >= 0 && ih < p.in[1] && iw >= 0 && iw < p.in[2];
     row[c] = inside ? load(cbase + id * gm.is[2] + ih * gm.is[3] + iw * gm.is[4]) : 0.0f;
-    if (++ow == p.out[2]) {
-      ow = 0;
-      if (++oh == p.out[1]) oh = 0, ++od;
-    }
   }
 }
 
@@ -92,25 +103,21 @@ void pack_weights(const ConvProblem& p, const Geometry& gm, const char* w, int64
 
 // The block's [cout_g, count] products, with bias, into out at output positions
 // [p0, p0 + count).
-void store_block(const ConvProblem& p, const Geometry& gm, char* o, const char* bias, int64_t n, int64_t g, int64_t p0,
-                 int64_t count, const std::vector<float>& acc) {
+void store_block(const ConvProblem& p, const Geometry& gm, char* o_bytes, const char* bias, int64_t n, int64_t g,
+                 int64_t p0, int64_t count, const std::vector<float>& acc) {
 #pragma omp parallel for if (gm.cout_g * count >= (int64_t{1} << 15))
   for (int64_t co = 0; co < gm.cout_g; ++co) {
     const int64_t c = g * gm.cout_g + co;
     const double b = bias != nullptr ? load_element(bias, p.dtype, c * p.bias->strides()[0]) : 0.0;
-    int64_t od = p0 / (p.out[1] * p.out[2]), oh = (p0 / p.out[2]) % p.out[1], ow = p0 % p.out[2];
     const float* a = acc.data() + co * count;
     const int64_t base = n * gm.os[0] + c * gm.os[1];
-    for (int64_t k = 0; k < count; ++k) {
-      const int64_t at = base + od * gm.os[2] + oh * gm.os[3] + ow * gm.os[4];
+    Walk3 o(p.out, p0);
+    for (int64_t k = 0; k < count; ++k, o.next()) {
+      const int64_t at = base + o.d * gm.os[2] + o.h * gm.os[3] + o.w * gm.os[4];
       if (p.dtype == ScalarType::Float) {
-        reinterpret_cast<float*>(o)[at] = a[k] + static_cast<float>(b);
+        reinterpret_cast<float*>(o_bytes)[at] = a[k] + static_cast<float>(b);
       } else {
-        store_element(o, p.dtype, at, static_cast<double>(a[k]) + b);
-      }
-      if (++ow == p.out[2]) {
-        ow = 0;
-        if (++oh == p.out[1]) oh = 0, ++od;
+        store_element(o_bytes, p.dtype, at, static_cast<double>(a[k]) + b);
       }
     }
   }
@@ -153,14 +160,10 @@ void gather_input(const ConvProblem& p, const Geometry& gm, const char* in, int6
   x.resize(static_cast<size_t>(gm.cin_g * count));
   for (int64_t cig = 0; cig < gm.cin_g; ++cig) {
     const int64_t cbase = n * gm.is[0] + (g * gm.cin_g + cig) * gm.is[1];
-    int64_t id = i0 / (p.in[1] * p.in[2]), ih = (i0 / p.in[2]) % p.in[1], iw = i0 % p.in[2];
-    for (int64_t c = 0; c < count; ++c) {
+    Walk3 i(p.in, i0);
+    for (int64_t c = 0; c < count; ++c, i.next()) {
       x[cig * count + c] =
-          static_cast<float>(load_element(in, p.dtype, cbase + id * gm.is[2] + ih * gm.is[3] + iw * gm.is[4]));
-      if (++iw == p.in[2]) {
-        iw = 0;
-        if (++ih == p.in[1]) ih = 0, ++id;
-      }
+          static_cast<float>(load_element(in, p.dtype, cbase + i.d * gm.is[2] + i.h * gm.is[3] + i.w * gm.is[4]));
     }
   }
 }
@@ -195,17 +198,13 @@ void col2im(const ConvProblem& p, const Geometry& gm, const std::vector<float>& 
     for (int64_t kk = 0; kk < kvol; ++kk) {
       const int64_t kd = kk / (k1 * k2), kh = (kk / k2) % k1, kw = kk % k2;
       const float* row = prod.data() + (co * kvol + kk) * count;
-      int64_t id = i0 / (p.in[1] * p.in[2]), ih = (i0 / p.in[2]) % p.in[1], iw = i0 % p.in[2];
-      for (int64_t c = 0; c < count; ++c) {
-        const int64_t od = id * p.stride[0] - p.padding[0] + kd * p.dilation[0];
-        const int64_t oh = ih * p.stride[1] - p.padding[1] + kh * p.dilation[1];
-        const int64_t ow = iw * p.stride[2] - p.padding[2] + kw * p.dilation[2];
+      Walk3 i(p.in, i0);
+      for (int64_t c = 0; c < count; ++c, i.next()) {
+        const int64_t od = i.d * p.stride[0] - p.padding[0] + kd * p.dilation[0];
+        const int64_t oh = i.h * p.stride[1] - p.padding[1] + kh * p.dilation[1];
+        const int64_t ow = i.w * p.stride[2] - p.padding[2] + kw * p.dilation[2];
         if (od >= 0 && od < p.out[0] && oh >= 0 && oh < p.out[1] && ow >= 0 && ow < p.out[2]) {
           out[(od * p.out[1] + oh) * p.out[2] + ow] += row[c];
-        }
-        if (++iw == p.in[2]) {
-          iw = 0;
-          if (++ih == p.in[1]) ih = 0, ++id;
         }
       }
     }
