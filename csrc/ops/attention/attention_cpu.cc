@@ -27,29 +27,6 @@ struct HeadBuffers {
   std::vector<float> q, k, v, scores, out;
 };
 
-// rows x cols elements of t at `base` (element offset `at`, strides rs and cs) as
-// contiguous floats.
-void gather(const char* base, ScalarType t, int64_t at, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
-            std::vector<float>& into) {
-  into.resize(static_cast<size_t>(rows * cols));
-  if (t == ScalarType::Float) {
-    const float* f = reinterpret_cast<const float*>(base) + at;
-    for (int64_t i = 0; i < rows; ++i) {
-      float* row = into.data() + i * cols;
-      if (cs == 1) {
-        std::memcpy(row, f + i * rs, static_cast<size_t>(cols) * sizeof(float));
-      } else {
-        for (int64_t j = 0; j < cols; ++j) row[j] = f[i * rs + j * cs];
-      }
-    }
-    return;
-  }
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j)
-      into[i * cols + j] = static_cast<float>(load_element(base, t, at + i * rs + j * cs));
-  }
-}
-
 // The causal mask and the bias on one row of scores, then its softmax in place; returns the
 // row's logsumexp (0 for a row every key is masked out of, whose weights are all 0).
 float softmax_row(const AttentionProblem& p, const char* bias, int64_t b, int64_t h, int64_t i, float* s) {
@@ -94,14 +71,15 @@ void one_head(const AttentionProblem& p, int64_t b, int64_t h, HeadBuffers& buf)
   const char* bias = p.bias != nullptr ? static_cast<const char*>(p.bias->data_ptr()) : nullptr;
   char* out = static_cast<char*>(p.out->data_ptr());
   char* lse = p.logsumexp != nullptr ? static_cast<char*>(p.logsumexp->data_ptr()) : nullptr;
-  gather(static_cast<const char*>(p.k->data_ptr()), t, b * p.k_strides[0] + hk * p.k_strides[1], Skv, D, p.k_strides[2],
-         p.k_strides[3], buf.k);
-  gather(static_cast<const char*>(p.v->data_ptr()), t, b * p.v_strides[0] + hk * p.v_strides[1], Skv, Dv,
-         p.v_strides[2], p.v_strides[3], buf.v);
+  gather_floats(static_cast<const char*>(p.k->data_ptr()), t, b * p.k_strides[0] + hk * p.k_strides[1], Skv, D,
+                p.k_strides[2], p.k_strides[3], buf.k);
+  gather_floats(static_cast<const char*>(p.v->data_ptr()), t, b * p.v_strides[0] + hk * p.v_strides[1], Skv, Dv,
+                p.v_strides[2], p.v_strides[3], buf.v);
   for (int64_t i0 = 0; i0 < p.seq_q; i0 += kRowBlock) {
     const int64_t rows = p.seq_q - i0 < kRowBlock ? p.seq_q - i0 : kRowBlock;
-    gather(static_cast<const char*>(p.q->data_ptr()), t, b * p.q_strides[0] + h * p.q_strides[1] + i0 * p.q_strides[2],
-           rows, D, p.q_strides[2], p.q_strides[3], buf.q);
+    gather_floats(static_cast<const char*>(p.q->data_ptr()), t,
+                  b * p.q_strides[0] + h * p.q_strides[1] + i0 * p.q_strides[2], rows, D, p.q_strides[2],
+                  p.q_strides[3], buf.q);
     buf.scores.assign(static_cast<size_t>(rows * Skv), 0.0f);
     if (D > 0) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), static_cast<int>(Skv),

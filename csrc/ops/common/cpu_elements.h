@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "csrc/tensor/convert.h"
 #include "slimcuda/types.h"
@@ -61,6 +62,31 @@ inline double round_to(ScalarType t, double v) noexcept {
   char buf[4];
   store_element(buf, t, 0, v);
   return load_element(buf, t, 0);
+}
+
+/// rows x cols elements of t at `base` (element offset `at`, element strides rs and cs) as a
+/// contiguous row-major float matrix in `into` (float32 rows with a unit stride copied whole):
+/// how the CPU ops hand a strided operand of any dtype to BLAS.
+inline void gather_floats(const char* base, ScalarType t, int64_t at, int64_t rows, int64_t cols, int64_t rs,
+                          int64_t cs, std::vector<float>& into) {
+  into.resize(static_cast<size_t>(rows * cols));
+  if (t == ScalarType::Float) {
+    const float* f = reinterpret_cast<const float*>(base) + at;
+    for (int64_t i = 0; i < rows; ++i) {
+      float* row = into.data() + i * cols;
+      if (cs == 1) {
+        std::memcpy(row, f + i * rs, static_cast<size_t>(cols) * sizeof(float));
+      } else {
+        for (int64_t j = 0; j < cols; ++j) row[j] = f[i * rs + j * cs];
+      }
+    }
+    return;
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      into[i * cols + j] = static_cast<float>(load_element(base, t, at + i * rs + j * cs));
+    }
+  }
 }
 
 }  // namespace slimcuda::ops

@@ -34,10 +34,7 @@ BlasOperand operand(const char* base, ScalarType t, int64_t rows, int64_t cols, 
     if (cs == 1 && rs >= (cols > 1 ? cols : 1) && rs <= INT_MAX) return {f, CblasNoTrans, static_cast<int>(rs)};
     if (rs == 1 && cs >= (rows > 1 ? rows : 1) && cs <= INT_MAX) return {f, CblasTrans, static_cast<int>(cs)};
   }
-  pack.resize(static_cast<size_t>(rows * cols));
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) pack[i * cols + j] = static_cast<float>(load_element(base, t, i * rs + j * cs));
-  }
+  gather_floats(base, t, 0, rows, cols, rs, cs, pack);
   return {pack.data(), CblasNoTrans, static_cast<int>(cols > 1 ? cols : 1)};
 }
 
