@@ -303,7 +303,16 @@ func TestStreamCloseRacesOtherMethods(t *testing.T) {
 				}
 			}()
 		}
-		require.NoError(t, s.Close())
+		// Close refuses while a goroutine's WithCallerStream scope selects the stream
+		// (ErrInvalidState, documented); it succeeds once no scope does.
+		for {
+			err := s.Close()
+			if err == nil {
+				break
+			}
+			require.ErrorIs(t, err, ErrInvalidState)
+			runtime.Gosched()
+		}
 		wg.Wait()
 		close(errs)
 		for err := range errs {
