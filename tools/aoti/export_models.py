@@ -358,6 +358,10 @@ HF_MODELS = {
     # Mixture of experts: its experts' grouped GEMM is transformers' custom op (or
     # torch._grouped_mm for bfloat16), which AOTInductor runs through the proxy executor.
     "mixtral": ("MixtralConfig", "MixtralForCausalLM", ("input_ids",), ("logits",), {"use_cache": False}),
+    # Two more routings: Qwen2-MoE adds a shared expert behind a sigmoid gate; OLMoE routes
+    # top-k of 8 without renormalizing the weights (norm_topk_prob False).
+    "qwen2_moe": ("Qwen2MoeConfig", "Qwen2MoeForCausalLM", ("input_ids",), ("logits",), {"use_cache": False}),
+    "olmoe": ("OlmoeConfig", "OlmoeForCausalLM", ("input_ids",), ("logits",), {"use_cache": False}),
 }
 
 
@@ -384,6 +388,11 @@ LLAMA_TINY = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidd
                   num_key_value_heads=1, max_position_embeddings=32)
 MIXTRAL = dict(vocab_size=1000, hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
                num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=128)
+QWEN2_MOE = dict(vocab_size=1000, hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=128,
+                 shared_expert_intermediate_size=256, max_position_embeddings=128)
+OLMOE = dict(vocab_size=1000, hidden_size=128, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=4, num_experts=8, num_experts_per_tok=2, max_position_embeddings=128, eos_token_id=2)
 MIXTRAL_TINY = dict(vocab_size=64, hidden_size=32, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
                     num_key_value_heads=1, num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=16)
 T5_TINY = dict(vocab_size=128, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2)
@@ -438,6 +447,8 @@ ZOO = {
     "gru": ("GRUNet", "float32", [f((2, 16, 32))], None, [2], {"in_zoo": False}),
     "hf_mixtral": ("hf:mixtral", "float32", [f((2, 32), "int64", high=1000)], None, [2], {"kwargs": MIXTRAL}),
     "hf_mixtral_bf16": ("hf:mixtral", "bfloat16", [f((2, 32), "int64", high=1000)], None, [2], {"kwargs": MIXTRAL}),
+    "hf_qwen2_moe": ("hf:qwen2_moe", "float32", [f((2, 32), "int64", high=1000)], None, [2], {"kwargs": QWEN2_MOE}),
+    "hf_olmoe_bf16": ("hf:olmoe", "bfloat16", [f((2, 32), "int64", high=1000)], None, [2], {"kwargs": OLMOE}),
     "kv_decoder": ("KVDecoder", "float32", [f((1, 1), "int64", high=256), f((1,), "int64", high=64)], None, [1],
                    {"in_zoo": False}),
     # The CPU zoo's committed fixtures (testdata/cpu_zoo, tools/aoti/cpu_zoo.sh --fixtures):

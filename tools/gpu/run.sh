@@ -22,6 +22,12 @@ if [[ "${1:-}" == --ptx || "${1:-}" == --ptx-jit ]]; then
   ptx="$1"
   bins="$here/ptx/bin"
 fi
+# tools/gpu/carry.sh leaves the fixtures out (the carry limit): they come from the tree the
+# bundle is unpacked in.
+if [[ ! -d "$here/testdata" && -d "$here/../testdata" ]]; then
+  mkdir -p "$here/testdata"
+  find "$here/../testdata" -mindepth 1 -maxdepth 1 ! -name BUILD.bazel -exec cp -r {} "$here/testdata/" \;
+fi
 export SLIMCUDA_REQUIRE_GPU=1
 # Two-GPU cases skip on one GPU; on a two-GPU machine run with SLIMCUDA_REQUIRE_GPUS=2.
 export SLIMCUDA_REQUIRE_GPUS="${SLIMCUDA_REQUIRE_GPUS:-1}"
