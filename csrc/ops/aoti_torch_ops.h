@@ -244,9 +244,9 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_src_out)(AtenTe
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_scatter_value_out)(AtenTensorHandle out,
                                                                              AtenTensorHandle self, int64_t dim,
                                                                              AtenTensorHandle index, double value);
-SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_value_out)(AtenTensorHandle out,
-                                                                            AtenTensorHandle self, int64_t dim,
-                                                                            AtenTensorHandle index, double value);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_value_out)(AtenTensorHandle out, AtenTensorHandle self,
+                                                                            int64_t dim, AtenTensorHandle index,
+                                                                            double value);
 /* out = self, src's elements reduced into it where index says: reduce "sum", "prod",
  * "mean" (integers rounded down), "amax", "amin" (NaN propagates); include_self 0 starts
  * every element that receives one from the reduction's identity instead of self. CUDA:

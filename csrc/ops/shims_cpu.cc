@@ -288,7 +288,6 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_bucketize_Tensor)(AtenTensorHandle s
   });
 }
 
-
 // ---- scatter family ----
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_src_out)(AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
@@ -300,8 +299,8 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_src_out)(AtenTensorHandle ou
   });
 }
 
-AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_value_out)(AtenTensorHandle out, AtenTensorHandle self,
-                                                               int64_t dim, AtenTensorHandle index, double value) {
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_value_out)(AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+                                                               AtenTensorHandle index, double value) {
   return c_entry(__func__, [&]() {
     ops::ScatterProblem p;
     SLIMCUDA_RETURN_IF_ERROR(ops::check_scatter_value(DeviceType::CPU, out, self, dim, index, value, &p));
@@ -342,8 +341,7 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_masked_scatter)(AtenTensorHandle sel
     ops::MaskedScatterProblem p;
     SLIMCUDA_RETURN_IF_ERROR(ops::check_masked_scatter(DeviceType::CPU, self, mask, source, ret0, &p));
     std::unique_ptr<SlimTensor> out;
-    SLIMCUDA_RETURN_IF_ERROR(
-        ops::new_cpu(p.dtype, p.out_sizes, slimcuda::contiguous_strides(p.out_sizes), &out));
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(p.dtype, p.out_sizes, slimcuda::contiguous_strides(p.out_sizes), &out));
     SLIMCUDA_OP_TRY(ops::masked_scatter_cpu(p, *out));
     *ret0 = ops::handle_of(out.release());
     return Error::Ok;

@@ -376,7 +376,6 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_bucketize_Tensor)(AtenTensorHandle 
   });
 }
 
-
 // ---- scatter family ----
 
 AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_scatter_src_out)(AtenTensorHandle out, AtenTensorHandle self, int64_t dim,

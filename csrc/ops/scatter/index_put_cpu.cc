@@ -17,8 +17,7 @@ Error index_put_cpu(const IndexPutProblem& p, SlimTensor& out) {
       int64_t n = 1;
       for (int64_t s : o.sizes) n *= s;
       for (int64_t j = 0; j < n; ++j) {
-        const int64_t at =
-            strided_offset(static_cast<int>(o.sizes.size()), o.sizes.data(), o.strides.data(), j);
+        const int64_t at = strided_offset(static_cast<int>(o.sizes.size()), o.sizes.data(), o.strides.data(), j);
         const int64_t v = read_index(o.data, o.is64, at);
         SLIMCUDA_OP_CHECK(v >= -size && v < size, Error::InvalidArgument,
                           "index_put: index %lld is out of bounds for dimension %d with size %lld",

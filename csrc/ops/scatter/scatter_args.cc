@@ -153,6 +153,32 @@ void identity_bytes(ScalarType t, ScatterReduce r, uint8_t out[8]) {
 int64_t size_at(const SlimTensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.sizes()[d]; }
 int64_t stride_at(const SlimTensor& t, int64_t d) { return t.dim() == 0 ? 0 : t.strides()[d]; }
 
+// The layout scatter_offsets walks: index's elements, with src's and out's strides.
+void fill_scatter_layout(int64_t d, int64_t rank, ScatterProblem* p) {
+  const SlimTensor &o = *p->out, &ix = *p->index;
+  const bool has_src = p->src != nullptr;
+  ScatterLayout& l = p->layout;
+  l = ScatterLayout{};
+  if (ix.numel() == 0) return;  // nothing to scatter: out = self
+  l.rank = static_cast<int>(rank);
+  l.dim = static_cast<int>(d);
+  l.dim_size = size_at(o, d);
+  l.dim_stride = stride_at(o, d);
+  l.index_64 = ix.dtype() == ScalarType::Long;
+  l.numel = ix.numel();
+  std::vector<int64_t> out_sizes(static_cast<size_t>(rank));
+  for (int64_t k = 0; k < rank; ++k) out_sizes[static_cast<size_t>(k)] = size_at(o, k);
+  const std::vector<int64_t> row_major = contiguous_strides(out_sizes);
+  for (int64_t k = 0; k < rank; ++k) {
+    l.sizes[k] = size_at(ix, k);
+    l.index_strides[k] = stride_at(ix, k);
+    l.src_strides[k] = has_src ? stride_at(*p->src, k) : 0;
+    l.out_strides[k] = k == d ? 0 : stride_at(o, k);
+    l.count_strides[k] = k == d ? 0 : row_major[static_cast<size_t>(k)];
+  }
+  l.count_step = row_major[static_cast<size_t>(d)];
+}
+
 Error scatter_common(DeviceType type, const char* op, AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
                      AtenTensorHandle index, AtenTensorHandle src, bool has_src, ScatterProblem* p) {
   p->device = -1;
@@ -171,8 +197,9 @@ Error scatter_common(DeviceType type, const char* op, AtenTensorHandle out, Aten
   SLIMCUDA_OP_CHECK(!has_src || p->src->dtype() == s.dtype(), Error::InvalidArgument,
                     "%s(): Expected self.dtype to be equal to src.dtype (self %s, src %s)", op,
                     scalar_type_name(s.dtype()), scalar_type_name(p->src->dtype()));
-  SLIMCUDA_OP_CHECK(o.dtype() == s.dtype(), Error::InvalidArgument, "%s: out is %s, self is %s (out takes self's dtype)",
-                    op, scalar_type_name(o.dtype()), scalar_type_name(s.dtype()));
+  SLIMCUDA_OP_CHECK(o.dtype() == s.dtype(), Error::InvalidArgument,
+                    "%s: out is %s, self is %s (out takes self's dtype)", op, scalar_type_name(o.dtype()),
+                    scalar_type_name(s.dtype()));
   SLIMCUDA_OP_CHECK(o.sizes() == s.sizes(), Error::InvalidArgument,
                     "%s: out has sizes %s, self %s (out takes self's sizes)", op, shape_text(o.sizes()).c_str(),
                     shape_text(s.sizes()).c_str());
@@ -181,8 +208,8 @@ Error scatter_common(DeviceType type, const char* op, AtenTensorHandle out, Aten
   const int64_t rank = ix.dim() == 0 ? 1 : ix.dim();
   if (ix.numel() > 0) {
     SLIMCUDA_OP_CHECK((s.dim() == 0 ? 1 : s.dim()) == rank, Error::InvalidArgument,
-                      "%s: Index tensor must have the same number of dimensions as self tensor (index %s, self %s)",
-                      op, shape_text(ix.sizes()).c_str(), shape_text(s.sizes()).c_str());
+                      "%s: Index tensor must have the same number of dimensions as self tensor (index %s, self %s)", op,
+                      shape_text(ix.sizes()).c_str(), shape_text(s.sizes()).c_str());
     SLIMCUDA_OP_CHECK(!has_src || (p->src->dim() == 0 ? 1 : p->src->dim()) == rank, Error::InvalidArgument,
                       "%s: Index tensor must have the same number of dimensions as src tensor (index %s, src %s)", op,
                       shape_text(ix.sizes()).c_str(), shape_text(p->src->sizes()).c_str());
@@ -211,33 +238,14 @@ Error scatter_common(DeviceType type, const char* op, AtenTensorHandle out, Aten
   SLIMCUDA_OP_CHECK(!overlaps(o, ix), Error::InvalidArgument, "%s: out and index share memory", op);
   SLIMCUDA_OP_CHECK(!has_src || !overlaps(o, *p->src), Error::InvalidArgument, "%s: out and src share memory", op);
 
-  ScatterLayout& l = p->layout;
-  l = ScatterLayout{};
-  if (ix.numel() == 0) return Error::Ok;  // nothing to scatter: out = self
-  l.rank = static_cast<int>(rank);
-  l.dim = static_cast<int>(d);
-  l.dim_size = size_at(o, d);
-  l.dim_stride = stride_at(o, d);
-  l.index_64 = ix.dtype() == ScalarType::Long;
-  l.numel = ix.numel();
-  std::vector<int64_t> out_sizes(static_cast<size_t>(rank));
-  for (int64_t k = 0; k < rank; ++k) out_sizes[static_cast<size_t>(k)] = size_at(o, k);
-  const std::vector<int64_t> row_major = contiguous_strides(out_sizes);
-  for (int64_t k = 0; k < rank; ++k) {
-    l.sizes[k] = size_at(ix, k);
-    l.index_strides[k] = stride_at(ix, k);
-    l.src_strides[k] = has_src ? stride_at(*p->src, k) : 0;
-    l.out_strides[k] = k == d ? 0 : stride_at(o, k);
-    l.count_strides[k] = k == d ? 0 : row_major[static_cast<size_t>(k)];
-  }
-  l.count_step = row_major[static_cast<size_t>(d)];
+  fill_scatter_layout(d, rank, p);
   return Error::Ok;
 }
 
 // Right-aligned broadcast of two shapes; false when a pair of sizes differs and neither is 1
 // (*bad_a, *bad_b, *bad_dim: the pair and the dimension, counted from the result's start).
-bool broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out,
-               int64_t* bad_a, int64_t* bad_b, int64_t* bad_dim) {
+bool broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out, int64_t* bad_a,
+               int64_t* bad_b, int64_t* bad_dim) {
   const size_t n = std::max(a.size(), b.size());
   out->assign(n, 1);
   for (size_t i = 0; i < n; ++i) {
@@ -375,6 +383,182 @@ void mask_positions(const IndexEntry& e, IndexPutProblem* p, std::vector<IndexOp
   }
 }
 
+// index_put's list: each entry None or a tensor (integer positions or a mask covering as many
+// dimensions as it has), checked and placed on self's dimensions.
+Error index_entries(DeviceType type, const AtenTensorHandle** indices, int64_t indices_len, IndexPutProblem* p,
+                    std::vector<IndexEntry>* out) {
+  const SlimTensor& s = *p->self;
+  int64_t covered = 0;
+  for (int64_t i = 0; i < indices_len; ++i) {
+    const AtenTensorHandle* h = indices[i];
+    if (h == nullptr || *h == nullptr) {
+      ++covered;
+      continue;
+    }
+    char what[32];
+    std::snprintf(what, sizeof what, "indices[%lld]", static_cast<long long>(i));
+    SLIMCUDA_RETURN_IF_ERROR(check_operand(type, "index_put", what, *h, &p->device));
+    IndexEntry e;
+    e.t = tensor_of(*h);
+    const ScalarType t = e.t->dtype();
+    SLIMCUDA_OP_CHECK(t == ScalarType::Long || t == ScalarType::Int || t == ScalarType::Bool || t == ScalarType::Byte,
+                      Error::InvalidArgument,
+                      "index_put: tensors used as indices must be long, int, byte or bool tensors (%s is %s)", what,
+                      scalar_type_name(t));
+    e.mask = t == ScalarType::Bool || t == ScalarType::Byte;
+    SLIMCUDA_OP_CHECK(!e.mask || e.t->dim() > 0, Error::NotSupported,
+                      "index_put: a 0-d bool index (%s) is not supported", what);
+    e.self_dim = static_cast<int>(covered);
+    covered += e.mask ? e.t->dim() : 1;
+    out->push_back(e);
+  }
+  SLIMCUDA_OP_CHECK(covered <= s.dim(), Error::InvalidArgument,
+                    "index_put: too many indices for tensor of dimension %lld (got %lld)",
+                    static_cast<long long>(s.dim()), static_cast<long long>(covered));
+  SLIMCUDA_OP_CHECK(!out->empty(), Error::InvalidArgument,
+                    "index_put: every index is None (at least one must be a tensor)");
+  for (const IndexEntry& e : *out) {
+    if (!e.mask) continue;
+    for (int64_t j = 0; j < e.t->dim(); ++j) {
+      SLIMCUDA_OP_CHECK(e.t->sizes()[j] == s.sizes()[e.self_dim + j], Error::InvalidArgument,
+                        "index_put: The shape of the mask %s at index %lld does not match the shape of the indexed "
+                        "tensor %s at index %lld",
+                        shape_text(e.t->sizes()).c_str(), static_cast<long long>(j), shape_text(s.sizes()).c_str(),
+                        static_cast<long long>(e.self_dim + j));
+    }
+  }
+  return Error::Ok;
+}
+
+// The index tensors the layout reads: the integer ones as given, the masks (CPU only) as
+// their true elements' coordinates.
+Error index_operands(DeviceType type, const std::vector<IndexEntry>& entries, IndexPutProblem* p) {
+  p->indices.clear();
+  p->mask_positions.clear();
+  for (const IndexEntry& e : entries) {
+    if (!e.mask) continue;
+    SLIMCUDA_OP_CHECK(type == DeviceType::CPU, Error::NotSupported,
+                      "index_put: this bool index needs the number of its true elements on the host (a "
+                      "synchronization, which the CUDA ops never make); CUDA takes a bool index only as the one "
+                      "index with values that do not vary along its true elements (x[mask] = v)");
+  }
+  for (const IndexEntry& e : entries) {
+    if (e.mask) {
+      mask_positions(e, p, &p->indices);
+      continue;
+    }
+    IndexOperand o;
+    o.self_dim = e.self_dim;
+    o.data = e.t->data_ptr();
+    o.is64 = e.t->dtype() == ScalarType::Long;
+    o.sizes = e.t->sizes();
+    o.strides = e.t->strides();
+    p->indices.push_back(o);
+  }
+  // The masks' positions are in their final vectors now.
+  for (IndexOperand& o : p->indices) {
+    if (o.mask_vector >= 0) o.data = p->mask_positions[static_cast<size_t>(o.mask_vector)].data();
+  }
+  const int n = static_cast<int>(p->indices.size());
+  SLIMCUDA_OP_CHECK(n <= kMaxIndexTensors, Error::NotSupported,
+                    "index_put: %d index tensors (a bool mask counts one per dimension); at most %d are supported", n,
+                    kMaxIndexTensors);
+  return Error::Ok;
+}
+
+// One dimension of the indexing result: a sliced dimension of self, or one of the index
+// tensors' broadcast shape.
+struct IterDim {
+  int self_dim;  ///< -1: a broadcast dimension
+  int b_dim;
+};
+
+// The index tensors' broadcast shape *b and the indexing result's dimensions.
+Error indexing_dims(IndexPutProblem* p, std::vector<int64_t>* b_out, std::vector<IterDim>* iter_out) {
+  const SlimTensor& s = *p->self;
+  const int n = static_cast<int>(p->indices.size());
+  // The index tensors broadcast together.
+  std::vector<int64_t>& b = *b_out;
+  b.clear();
+  for (const IndexOperand& o : p->indices) {
+    std::vector<int64_t> next_b;
+    int64_t x = 0, y = 0, at = 0;
+    if (!broadcast(b, o.sizes, &next_b, &x, &y, &at)) {
+      std::string shapes;
+      for (const IndexOperand& q : p->indices) shapes += (shapes.empty() ? "" : ", ") + shape_text(q.sizes);
+      SLIMCUDA_OP_CHECK(false, Error::InvalidArgument,
+                        "index_put: shape mismatch: indexing tensors could not be broadcast together with shapes %s",
+                        shapes.c_str());
+    }
+    b = next_b;
+  }
+  // Indexed dimensions next to each other: the broadcast shape replaces them in place; else
+  // it goes first (ATen's advanced indexing).
+  const int first = p->indices.front().self_dim, last = p->indices.back().self_dim;
+  bool adjacent = true;
+  for (int k = 0; k < n; ++k) {
+    if (p->indices[static_cast<size_t>(k)].self_dim != first + k) adjacent = false;
+  }
+  adjacent = adjacent && last - first + 1 == n;
+  std::vector<IterDim>& iter = *iter_out;
+  iter.clear();
+  auto add_slices = [&](int from, int to) {
+    for (int d = from; d < to; ++d) {
+      bool indexed = false;
+      for (const IndexOperand& o : p->indices) indexed = indexed || o.self_dim == d;
+      if (!indexed) iter.push_back({d, -1});
+    }
+  };
+  const int rank = static_cast<int>(s.dim());
+  if (adjacent) {
+    add_slices(0, first);
+    for (size_t j = 0; j < b.size(); ++j) iter.push_back({-1, static_cast<int>(j)});
+    add_slices(last + 1, rank);
+  } else {
+    for (size_t j = 0; j < b.size(); ++j) iter.push_back({-1, static_cast<int>(j)});
+    add_slices(0, rank);
+  }
+  SLIMCUDA_OP_CHECK(static_cast<int64_t>(iter.size()) <= kMaxDims, Error::NotSupported,
+                    "index_put: the indexing result has %zu dimensions (at most %lld)", iter.size(),
+                    static_cast<long long>(kMaxDims));
+  return Error::Ok;
+}
+
+// The layout index_put_target walks, from the result's dimensions.
+void fill_index_put_layout(const std::vector<int64_t>& b, const std::vector<IterDim>& iter,
+                           const std::vector<int64_t>& vstr, IndexPutProblem* p) {
+  const SlimTensor& s = *p->self;
+  const std::vector<int64_t>& result = p->result_sizes;
+  const int n = static_cast<int>(p->indices.size());
+  IndexPutLayout& l = p->layout;
+  l = IndexPutLayout{};
+  l.rank = static_cast<int>(iter.size());
+  l.n_index = n;
+  l.numel = numel_of(result);
+  for (int r = 0; r < l.rank; ++r) {
+    const IterDim& it = iter[static_cast<size_t>(r)];
+    l.sizes[r] = result[static_cast<size_t>(r)];
+    l.value_strides[r] = vstr[static_cast<size_t>(r)];
+    l.out_strides[r] = it.self_dim >= 0 ? p->out_strides[static_cast<size_t>(it.self_dim)] : 0;
+    for (int k = 0; k < n; ++k) {
+      const IndexOperand& o = p->indices[static_cast<size_t>(k)];
+      int64_t st = 0;
+      if (it.self_dim < 0) {
+        const int64_t od = it.b_dim - static_cast<int64_t>(b.size() - o.sizes.size());
+        if (od >= 0 && o.sizes[static_cast<size_t>(od)] != 1) st = o.strides[static_cast<size_t>(od)];
+      }
+      l.index_strides[k][r] = st;
+    }
+  }
+  for (int k = 0; k < n; ++k) {
+    const IndexOperand& o = p->indices[static_cast<size_t>(k)];
+    l.index_data[k] = o.data;
+    l.index_64[k] = o.is64;
+    l.index_dim_size[k] = s.sizes()[o.self_dim];
+    l.index_out_stride[k] = p->out_strides[static_cast<size_t>(o.self_dim)];
+  }
+}
+
 }  // namespace
 
 std::string shape_text(const std::vector<int64_t>& sizes) {
@@ -396,10 +580,10 @@ Error check_scatter_value(DeviceType type, AtenTensorHandle out, AtenTensorHandl
                           AtenTensorHandle index, double value, ScatterProblem* p) {
   p->reduce = ScatterReduce::None;
   SLIMCUDA_RETURN_IF_ERROR(scatter_common(type, "scatter", out, self, dim, index, nullptr, false, p));
-  SLIMCUDA_OP_CHECK(value_fits(p->dtype, value) && !(std::isnan(value) && !is_floating(p->dtype) &&
-                                                     p->dtype != ScalarType::Bool),
-                    Error::InvalidArgument, "scatter: value %g cannot be converted to type %s without overflow", value,
-                    scalar_type_name(p->dtype));
+  SLIMCUDA_OP_CHECK(
+      value_fits(p->dtype, value) && !(std::isnan(value) && !is_floating(p->dtype) && p->dtype != ScalarType::Bool),
+      Error::InvalidArgument, "scatter: value %g cannot be converted to type %s without overflow", value,
+      scalar_type_name(p->dtype));
   element_bytes(p->dtype, value, p->value);
   return Error::Ok;
 }
@@ -411,13 +595,11 @@ Error check_scatter_reduce(DeviceType type, AtenTensorHandle out, AtenTensorHand
   const struct {
     const char* name;
     ScatterReduce r;
-  } names[] = {{"sum", ScatterReduce::Sum},
-               {"prod", ScatterReduce::Prod},
-               {"mean", ScatterReduce::Mean},
-               {"amax", ScatterReduce::Amax},
-               {"amin", ScatterReduce::Amin},
-               {"max", ScatterReduce::Amax},  // ATen's undocumented spellings of amax and amin
-               {"min", ScatterReduce::Amin}};
+  } names[] = {
+      {"sum", ScatterReduce::Sum},   {"prod", ScatterReduce::Prod},
+      {"mean", ScatterReduce::Mean}, {"amax", ScatterReduce::Amax},
+      {"amin", ScatterReduce::Amin}, {"max", ScatterReduce::Amax},  // ATen's undocumented spellings of amax and amin
+      {"min", ScatterReduce::Amin}};
   p->reduce = ScatterReduce::None;
   for (const auto& n : names) {
     if (std::strcmp(reduce, n.name) == 0) p->reduce = n.r;
@@ -450,164 +632,26 @@ Error check_index_put(DeviceType type, AtenTensorHandle self, const AtenTensorHa
                     scalar_type_name(s.dtype()), scalar_type_name(v.dtype()));
 
   std::vector<IndexEntry> entries;
-  int64_t covered = 0;
-  for (int64_t i = 0; i < indices_len; ++i) {
-    const AtenTensorHandle* h = indices[i];
-    if (h == nullptr || *h == nullptr) {
-      ++covered;
-      continue;
-    }
-    char what[32];
-    std::snprintf(what, sizeof what, "indices[%lld]", static_cast<long long>(i));
-    SLIMCUDA_RETURN_IF_ERROR(check_operand(type, "index_put", what, *h, &p->device));
-    IndexEntry e;
-    e.t = tensor_of(*h);
-    const ScalarType t = e.t->dtype();
-    SLIMCUDA_OP_CHECK(t == ScalarType::Long || t == ScalarType::Int || t == ScalarType::Bool || t == ScalarType::Byte,
-                      Error::InvalidArgument,
-                      "index_put: tensors used as indices must be long, int, byte or bool tensors (%s is %s)", what,
-                      scalar_type_name(t));
-    e.mask = t == ScalarType::Bool || t == ScalarType::Byte;
-    SLIMCUDA_OP_CHECK(!e.mask || e.t->dim() > 0, Error::NotSupported,
-                      "index_put: a 0-d bool index (%s) is not supported", what);
-    e.self_dim = static_cast<int>(covered);
-    covered += e.mask ? e.t->dim() : 1;
-    entries.push_back(e);
-  }
-  SLIMCUDA_OP_CHECK(covered <= s.dim(), Error::InvalidArgument,
-                    "index_put: too many indices for tensor of dimension %lld (got %lld)",
-                    static_cast<long long>(s.dim()), static_cast<long long>(covered));
-  SLIMCUDA_OP_CHECK(!entries.empty(), Error::InvalidArgument,
-                    "index_put: every index is None (at least one must be a tensor)");
-  for (const IndexEntry& e : entries) {
-    if (!e.mask) continue;
-    for (int64_t j = 0; j < e.t->dim(); ++j) {
-      SLIMCUDA_OP_CHECK(e.t->sizes()[j] == s.sizes()[e.self_dim + j], Error::InvalidArgument,
-                        "index_put: The shape of the mask %s at index %lld does not match the shape of the indexed "
-                        "tensor %s at index %lld",
-                        shape_text(e.t->sizes()).c_str(), static_cast<long long>(j), shape_text(s.sizes()).c_str(),
-                        static_cast<long long>(e.self_dim + j));
-    }
-  }
+  SLIMCUDA_RETURN_IF_ERROR(index_entries(type, indices, indices_len, p, &entries));
   p->out_sizes = s.sizes();
-  p->out_strides = is_non_overlapping_and_dense(s.sizes(), s.strides()) ? s.strides()
-                                                                        : dense_strides_like(s.sizes(), s.strides());
+  p->out_strides =
+      is_non_overlapping_and_dense(s.sizes(), s.strides()) ? s.strides() : dense_strides_like(s.sizes(), s.strides());
 
   if (entries.size() == 1 && entries[0].mask) {
     bool ok = false;
     SLIMCUDA_RETURN_IF_ERROR(mask_form(entries[0], p, &ok));
     if (ok) return Error::Ok;
   }
-  p->indices.clear();
-  p->mask_positions.clear();
-  for (const IndexEntry& e : entries) {
-    if (!e.mask) continue;
-    SLIMCUDA_OP_CHECK(type == DeviceType::CPU, Error::NotSupported,
-                      "index_put: this bool index needs the number of its true elements on the host (a "
-                      "synchronization, which the CUDA ops never make); CUDA takes a bool index only as the one "
-                      "index with values that do not vary along its true elements (x[mask] = v)");
-  }
-  for (const IndexEntry& e : entries) {
-    if (e.mask) {
-      mask_positions(e, p, &p->indices);
-      continue;
-    }
-    IndexOperand o;
-    o.self_dim = e.self_dim;
-    o.data = e.t->data_ptr();
-    o.is64 = e.t->dtype() == ScalarType::Long;
-    o.sizes = e.t->sizes();
-    o.strides = e.t->strides();
-    p->indices.push_back(o);
-  }
-  // The masks' positions are in their final vectors now.
-  for (IndexOperand& o : p->indices) {
-    if (o.mask_vector >= 0) o.data = p->mask_positions[static_cast<size_t>(o.mask_vector)].data();
-  }
-  const int n = static_cast<int>(p->indices.size());
-  SLIMCUDA_OP_CHECK(n <= kMaxIndexTensors, Error::NotSupported,
-                    "index_put: %d index tensors (a bool mask counts one per dimension); at most %d are supported", n,
-                    kMaxIndexTensors);
-
-  // The index tensors broadcast together.
+  SLIMCUDA_RETURN_IF_ERROR(index_operands(type, entries, p));
   std::vector<int64_t> b;
-  for (const IndexOperand& o : p->indices) {
-    std::vector<int64_t> next_b;
-    int64_t x = 0, y = 0, at = 0;
-    if (!broadcast(b, o.sizes, &next_b, &x, &y, &at)) {
-      std::string shapes;
-      for (const IndexOperand& q : p->indices) shapes += (shapes.empty() ? "" : ", ") + shape_text(q.sizes);
-      SLIMCUDA_OP_CHECK(false, Error::InvalidArgument,
-                        "index_put: shape mismatch: indexing tensors could not be broadcast together with shapes %s",
-                        shapes.c_str());
-    }
-    b = next_b;
-  }
-  // Indexed dimensions next to each other: the broadcast shape replaces them in place; else
-  // it goes first (ATen's advanced indexing).
-  const int first = p->indices.front().self_dim, last = p->indices.back().self_dim;
-  bool adjacent = true;
-  for (int k = 0; k < n; ++k) {
-    if (p->indices[static_cast<size_t>(k)].self_dim != first + k) adjacent = false;
-  }
-  adjacent = adjacent && last - first + 1 == n;
-  struct IterDim {
-    int self_dim;  ///< -1: a broadcast dimension
-    int b_dim;
-  };
   std::vector<IterDim> iter;
-  auto add_slices = [&](int from, int to) {
-    for (int d = from; d < to; ++d) {
-      bool indexed = false;
-      for (const IndexOperand& o : p->indices) indexed = indexed || o.self_dim == d;
-      if (!indexed) iter.push_back({d, -1});
-    }
-  };
-  const int rank = static_cast<int>(s.dim());
-  if (adjacent) {
-    add_slices(0, first);
-    for (size_t j = 0; j < b.size(); ++j) iter.push_back({-1, static_cast<int>(j)});
-    add_slices(last + 1, rank);
-  } else {
-    for (size_t j = 0; j < b.size(); ++j) iter.push_back({-1, static_cast<int>(j)});
-    add_slices(0, rank);
-  }
-  SLIMCUDA_OP_CHECK(static_cast<int64_t>(iter.size()) <= kMaxDims, Error::NotSupported,
-                    "index_put: the indexing result has %zu dimensions (at most %lld)", iter.size(),
-                    static_cast<long long>(kMaxDims));
+  SLIMCUDA_RETURN_IF_ERROR(indexing_dims(p, &b, &iter));
   std::vector<int64_t>& result = p->result_sizes;
   result.clear();
   for (const IterDim& it : iter) result.push_back(it.self_dim >= 0 ? s.sizes()[it.self_dim] : b[it.b_dim]);
   std::vector<int64_t> vstr;
   if (!value_strides(v, result, &vstr)) return value_mismatch(v, shape_text(result));
-
-  IndexPutLayout& l = p->layout;
-  l = IndexPutLayout{};
-  l.rank = static_cast<int>(iter.size());
-  l.n_index = n;
-  l.numel = numel_of(result);
-  for (int r = 0; r < l.rank; ++r) {
-    const IterDim& it = iter[static_cast<size_t>(r)];
-    l.sizes[r] = result[static_cast<size_t>(r)];
-    l.value_strides[r] = vstr[static_cast<size_t>(r)];
-    l.out_strides[r] = it.self_dim >= 0 ? p->out_strides[static_cast<size_t>(it.self_dim)] : 0;
-    for (int k = 0; k < n; ++k) {
-      const IndexOperand& o = p->indices[static_cast<size_t>(k)];
-      int64_t st = 0;
-      if (it.self_dim < 0) {
-        const int64_t od = it.b_dim - static_cast<int64_t>(b.size() - o.sizes.size());
-        if (od >= 0 && o.sizes[static_cast<size_t>(od)] != 1) st = o.strides[static_cast<size_t>(od)];
-      }
-      l.index_strides[k][r] = st;
-    }
-  }
-  for (int k = 0; k < n; ++k) {
-    const IndexOperand& o = p->indices[static_cast<size_t>(k)];
-    l.index_data[k] = o.data;
-    l.index_64[k] = o.is64;
-    l.index_dim_size[k] = s.sizes()[o.self_dim];
-    l.index_out_stride[k] = p->out_strides[static_cast<size_t>(o.self_dim)];
-  }
+  fill_index_put_layout(b, iter, vstr, p);
   return Error::Ok;
 }
 

@@ -29,7 +29,7 @@ struct ScatterProblem {
   bool include_self = true;
   bool copy_self = true;  ///< false: out is self's own view (in place), nothing to copy
   ScalarType dtype = ScalarType::Float;
-  int device = -1;  ///< CUDA device index (CPU: -1)
+  int device = -1;           ///< CUDA device index (CPU: -1)
   uint8_t value[8] = {};     ///< scatter.value's value as an element of dtype
   uint8_t identity[8] = {};  ///< the reduction's identity as an element (include_self false)
   ScatterLayout layout;
@@ -72,9 +72,9 @@ struct IndexPutProblem {
   int device = -1;
   bool accumulate = false;
   std::vector<int64_t> out_sizes, out_strides;
-  std::vector<IndexOperand> indices;               ///< the index tensors (a mask's true positions on the CPU)
+  std::vector<IndexOperand> indices;                 ///< the index tensors (a mask's true positions on the CPU)
   std::vector<std::vector<int64_t>> mask_positions;  ///< storage of those positions
-  std::vector<int64_t> result_sizes;               ///< the indexing result's shape
+  std::vector<int64_t> result_sizes;                 ///< the indexing result's shape
   IndexPutLayout layout;
 };
 

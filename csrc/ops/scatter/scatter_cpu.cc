@@ -18,8 +18,8 @@ Error scatter_cpu(const ScatterProblem& p) {
     const int64_t v = read_index(index, l.index_64, ix);
     SLIMCUDA_OP_CHECK(v >= 0 && v < l.dim_size, Error::InvalidArgument,
                       "%s: index %lld is out of bounds for dimension %d with size %lld",
-                      p.reduce == ScatterReduce::None ? "scatter" : "scatter_reduce", static_cast<long long>(v),
-                      l.dim, static_cast<long long>(l.dim_size));
+                      p.reduce == ScatterReduce::None ? "scatter" : "scatter_reduce", static_cast<long long>(v), l.dim,
+                      static_cast<long long>(l.dim_size));
   }
   if (p.copy_self) SLIMCUDA_OP_TRY(copy_tensor(*p.out, *p.self, StreamContext::unselected(-1)));
   if (l.numel == 0) return Error::Ok;

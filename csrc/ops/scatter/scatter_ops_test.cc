@@ -18,14 +18,14 @@
 #include "csrc/testing/fixtures.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/aoti_torch_ops.h"
-#include "slimcuda/slimcuda.h"
+#include "slimcuda/last_error.h"
 
 namespace slimcuda::testing {
 namespace {
 
 const bool kOwnsFixture = own_fixture("scatter_ops.json");
 
-std::string message() { return slimcuda_last_error_message(); }
+std::string message() { return last_error_message(); }
 
 int32_t dtype_code(const std::string& name) {
   if (name == "float32") return SLIMCUDA_SHIM(aoti_torch_dtype_float32)();
@@ -63,7 +63,7 @@ std::vector<int64_t> contiguous(const std::vector<int64_t>& sizes) {
 
 // f(row-major index, element offset) for every element.
 void each_element(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
-              const std::function<void(int64_t, int64_t)>& f) {
+                  const std::function<void(int64_t, int64_t)>& f) {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
   std::vector<int64_t> idx(sizes.size(), 0);
@@ -95,7 +95,8 @@ Tensor make(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strid
   EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(h, &data), 0);
   if (data != nullptr) std::memset(data, 0, static_cast<size_t>(storage));
   const size_t es = dtype_size(dtype);
-  each_element(sizes, strides, [&](int64_t j, int64_t off) { store(static_cast<char*>(data) + off * es, dtype, value(j)); });
+  each_element(sizes, strides,
+               [&](int64_t j, int64_t off) { store(static_cast<char*>(data) + off * es, dtype, value(j)); });
   if (!cuda) return host;
   const int64_t flat = storage / static_cast<int64_t>(es), one = 1;
   AtenTensorHandle hf = nullptr, d = nullptr, view = nullptr;
@@ -175,10 +176,10 @@ std::vector<double> read(AtenTensorHandle t) {
   AtenTensorHandle src = t;
   if (m.cuda) {
     AtenTensorHandle h = nullptr;
-    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_empty_strided)(static_cast<int64_t>(m.sizes.size()), m.sizes.data(),
-                                                      m.strides.data(), m.dtype,
-                                                      SLIMCUDA_SHIM(aoti_torch_device_type_cpu)(), 0, &h),
-              0);
+    EXPECT_EQ(
+        SLIMCUDA_SHIM(aoti_torch_empty_strided)(static_cast<int64_t>(m.sizes.size()), m.sizes.data(), m.strides.data(),
+                                                m.dtype, SLIMCUDA_SHIM(aoti_torch_device_type_cpu)(), 0, &h),
+        0);
     host.reset(h);
     EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch_copy_)(h, t, 0), 0) << message();
     src = h;
@@ -188,7 +189,7 @@ std::vector<double> read(AtenTensorHandle t) {
   std::vector<double> out;
   const size_t es = dtype_size(m.dtype);
   each_element(m.sizes, m.strides,
-           [&](int64_t, int64_t off) { out.push_back(load(static_cast<char*>(data) + off * es, m.dtype)); });
+               [&](int64_t, int64_t off) { out.push_back(load(static_cast<char*>(data) + off * es, m.dtype)); });
   return out;
 }
 
@@ -205,8 +206,9 @@ void expect_values(const Case& c, AtenTensorHandle t) {
   const double atol = c.data["atol"].get<double>(), rtol = c.data["rtol"].get<double>();
   int bad = 0;
   for (size_t i = 0; i < want.size() && bad < 5; ++i) {
-    const bool ok = std::isnan(want[i]) ? std::isnan(got[i])
-                                        : got[i] == want[i] || std::fabs(got[i] - want[i]) <= atol + rtol * std::fabs(want[i]);
+    const bool ok = std::isnan(want[i])
+                        ? std::isnan(got[i])
+                        : got[i] == want[i] || std::fabs(got[i] - want[i]) <= atol + rtol * std::fabs(want[i]);
     if (!ok) {
       ADD_FAILURE() << c.name << ": element " << i << " = " << got[i] << ", want " << want[i];
       ++bad;
@@ -255,9 +257,9 @@ int32_t call_scatter(const Case& c, bool cuda, AtenTensorHandle out, AtenTensorH
   }
   const int32_t include_self = c.data.value("include_self", 1);
   if (fn == "scatter_reduce")
-    return cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_scatter_reduce_two_out)(out, self, dim, index, src, reduce, include_self)
-                : SLIMCUDA_SHIM(aoti_torch_cpu_scatter_reduce_two_out)(out, self, dim, index, src, reduce,
-                                                                        include_self);
+    return cuda
+               ? SLIMCUDA_SHIM(aoti_torch_cuda_scatter_reduce_two_out)(out, self, dim, index, src, reduce, include_self)
+               : SLIMCUDA_SHIM(aoti_torch_cpu_scatter_reduce_two_out)(out, self, dim, index, src, reduce, include_self);
   ADD_FAILURE() << "unknown scatter fn " << fn;
   return -1;
 }

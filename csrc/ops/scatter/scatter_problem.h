@@ -27,11 +27,11 @@ struct ScatterLayout {
   int64_t out_strides[kMaxDims] = {};    ///< out's, 0 along dim (the index gives that one)
   int64_t count_strides[kMaxDims] = {};  ///< out's row-major strides (mean's counts), 0 along dim
   int dim = 0;
-  int64_t dim_size = 1;      ///< out's size along dim
-  int64_t dim_stride = 0;    ///< out's stride along dim
-  int64_t count_step = 0;    ///< out's row-major stride along dim
-  int64_t numel = 0;         ///< index elements
-  bool index_64 = true;      ///< int64 (else int32) index
+  int64_t dim_size = 1;    ///< out's size along dim
+  int64_t dim_stride = 0;  ///< out's stride along dim
+  int64_t count_step = 0;  ///< out's row-major stride along dim
+  int64_t numel = 0;       ///< index elements
+  bool index_64 = true;    ///< int64 (else int32) index
 };
 
 /// Element offsets of index element `e`: in index, src, out (without the index's term) and
