@@ -379,5 +379,37 @@ TEST(ScatterOps, BadInput) {
   SLIMCUDA_SKIP_IF_NO_CASE_RAN();
 }
 
+// Memory shared between out and the other operands (not in the fixtures: views of one
+// storage): refused before anything is written, except out == self's own view (in place).
+TEST(ScatterOps, OverlappingOutRefused) {
+  const int32_t f32 = SLIMCUDA_SHIM(aoti_torch_dtype_float32)();
+  Tensor base = make({8}, {1}, f32, false, [](int64_t j) { return static_cast<double>(j); });
+  Tensor index = make({1}, {1}, SLIMCUDA_SHIM(aoti_torch_dtype_int64)(), false, [](int64_t) { return 0.0; });
+  auto view = [&](int64_t offset, int64_t stride) {
+    const int64_t size = 4;
+    AtenTensorHandle h = nullptr;
+    EXPECT_EQ(SLIMCUDA_SHIM(aoti_torch__reinterpret_tensor)(base.get(), 1, &size, &stride, offset, &h), 0);
+    return Tensor(h);
+  };
+  Tensor a = view(0, 1), shifted = view(2, 1), far = view(4, 1), repeated = view(4, 0);
+  const std::vector<double> before = read(base.get());
+  auto expect = [&](int32_t code, const char* fragment) {
+    EXPECT_EQ(code, static_cast<int32_t>(Error::InvalidArgument));
+    EXPECT_NE(message().find(fragment), std::string::npos) << message();
+    EXPECT_EQ(read(base.get()), before) << "a refused scatter wrote";
+  };
+  expect(SLIMCUDA_SHIM(aoti_torch_cpu_scatter_src_out)(shifted.get(), a.get(), 0, index.get(), far.get()),
+         "out partly overlaps self");
+  expect(SLIMCUDA_SHIM(aoti_torch_cpu_scatter_src_out)(far.get(), a.get(), 0, index.get(), far.get()),
+         "out and src share memory");
+  expect(SLIMCUDA_SHIM(aoti_torch_cpu_scatter_value_out)(a.get(), far.get(), 0, a.get(), 1.0),
+         "Expected dtype int32/int64 for index");
+  expect(SLIMCUDA_SHIM(aoti_torch_cpu_scatter_value_out)(repeated.get(), a.get(), 0, index.get(), 1.0),
+         "out has overlapping elements");
+  // In place: out is self's own view.
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_cpu_scatter_src_out)(a.get(), a.get(), 0, index.get(), far.get()), 0) << message();
+  EXPECT_EQ(read(a.get()), (std::vector<double>{4, 1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace slimcuda::testing
