@@ -6,6 +6,8 @@
 // the same cases from Go.
 #include <gtest/gtest.h>
 
+#include <cuda_runtime_api.h>
+
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -16,8 +18,10 @@
 #include "csrc/ops/testing/fixture_inputs.h"
 #include "csrc/tensor/convert.h"
 #include "csrc/testing/fixtures.h"
+#include "csrc/testing/test_stream.h"
 #include "slimcuda/aoti_torch.h"
 #include "slimcuda/aoti_torch_ops.h"
+#include "slimcuda/caller_stream.h"
 #include "slimcuda/last_error.h"
 
 namespace slimcuda::testing {
@@ -409,6 +413,86 @@ TEST(ScatterOps, OverlappingOutRefused) {
   // In place: out is self's own view.
   ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_cpu_scatter_src_out)(a.get(), a.get(), 0, index.get(), far.get()), 0) << message();
   EXPECT_EQ(read(a.get()), (std::vector<double>{4, 1, 2, 3}));
+}
+
+// The CUDA shims captured into a CUDA graph on the caller's stream and replayed: a
+// synchronization, an allocation outside the caching allocator (mean's counters,
+// masked_scatter's prefix sum and CUB's scratch, the new outputs) or work on another stream
+// would break the capture. The replay must compute what the CPU ops do (sums of multiples of
+// 1/8: exact in any order).
+TEST(ScatterOpsCuda, CapturesIntoACudaGraphOnTheCallerStream) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  const int32_t f32 = SLIMCUDA_SHIM(aoti_torch_dtype_float32)(), i64 = SLIMCUDA_SHIM(aoti_torch_dtype_int64)(),
+                b8 = SLIMCUDA_SHIM(aoti_torch_dtype_bool)();
+  auto self_value = [](int64_t j) { return static_cast<double>(j % 9) / 8.0; };
+  auto src_value = [](int64_t j) { return static_cast<double>(j % 5) / 8.0 - 0.25; };
+  auto index_value = [](int64_t j) { return static_cast<double>((j * 7) % 64); };
+  auto mask_value = [](int64_t j) { return j % 3 == 0 ? 1.0 : 0.0; };
+  struct Operands {
+    Tensor self, src, index, mask, out;
+  };
+  auto operands = [&](bool cuda) {
+    Operands o;
+    o.self = make({64}, {1}, f32, cuda, self_value);
+    o.src = make({256}, {1}, f32, cuda, src_value);
+    o.index = make({256}, {1}, i64, cuda, index_value);
+    o.mask = make({64}, {1}, b8, cuda, mask_value);
+    o.out = make({64}, {1}, f32, cuda, [](int64_t) { return 0.0; });
+    return o;
+  };
+  // The three calls: scatter_reduce mean into out, masked_scatter and index_put (accumulate)
+  // into new tensors.
+  auto calls = [](bool cuda, Operands& o, Tensor* masked, Tensor* put) {
+    AtenTensorHandle r1 = nullptr, r2 = nullptr, ix = o.index.get();
+    const AtenTensorHandle* indices[1] = {&ix};
+    int32_t code = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_scatter_reduce_two_out)(o.out.get(), o.self.get(), 0, ix,
+                                                                                o.src.get(), "mean", 0)
+                        : SLIMCUDA_SHIM(aoti_torch_cpu_scatter_reduce_two_out)(o.out.get(), o.self.get(), 0, ix,
+                                                                               o.src.get(), "mean", 0);
+    if (code == 0) code = call_masked_scatter(cuda, o.self.get(), o.mask.get(), o.src.get(), &r1);
+    masked->reset(r1);
+    if (code == 0) {
+      code = cuda ? SLIMCUDA_SHIM(aoti_torch_cuda_index_put)(o.self.get(), indices, 1, o.src.get(), 1, &r2)
+                  : SLIMCUDA_SHIM(aoti_torch_cpu_index_put)(o.self.get(), indices, 1, o.src.get(), 1, &r2);
+    }
+    put->reset(r2);
+    return code;
+  };
+  Operands cpu = operands(false);
+  Tensor want_masked, want_put;
+  ASSERT_EQ(calls(false, cpu, &want_masked, &want_put), 0) << message();
+
+  Operands dev = operands(true);
+  TestStream stream;
+  ASSERT_TRUE(stream.ok());
+  CallerStreamGuard on_stream(stream.get());
+  {  // eager first: the caching allocator then holds blocks the captured calls reuse
+    Tensor masked, put;
+    ASSERT_EQ(calls(true, dev, &masked, &put), 0) << message();
+    EXPECT_EQ(read(dev.out.get()), read(cpu.out.get()));
+    EXPECT_EQ(read(masked.get()), read(want_masked.get()));
+    EXPECT_EQ(read(put.get()), read(want_put.get()));
+  }
+  const cudaStream_t cs = stream.get();
+  ASSERT_EQ(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  Tensor masked, put;
+  const int32_t code = calls(true, dev, &masked, &put);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(cs, &graph);
+  ASSERT_EQ(code, 0) << message();
+  ASSERT_EQ(end, cudaSuccess) << cudaGetErrorString(end);
+  void* out_data = nullptr;
+  ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_get_data_ptr)(dev.out.get(), &out_data), 0);
+  ASSERT_EQ(cudaMemsetAsync(out_data, 0, 64 * sizeof(float), cs), cudaSuccess);  // the replay must rewrite it
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, cs), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(cs), cudaSuccess);
+  EXPECT_EQ(read(dev.out.get()), read(cpu.out.get())) << "scatter_reduce's replay";
+  EXPECT_EQ(read(masked.get()), read(want_masked.get())) << "masked_scatter's replay";
+  EXPECT_EQ(read(put.get()), read(want_put.get())) << "index_put's replay";
+  (void)cudaGraphExecDestroy(exec);
+  (void)cudaGraphDestroy(graph);
 }
 
 }  // namespace
