@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* aoti_torch_ops.h — the ATen fallback ops of libslimcuda.so that AOTInductor exports call
- * (GEMMs, convolution, attention, cumulative sums, embedding bags), with exactly the signatures
+ * (GEMMs, convolution, attention, cumulative sums, embedding bags, scatters), with exactly the signatures
  * of PyTorch 2.11's generated torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and
  * c_shim_cpu.h.
  *
@@ -224,6 +224,63 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_bucketize_Tensor)(AtenT
                                                                            AtenTensorHandle boundaries,
                                                                            int32_t out_int32, int32_t right,
                                                                            AtenTensorHandle* ret0);
+
+/* ---- Scatter family (CPU and CUDA) ---- */
+/* out = self with src's elements written along dim where index (int64 or int32, of self's
+ * rank, no larger than src, nor than self but along dim) says: out[..., index[i...], ...] =
+ * src[i...]. out has self's sizes and dtype; out == self (the same view) scatters in place.
+ * An index outside [0, size along dim): CPU InvalidArgument, nothing written; CUDA writes
+ * nothing for it (no synchronization to report it; ATen's kernel asserts on the device).
+ * Duplicate indices: one of the writes wins (CPU: the last in index order). Any dtype of
+ * slimcuda's, any strides, empty tensors, negative dim. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_scatter_src_out)(AtenTensorHandle out, AtenTensorHandle self,
+                                                                           int64_t dim, AtenTensorHandle index,
+                                                                           AtenTensorHandle src);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_src_out)(AtenTensorHandle out, AtenTensorHandle self,
+                                                                          int64_t dim, AtenTensorHandle index,
+                                                                          AtenTensorHandle src);
+/* The same with one value (converted to self's dtype; a finite value it cannot hold is
+ * InvalidArgument, as ATen). */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_scatter_value_out)(AtenTensorHandle out,
+                                                                             AtenTensorHandle self, int64_t dim,
+                                                                             AtenTensorHandle index, double value);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_value_out)(AtenTensorHandle out, AtenTensorHandle self,
+                                                                            int64_t dim, AtenTensorHandle index,
+                                                                            double value);
+/* out = self, src's elements reduced into it where index says: reduce "sum", "prod",
+ * "mean" (integers rounded down), "amax", "amin" (NaN propagates); include_self 0 starts
+ * every element that receives one from the reduction's identity instead of self. CUDA:
+ * atomics, so floating sums of duplicates add in an unspecified order (as ATen's). */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_scatter_reduce_two_out)(
+    AtenTensorHandle out, AtenTensorHandle self, int64_t dim, AtenTensorHandle index, AtenTensorHandle src,
+    const char* reduce, int32_t include_self);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_reduce_two_out)(
+    AtenTensorHandle out, AtenTensorHandle self, int64_t dim, AtenTensorHandle index, AtenTensorHandle src,
+    const char* reduce, int32_t include_self);
+/* ret0 (new reference; self's strides when they are non-overlapping and dense, else dense in
+ * self's order) = self with values written (accumulate: added) at self[indices]: indices[i]
+ * NULL (None) or a pointer to an int64/int32/bool/uint8 tensor, broadcast together as
+ * ATen's advanced indexing, negative indices from the end; values broadcast to the indexing
+ * result. Out-of-range indices as scatter. CUDA takes a bool index only as the one index
+ * with values that do not vary along its true elements (x[mask] = v); other bool indices
+ * need the count of true elements on the host: NotSupported there (the CPU takes them). */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_index_put)(AtenTensorHandle self,
+                                                                     const AtenTensorHandle** indices,
+                                                                     int64_t indices_len_, AtenTensorHandle values,
+                                                                     int32_t accumulate, AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_index_put)(AtenTensorHandle self,
+                                                                    const AtenTensorHandle** indices,
+                                                                    int64_t indices_len_, AtenTensorHandle values,
+                                                                    int32_t accumulate, AtenTensorHandle* ret0);
+/* ret0 (new reference, contiguous, the broadcast shape of self and mask) = self where the
+ * bool mask is false, else source's elements in row-major order. Too few source elements:
+ * CPU InvalidArgument; CUDA leaves the positions past source's end as self. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_masked_scatter)(AtenTensorHandle self, AtenTensorHandle mask,
+                                                                          AtenTensorHandle source,
+                                                                          AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_masked_scatter)(AtenTensorHandle self, AtenTensorHandle mask,
+                                                                         AtenTensorHandle source,
+                                                                         AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 } /* extern "C" */

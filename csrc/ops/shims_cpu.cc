@@ -11,6 +11,8 @@
 #include "csrc/ops/embedding/embedding_bag_cpu.h"
 #include "csrc/ops/gemm/gemm_cpu.h"
 #include "csrc/ops/scan/cumulative_cpu.h"
+#include "csrc/ops/scatter/scatter_args.h"
+#include "csrc/ops/scatter/scatter_cpu.h"
 #include "csrc/ops/sort/histc_cpu.h"
 #include "csrc/ops/sort/searchsorted_cpu.h"
 #include "csrc/ops/sort/sort_args.h"
@@ -283,6 +285,66 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_bucketize_Tensor)(AtenTensorHandle s
   return c_entry(__func__, [&]() {
     SLIMCUDA_RETURN_IF_ERROR(ops::check_bucketize(self, boundaries));
     return ops::search("bucketize", boundaries, self, 0.0, out_int32, right, nullptr, nullptr, ret0);
+  });
+}
+
+// ---- scatter family ----
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_src_out)(AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+                                                             AtenTensorHandle index, AtenTensorHandle src) {
+  return c_entry(__func__, [&]() {
+    ops::ScatterProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_scatter_src(DeviceType::CPU, out, self, dim, index, src, &p));
+    return ops::scatter_cpu(p);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_value_out)(AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+                                                               AtenTensorHandle index, double value) {
+  return c_entry(__func__, [&]() {
+    ops::ScatterProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_scatter_value(DeviceType::CPU, out, self, dim, index, value, &p));
+    return ops::scatter_cpu(p);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_scatter_reduce_two_out)(AtenTensorHandle out, AtenTensorHandle self,
+                                                                    int64_t dim, AtenTensorHandle index,
+                                                                    AtenTensorHandle src, const char* reduce,
+                                                                    int32_t include_self) {
+  return c_entry(__func__, [&]() {
+    ops::ScatterProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(
+        ops::check_scatter_reduce(DeviceType::CPU, out, self, dim, index, src, reduce, include_self, &p));
+    return ops::scatter_cpu(p);
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_index_put)(AtenTensorHandle self, const AtenTensorHandle** indices,
+                                                       int64_t indices_len_, AtenTensorHandle values,
+                                                       int32_t accumulate, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::IndexPutProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(
+        ops::check_index_put(DeviceType::CPU, self, indices, indices_len_, values, accumulate, ret0, &p));
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(p.dtype, p.out_sizes, p.out_strides, &out));
+    SLIMCUDA_OP_TRY(ops::index_put_cpu(p, *out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_masked_scatter)(AtenTensorHandle self, AtenTensorHandle mask,
+                                                            AtenTensorHandle source, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::MaskedScatterProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_masked_scatter(DeviceType::CPU, self, mask, source, ret0, &p));
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(p.dtype, p.out_sizes, slimcuda::contiguous_strides(p.out_sizes), &out));
+    SLIMCUDA_OP_TRY(ops::masked_scatter_cpu(p, *out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
   });
 }
 

@@ -14,6 +14,8 @@
 #include "csrc/ops/embedding/embedding_bag_args.h"
 #include "csrc/ops/embedding/embedding_bag_cuda.h"
 #include "csrc/ops/gemm/gemm_cuda.h"
+#include "csrc/ops/scatter/scatter_args.h"
+#include "csrc/ops/scatter/scatter_cuda.h"
 #include "csrc/ops/sort/histc_cuda.h"
 #include "csrc/ops/sort/searchsorted_cuda.h"
 #include "csrc/ops/sort/sort_args.h"
@@ -371,6 +373,80 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_bucketize_Tensor)(AtenTensorHandle 
   return c_entry(__func__, [&]() {
     SLIMCUDA_RETURN_IF_ERROR(ops::check_bucketize(self, boundaries));
     return ops::search("bucketize", boundaries, self, 0.0, out_int32, right, nullptr, nullptr, ret0);
+  });
+}
+
+// ---- scatter family ----
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_scatter_src_out)(AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+                                                              AtenTensorHandle index, AtenTensorHandle src) {
+  return c_entry(__func__, [&]() {
+    ops::ScatterProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_scatter_src(DeviceType::CUDA, out, self, dim, index, src, &p));
+    ops::CudaScope scope(p.device);
+    SLIMCUDA_OP_TRY(scope.error());
+    SLIMCUDA_OP_TRY(ops::scatter_cuda(p, scope.ctx()));
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_scatter_value_out)(AtenTensorHandle out, AtenTensorHandle self,
+                                                                int64_t dim, AtenTensorHandle index, double value) {
+  return c_entry(__func__, [&]() {
+    ops::ScatterProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_scatter_value(DeviceType::CUDA, out, self, dim, index, value, &p));
+    ops::CudaScope scope(p.device);
+    SLIMCUDA_OP_TRY(scope.error());
+    SLIMCUDA_OP_TRY(ops::scatter_cuda(p, scope.ctx()));
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_scatter_reduce_two_out)(AtenTensorHandle out, AtenTensorHandle self,
+                                                                     int64_t dim, AtenTensorHandle index,
+                                                                     AtenTensorHandle src, const char* reduce,
+                                                                     int32_t include_self) {
+  return c_entry(__func__, [&]() {
+    ops::ScatterProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(
+        ops::check_scatter_reduce(DeviceType::CUDA, out, self, dim, index, src, reduce, include_self, &p));
+    ops::CudaScope scope(p.device);
+    SLIMCUDA_OP_TRY(scope.error());
+    SLIMCUDA_OP_TRY(ops::scatter_cuda(p, scope.ctx()));
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_index_put)(AtenTensorHandle self, const AtenTensorHandle** indices,
+                                                        int64_t indices_len_, AtenTensorHandle values,
+                                                        int32_t accumulate, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::IndexPutProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(
+        ops::check_index_put(DeviceType::CUDA, self, indices, indices_len_, values, accumulate, ret0, &p));
+    ops::CudaScope scope(p.device);
+    SLIMCUDA_OP_TRY(scope.error());
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::new_cuda(p.dtype, scope.ctx(), p.out_sizes, p.out_strides, &out));
+    SLIMCUDA_OP_TRY(ops::index_put_cuda(p, *out, scope.ctx()));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_masked_scatter)(AtenTensorHandle self, AtenTensorHandle mask,
+                                                             AtenTensorHandle source, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::MaskedScatterProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_masked_scatter(DeviceType::CUDA, self, mask, source, ret0, &p));
+    ops::CudaScope scope(p.device);
+    SLIMCUDA_OP_TRY(scope.error());
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(
+        ops::new_cuda(p.dtype, scope.ctx(), p.out_sizes, slimcuda::contiguous_strides(p.out_sizes), &out));
+    SLIMCUDA_OP_TRY(ops::masked_scatter_cuda(p, *out, scope.ctx()));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
   });
 }
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csrc/tensor/layout.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include "slimcuda/last_error.h"
 
 namespace slimcuda {
@@ -83,6 +86,57 @@ int64_t numel_of(const std::vector<int64_t>& sizes) noexcept {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
   return n;
+}
+
+bool is_non_overlapping_and_dense(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  const size_t n = sizes.size();
+  if (n == 1) return sizes[0] < 2 || strides[0] == 1;
+  std::vector<size_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  int64_t need = 1;
+  for (size_t i : perm) {
+    if (sizes[i] < 2) return true;
+    if (strides[i] != need) return false;
+    need *= sizes[i];
+  }
+  return true;
+}
+
+std::vector<int64_t> dense_strides_like(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  const size_t n = sizes.size();
+  std::vector<size_t> perm(n);
+  for (size_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
+  auto cmp = [&](size_t a, size_t b) {
+    if (strides[a] == 0 || strides[b] == 0) return 0;
+    if (strides[a] < strides[b]) return -1;
+    if (strides[a] > strides[b]) return 1;
+    return sizes[a] > sizes[b] ? 1 : 0;
+  };
+  for (size_t i = 1; i < n; ++i) {
+    size_t d1 = i;
+    for (size_t j = 1; j <= i; ++j) {
+      const size_t d0 = i - j;
+      const int c = cmp(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  std::vector<int64_t> out(n);
+  int64_t cur = 1;
+  for (size_t i = 0; i < n; ++i) {
+    out[perm[i]] = cur;
+    if (sizes[perm[i]] > 1) cur *= sizes[perm[i]];
+  }
+  return out;
 }
 
 }  // namespace slimcuda

@@ -34,4 +34,14 @@ namespace slimcuda {
 /// Number of elements (product of sizes; callers validated that it fits).
 [[nodiscard]] int64_t numel_of(const std::vector<int64_t>& sizes) noexcept;
 
+/// c10's is_non_overlapping_and_dense: the elements fill a block of storage exactly once, in
+/// some order of the dimensions (size-0 and size-1 dimensions ignored).
+[[nodiscard]] bool is_non_overlapping_and_dense(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
+
+/// ATen's infer_dense_strides (the layout of an op's output "like" an input that is not
+/// dense): dense strides in the order of `strides` (a stable insertion sort by stride, the
+/// smaller size first on equal strides, stride-0 dimensions kept where they are).
+[[nodiscard]] std::vector<int64_t> dense_strides_like(const std::vector<int64_t>& sizes,
+                                                      const std::vector<int64_t>& strides);
+
 }  // namespace slimcuda

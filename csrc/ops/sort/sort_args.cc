@@ -46,61 +46,6 @@ Error wrap_dim(const char* op, int64_t dim, int64_t rank, int64_t* out) {
   return Error::Ok;
 }
 
-// c10's is_non_overlapping_and_dense.
-bool non_overlapping_and_dense(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
-  const size_t n = sizes.size();
-  if (n == 1) return sizes[0] < 2 || strides[0] == 1;
-  std::vector<size_t> perm(n);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
-    if (sizes[a] < 2) return false;
-    if (sizes[b] < 2) return true;
-    return strides[a] < strides[b];
-  });
-  int64_t need = 1;
-  for (size_t i : perm) {
-    if (sizes[i] < 2) return true;
-    if (strides[i] != need) return false;
-    need *= sizes[i];
-  }
-  return true;
-}
-
-// ATen's infer_dense_strides: dense strides in the order of the input's (a stable
-// insertion sort by stride, smaller size first on equal strides, stride-0 dimensions kept
-// where they are).
-std::vector<int64_t> dense_strides_like(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
-  const size_t n = sizes.size();
-  std::vector<size_t> perm(n);
-  for (size_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
-  auto cmp = [&](size_t a, size_t b) {
-    if (strides[a] == 0 || strides[b] == 0) return 0;
-    if (strides[a] < strides[b]) return -1;
-    if (strides[a] > strides[b]) return 1;
-    return sizes[a] > sizes[b] ? 1 : 0;
-  };
-  for (size_t i = 1; i < n; ++i) {
-    size_t d1 = i;
-    for (size_t j = 1; j <= i; ++j) {
-      const size_t d0 = i - j;
-      const int c = cmp(perm[d0], perm[d1]);
-      if (c > 0) {
-        std::swap(perm[d0], perm[d1]);
-        d1 = d0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  std::vector<int64_t> out(n);
-  int64_t cur = 1;
-  for (size_t i = 0; i < n; ++i) {
-    out[perm[i]] = cur;
-    if (sizes[perm[i]] > 1) cur *= sizes[perm[i]];
-  }
-  return out;
-}
-
 // The rows along p->dim of self and of outputs with p->out_strides.
 void fill_rows(SortProblem* p) {
   const SlimTensor& s = *p->self;
@@ -155,7 +100,7 @@ Error check_sort(DeviceType type, AtenTensorHandle self, int64_t dim, bool desce
   p->descending = descending;
   p->out_sizes = s.sizes();
   p->out_strides =
-      non_overlapping_and_dense(s.sizes(), s.strides()) ? s.strides() : dense_strides_like(s.sizes(), s.strides());
+      is_non_overlapping_and_dense(s.sizes(), s.strides()) ? s.strides() : dense_strides_like(s.sizes(), s.strides());
   fill_rows(p);
   p->k = p->len;
   return Error::Ok;

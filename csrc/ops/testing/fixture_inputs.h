@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The operands of the PyTorch-made op fixtures (testdata/ops.json, testdata/vision_ops.json),
-// regenerated here as tools/ops/make_op_fixtures.py and make_vision_fixtures.py write them,
+// The operands of the PyTorch-made op fixtures (testdata/ops.json, vision_ops.json,
+// scatter_ops.json), regenerated here as tools/ops/make_*_fixtures.py write them,
 // so the JSON carries only seeds: element j of operand t of a case with seed `seed` is
 // splitmix64's hash of (seed, t, j) mapped onto the seventeen values -1, -7/8, ..., 1 (exact
 // in every floating dtype).

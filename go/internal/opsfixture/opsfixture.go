@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package opsfixture runs the ATen fallback ops of libslimcuda.so (aoti_torch_cpu_* and
-// aoti_torch_cuda_*) from Go, for the Go half of the shared op fixtures (testdata/ops.json;
-// opsfixture_test.go). Go test files cannot use cgo, so the calls live here. Test-only.
+// aoti_torch_cuda_*) from Go, for the Go half of the shared op fixtures (testdata/ops.json,
+// opsfixture_test.go; testdata/scatter_ops.json, scatter_test.go). Go test files cannot use
+// cgo, so the calls live here. Test-only.
 package opsfixture
 
 // #include "ops.h"
