@@ -11,6 +11,8 @@
 #include "csrc/ops/embedding/embedding_bag_cpu.h"
 #include "csrc/ops/gemm/gemm_cpu.h"
 #include "csrc/ops/scan/cumulative_cpu.h"
+#include "csrc/ops/select/select_args.h"
+#include "csrc/ops/select/select_cpu.h"
 #include "csrc/ops/sort/histc_cpu.h"
 #include "csrc/ops/sort/searchsorted_cpu.h"
 #include "csrc/ops/sort/sort_args.h"
@@ -283,6 +285,55 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_bucketize_Tensor)(AtenTensorHandle s
   return c_entry(__func__, [&]() {
     SLIMCUDA_RETURN_IF_ERROR(ops::check_bucketize(self, boundaries));
     return ops::search("bucketize", boundaries, self, 0.0, out_int32, right, nullptr, nullptr, ret0);
+  });
+}
+
+// ---- data-dependent selection: checks shared with CUDA, then the CPU loops ----
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_nonzero)(AtenTensorHandle self, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::NonzeroProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_nonzero(DeviceType::CPU, "nonzero", self, ops::kNoStaticSize, 0, ret0, &p));
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::nonzero_cpu(p, &out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_nonzero_static)(AtenTensorHandle self, int64_t size, int64_t fill_value,
+                                                            AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::NonzeroProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_nonzero(DeviceType::CPU, "nonzero_static", self, size, fill_value, ret0, &p));
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::nonzero_cpu(p, &out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_masked_select)(AtenTensorHandle self, AtenTensorHandle mask,
+                                                           AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::MaskedSelectProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_masked_select(DeviceType::CPU, self, mask, ret0, &p));
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::masked_select_cpu(p, &out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_index_Tensor)(AtenTensorHandle self, const AtenTensorHandle** indices,
+                                                          int64_t indices_len_, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::IndexProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_index(DeviceType::CPU, self, indices, indices_len_, ret0, &p));
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::index_cpu(p, &out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
   });
 }
 
