@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Writes testdata/pt2/select_ops_cpu.pt2 and testdata/select_export.json: a real CPU export
+"""Writes testdata/select/select_ops_cpu.pt2 and testdata/select_export.json: a real CPU export
 (PyTorch's AOTInductor, libtorch-free: link_libtorch False, kernels embedded) of a model that
 calls every data-dependent selection op slimcuda implements, and its inputs and eager outputs.
 
@@ -52,20 +52,21 @@ def main():
                               "aot_inductor.package_cpp_only": False})
         names = zipfile.ZipFile(path).namelist()
         assert any(n.endswith(".json") and "aotinductor" in n and "metadata" not in n for n in names), names
-        shutil.copy(path, os.path.join(out_dir, "pt2", "select_ops_cpu.pt2"))
+        os.makedirs(os.path.join(out_dir, "select"), exist_ok=True)
+        shutil.copy(path, os.path.join(out_dir, "select", "select_ops_cpu.pt2"))
     finally:
         shutil.rmtree(tmp)
     with torch.no_grad():
         outs = model(x)
     doc = {
         "description": (
-            "A real CPU export (testdata/pt2/select_ops_cpu.pt2, PyTorch " + torch.__version__.split("+")[0] +
+            "A real CPU export (testdata/select/select_ops_cpu.pt2, PyTorch " + torch.__version__.split("+")[0] +
             ", written with this file by tools/ops/make_select_export.py) calling nonzero, masked_select and "
             "index.Tensor (C shims) and _unique2 and unique_consecutive (proxy executor); inputs and PyTorch's "
             "eager outputs (dtype, sizes, values row-major), compared exactly. Read by "
             "csrc/ops/select/select_export_test.cc."),
         "cases": [{"name": "select_ops_cpu_export", "op": "export", "requires": "none",
-                   "pt2": "pt2/select_ops_cpu.pt2", "inputs": [encode(x)], "outputs": [encode(o) for o in outs]}],
+                   "pt2": "select/select_ops_cpu.pt2", "inputs": [encode(x)], "outputs": [encode(o) for o in outs]}],
     }
     with open(os.path.join(out_dir, "select_export.json"), "w") as f:
         json.dump(doc, f, indent=None, separators=(",", ": "))

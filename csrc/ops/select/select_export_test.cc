@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// testdata/select_export.json: a real CPU export of PyTorch 2.11 (testdata/pt2/
+// testdata/select_export.json: a real CPU export of PyTorch 2.11 (testdata/select/
 // select_ops_cpu.pt2, tools/ops/make_select_export.py) whose wrapper calls the selection
 // shims (nonzero, masked_select, index_Tensor with a bool mask) and the proxy executor's
 // _unique2 and unique_consecutive, loaded and run through the C ABI on the CPU with another
