@@ -342,6 +342,16 @@ def bad_cases():
                null="ret0")
     out += bad("index_null_list", "index", "InvalidArgument", "null indices list", inputs=[T(f, [4, 3])],
                indices=[I([0])], null="indices")
+    out += bad("index_0d_self", "index", "InvalidArgument", "too many indices for tensor of dimension 0 (got 1)",
+               inputs=[T(f, [], fill=1)], indices=[I([0])])
+    # Mixed devices: a CPU operand beside a CUDA self ("on": that operand's device; GPU).
+    c = {"name": "masked_select_cpu_mask_cuda_self", "op": "select_error", "fn": "masked_select", "device": "cuda",
+         "requires": "gpu", "expect": "InvalidArgument", "message": "mask is a CPU tensor, not a CUDA tensor",
+         "seed": 1, "inputs": [T(f, [3]), T("bool", [3], fill=1, on="cpu")]}
+    out.append(c)
+    out.append({"name": "index_cpu_index_cuda_self", "op": "select_error", "fn": "index", "device": "cuda",
+                "requires": "gpu", "expect": "InvalidArgument", "message": "indices[0] is a CPU tensor",
+                "seed": 1, "inputs": [T(f, [3])], "indices": [I([0], on="cpu")]})
     # CPU tensors into the CUDA ops: refused before any CUDA call (runs without a GPU).
     for fn, kw in [("nonzero", dict(inputs=[T(f, [3])])), ("nonzero_static", dict(inputs=[T(f, [3])], size=2,
                                                                                      fill_value=0)),
@@ -440,7 +450,8 @@ SELECT_DESCRIPTION = (
     "(optional storage offset in elements), then values (row-major; nan/inf/-inf strings) or fill (every element) "
     "or generated: element j of operand t (self 0, mask 1, indices[k] 1 + k) is v = (splitmix64(seed * 1000003 + "
     "t * 7919 + j) % 17 - 8) / 8, v = 0 where |v| <= zero_within (optional), then floating v, signed integers 8 v, "
-    "uint8 8 |v|, bool v != 0}. expect_sizes, expect_strides (nonzero, index: PyTorch's layout on the device), "
+    "uint8 8 |v|, bool v != 0; on (optional): cpu puts this operand on the CPU whatever the case's device}. "
+    "expect_sizes, expect_strides (nonzero, index: PyTorch's layout on the device), "
     "expected: the output row-major, compared exactly (NaN equal to NaN). op select_error: fn nonzero|"
     "nonzero_static|masked_select|index with the same fields; null: self|mask|ret0|indices (passed as NULL); "
     "tensors_on cpu: CPU tensors into a CUDA op -> expect (error name), message (a substring of the last error). "
@@ -459,7 +470,7 @@ def write(path, description, cases):
     doc = {"description": description.replace("{version}", torch.__version__.split("+")[0]), "cases": cases}
     text = json.dumps(doc, indent=None, separators=(",", ": "))
     # One case per line keeps diffs readable.
-    text = text.replace('"cases": [{', '"cases": [\n  {').replace('}, {"name"', '},\n  {"name"')
+    text = text.replace('"cases": [{', '"cases": [\n  {').replace('},{"name"', '},\n  {"name"')
     with open(path, "w") as f:
         f.write(text + "\n")
 

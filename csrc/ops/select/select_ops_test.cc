@@ -196,6 +196,7 @@ std::vector<double> spec_values(const nlohmann::json& spec, int64_t seed, int64_
 // offset over a zero-filled flat storage, elements written row-major (the last write wins
 // where a stride of 0 aliases).
 Tensor make(const nlohmann::json& spec, int64_t seed, int64_t t, bool cuda) {
+  cuda = cuda && spec.value("on", std::string("cuda")) != "cpu";  // an operand kept on the CPU
   const auto sizes = spec["sizes"].get<std::vector<int64_t>>();
   const auto strides = spec.value("strides", contiguous(sizes));
   const int64_t offset = spec.value("offset", int64_t{0});

@@ -26,6 +26,7 @@ type selectSpec struct {
 	Values     []any    `json:"values"`
 	Fill       any      `json:"fill"`
 	ZeroWithin *float64 `json:"zero_within"`
+	On         string   `json:"on"` // "cpu": this operand on the CPU whatever the case's device
 }
 
 func isFloating(dtype string) bool {
@@ -77,6 +78,7 @@ func selectTensor(t *testing.T, s selectSpec, seed, operand int64, cuda bool) *T
 		strides = Contiguous(s.Sizes)
 	}
 	vals := specValues(t, s, seed, operand)
+	cuda = cuda && s.On != "cpu"
 	x, err := NewTensorAt(s.Sizes, strides, s.Offset, s.Dtype, cuda, func(j int) float64 { return vals[j] })
 	require.NoError(t, err)
 	t.Cleanup(x.Close)
