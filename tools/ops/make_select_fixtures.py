@@ -261,6 +261,7 @@ def index_cases():
     out += index_case("index_separated_leading", T(f, [3, 2, 4]), [I([2, 0]), None, I([1, 3])], 103)
     out += index_case("index_2d_index_1d_self", T("int16", [5]), [I([4, 0, 1, 1], [2, 2])], 104)
     out += index_case("index_empty_index", T(f, [4, 3]), [I([], [0])], 105)
+    out += index_case("index_0d_index_drops_dim", T(f, [4, 3]), [None, I([-1], [])], 111)
     out += index_case("index_transposed_self", T(f, [4, 2, 2], strides=[1, 4, 8]), [None, I([1, 0, 1])], 106)
     out += index_case("index_channels_last_self", T("float16", [2, 3, 2, 2], strides=[12, 1, 6, 3]),
                       [None, I([2, 0])], 107)
