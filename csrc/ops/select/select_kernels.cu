@@ -85,6 +85,8 @@ __global__ void unique_out_kernel(UniqueScan u, UniqueBuffers b, int64_t groups,
   }
 }
 
+#undef SELECT_GRID_LOOP
+
 }  // namespace
 
 Error select_nonzero(const NonzeroScan& s, int64_t* idx, int64_t* count, void* scratch, size_t* scratch_bytes,
