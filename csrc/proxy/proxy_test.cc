@@ -99,6 +99,7 @@ TEST(Registry, EveryEntryParsesAndTargetsAreUnique) {
   EXPECT_NE(find_proxy_op("transformers::grouped_mm_fallback"), nullptr);
   EXPECT_NE(find_proxy_op("aten::_unique2"), nullptr);
   EXPECT_NE(find_proxy_op("aten::unique_consecutive"), nullptr);
+  EXPECT_NE(find_proxy_op("aten::unique_dim"), nullptr);
   EXPECT_EQ(find_proxy_op("transformers::grouped_mm_fallback.out"), nullptr);
   EXPECT_EQ(find_proxy_op("nobody::nothing"), nullptr);
 }
@@ -370,23 +371,51 @@ TEST(ProxyExecutor, RunsUniqueAsAnExportCallsIt) {
   }
 }
 
-TEST(ProxyExecutor, UniqueConsecutiveWithADimIsRefusedAtTheCall) {
+// unique_consecutive with a dim (an int the generated code passes), and unique_dim.
+TEST(ProxyExecutor, UniqueAlongADim) {
   std::string nodes = kUniqueNodes;
   const std::string none = R"({"as_none": true})";
   nodes.replace(nodes.find(none), none.size(), R"({"as_int": 0})");
+  const std::string dim_node =
+      R"(, {"name": "buf12", "node": {"target": "aten::unique_dim", "inputs": [)"
+      R"({"name": "self", "arg": {"as_tensor": {"name": "arg0_1"}}, "kind": 1},)"
+      R"({"name": "dim", "arg": {"as_int": 1}, "kind": 1},)"
+      R"({"name": "sorted", "arg": {"as_bool": true}, "kind": 1},)"
+      R"({"name": "return_inverse", "arg": {"as_bool": true}, "kind": 1},)"
+      R"({"name": "return_counts", "arg": {"as_bool": true}, "kind": 1}],)"
+      R"("outputs": [{"as_tensor": {"name": "buf13"}}, {"as_tensor": {"name": "buf14"}}, {"as_tensor": {"name": "buf15"}}],)"
+      R"("metadata": {}}}]})";
+  nodes.replace(nodes.size() - 2, 2, dim_node);
   std::shared_ptr<const ProxyExecutor> e;
   ASSERT_EQ(create(nodes, &e), Error::Ok) << last_error_message();
-  Host x = floats({1, 1}, {2});
-  AtenTensorHandle out[3] = {nullptr, nullptr, nullptr};
-  for (AtenTensorHandle& o : out) ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_new_uninitialized_tensor)(&o), 0);
-  AtenTensorHandle args[4] = {h(x), out[0], out[1], out[2]};
-  int64_t dim = 0;  // an int argument is passed by the generated code, not kept in the node
-  EXPECT_THROW((void)SLIMCUDA_SHIM(aoti_torch_proxy_executor_call_function)(
-                   reinterpret_cast<AOTIProxyExecutorHandle>(e->handle()), 1, 1, &dim, 4, args),
-               std::runtime_error);
-  EXPECT_NE(std::string(last_error_message()).find("only dim=None is supported"), std::string::npos)
-      << last_error_message();
-  for (AtenTensorHandle o : out) SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(o);
+  auto handle = reinterpret_cast<AOTIProxyExecutorHandle>(e->handle());
+  // [[2, 1, 2], [2, 1, 2]]: along dim 0 one run of two equal rows; along dim 1 the columns
+  // [2, 2], [1, 1], [2, 2], whose sorted distinct ones are [1, 1], [2, 2].
+  Host x = floats({2, 1, 2, 2, 1, 2}, {2, 3});
+  struct Want {
+    int node;
+    int64_t dim;
+    std::vector<int64_t> sizes;
+    std::vector<float> values;
+    std::vector<int64_t> inverse, counts;
+  };
+  for (const Want& w :
+       {Want{1, 0, {1, 3}, {2, 1, 2}, {0, 0}, {2}}, Want{2, 1, {2, 2}, {1, 2, 1, 2}, {1, 0, 1}, {1, 2}}}) {
+    SCOPED_TRACE(w.node);
+    AtenTensorHandle out[3] = {nullptr, nullptr, nullptr};
+    for (AtenTensorHandle& o : out) ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_new_uninitialized_tensor)(&o), 0);
+    AtenTensorHandle args[4] = {h(x), out[0], out[1], out[2]};
+    int64_t dim = w.dim;  // an int argument is passed by the generated code, not kept in the node
+    ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_proxy_executor_call_function)(handle, w.node, 1, &dim, 4, args), 0)
+        << last_error_message();
+    const auto* values = reinterpret_cast<SlimTensor*>(out[0]);
+    ASSERT_EQ(values->sizes(), w.sizes);
+    const auto* v = static_cast<const float*>(values->data_ptr());
+    EXPECT_EQ(std::vector<float>(v, v + values->numel()), w.values);
+    EXPECT_EQ(longs(reinterpret_cast<SlimTensor*>(out[1])), w.inverse);
+    EXPECT_EQ(longs(reinterpret_cast<SlimTensor*>(out[2])), w.counts);
+    for (AtenTensorHandle o : out) SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(o);
+  }
 }
 
 TEST(ProxyExecutor, BadCallsFailAndThrowSoTheRunFails) {

@@ -442,6 +442,81 @@ def unique_cases():
     return out
 
 
+def unique_dim_case(name, spec, seed, dim, fn="unique_dim", inverse=True, counts=True):
+    """unique_dim / unique_consecutive with a dim. ATen's CPU kernel returns the inverse and
+    the counts whether asked for or not; its CUDA kernel returns [0] for those not asked for."""
+    x = make(seed, 0, spec)
+    if fn == "unique_dim":
+        v, i, n = torch.ops.aten.unique_dim(x, dim, True, inverse, counts)
+    else:
+        v, i, n = torch.ops.aten.unique_consecutive(x, inverse, counts, dim)
+    c = {"name": name, "op": "unique", "fn": fn, "seed": seed, "inputs": [spec], "dim": dim, "sorted": 1,
+         "return_inverse": int(inverse), "return_counts": int(counts), "expect": "Ok", "dtype": spec["dtype"],
+         "expected": flat(v), "expect_sizes": list(v.shape)}
+    out = []
+    for d in per_device(c):
+        cuda = d["device"] == "cuda"
+        ii = i if inverse or not cuda else torch.empty(0, dtype=torch.int64)
+        nn = n if counts or not cuda else torch.empty(0, dtype=torch.int64)
+        d.update(expected_inverse=[int(a) for a in ii.reshape(-1)], inverse_sizes=list(ii.shape),
+                 expected_counts=[int(a) for a in nn.reshape(-1)], counts_sizes=list(nn.shape))
+        out.append(d)
+    return out
+
+
+def unique_dim_cases():
+    out = []
+    rows = [1, 2, 1, 2, 3, 0, 3, 0, 1, 2, 1, 2, 0, 0, 0, 0]
+    out += unique_dim_case("unique_dim_rows", T("int64", [4, 4], values=rows), 260, 0)
+    out += unique_dim_case("unique_dim_columns", T("int64", [4, 4], values=rows), 261, 1)
+    out += unique_dim_case("unique_dim_negative_dim", T("int64", [4, 4], values=rows), 262, -1)
+    out += unique_dim_case("unique_dim_values_only", T("int64", [4, 4], values=rows), 263, 0, inverse=False,
+                           counts=False)
+    out += unique_dim_case("unique_dim_3d_middle", T("float16", [2, 5, 3], zero_within=0.75), 264, 1)
+    out += unique_dim_case("unique_dim_transposed", T("float32", [4, 3], strides=[1, 4], zero_within=0.75), 265, 0)
+    out += unique_dim_case("unique_dim_negative_zero", T("float32", [2, 2], values=[0.0, 1.0, -0.0, 1.0]), 266, 0)
+    out += unique_dim_case("unique_dim_bool", T("bool", [5, 2], zero_within=0.5), 267, 0)
+    out += unique_dim_case("unique_dim_1d", T("int32", [7], zero_within=0.5), 268, 0)
+    out += unique_dim_case("unique_dim_empty_dim", T("float32", [2, 0]), 269, 1)
+    out += unique_dim_case("unique_dim_many_rows", T("int8", [300, 2], zero_within=0.75), 270, 0)
+    out += unique_dim_case("unique_consecutive_dim0", T("int64", [4, 4], values=rows), 280, 0,
+                           fn="unique_consecutive")
+    out += unique_dim_case("unique_consecutive_dim1_values_only", T("int64", [4, 4], values=rows), 281, 1,
+                           fn="unique_consecutive", inverse=False, counts=False)
+    return out
+
+
+def unique_bad_cases():
+    def bad(name, fn, dim, spec, expect, message):
+        c = {"name": name, "op": "unique_error", "fn": fn, "dim": dim, "inputs": [spec], "seed": 1, "expect": expect,
+             "message": message}
+        return per_device(c)
+    out = []
+    out += bad("unique_dim_0d", "unique_dim", 0, T("float32", [], fill=1), "InvalidArgument",
+               "Dimension specified as 0 but tensor has no dimensions")
+    out += bad("unique_dim_out_of_range", "unique_dim", 2, T("float32", [2, 3]), "InvalidArgument",
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)")
+    out += bad("unique_dim_zero_sized_other", "unique_dim", 1, T("float32", [0, 2]), "InvalidArgument",
+               "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    out += bad("unique_consecutive_dim_0d", "unique_consecutive", 0, T("int64", [], fill=1), "InvalidArgument",
+               "Dimension specified as 0 but tensor has no dimensions")
+    out += bad("unique_13_dims", "_unique2", None, T("float32", [1] * 13), "NotSupported", "at most 12 are supported")
+    for c in out:
+        if c["device"] != "cpu" or c["expect"] == "NotSupported":
+            continue
+        x = make(1, 0, c["inputs"][0])
+        try:
+            if c["fn"] == "unique_dim":
+                torch.ops.aten.unique_dim(x, c["dim"], True, True, True)
+            else:
+                torch.ops.aten.unique_consecutive(x, True, True, c["dim"])
+        except (RuntimeError, IndexError) as e:
+            assert c["message"] in str(e), (c["name"], str(e))
+            continue
+        raise AssertionError(c["name"] + ": PyTorch accepted it")
+    return out
+
+
 SELECT_DESCRIPTION = (
     "The data-dependent selection shims (testdata/select_ops.json, written by tools/ops/make_select_fixtures.py with "
     "PyTorch {version} on the CPU): aoti_torch_<device>_<op> for op nonzero, nonzero_static (size, fill_value), "
@@ -461,9 +536,12 @@ SELECT_DESCRIPTION = (
 UNIQUE_DESCRIPTION = (
     "The unique family (testdata/unique_ops.json, written by tools/ops/make_select_fixtures.py with PyTorch "
     "{version} on the CPU), reached by exports through the proxy executor (no C shim): slimcuda::ops::unique for fn "
-    "_unique2 (sorted; slimcuda always sorts) and unique_consecutive (dim None), with return_inverse and "
-    "return_counts. inputs[0] as in select_ops.json. expected (values, row-major), expect_sizes, expected_inverse / "
-    "inverse_sizes, expected_counts / counts_sizes (int64), compared exactly. Each case once per device. Read by "
+    "_unique2 (sorted; slimcuda always sorts) and unique_consecutive (dim None), and slimcuda::ops::unique_dim for "
+    "fn unique_dim and for unique_consecutive with a dim, with return_inverse and return_counts. inputs[0] as in "
+    "select_ops.json. expected (values, row-major), expect_sizes, expected_inverse / inverse_sizes, expected_counts "
+    "/ counts_sizes (int64), compared exactly (with a dim, ATen's CPU kernel returns inverse and counts always, its "
+    "CUDA kernel [0] for those not asked for). Each case once per device. op unique_error: bad input -> expect, "
+    "message. Read by "
     "csrc/ops/select/select_ops_test.cc only (Go cannot reach proxy-executor ops without a model).")
 
 
@@ -482,7 +560,8 @@ def main():
     check_bad_against_torch(bads)
     write(os.path.join(out_dir, "select_ops.json"), SELECT_DESCRIPTION,
           nonzero_cases() + masked_cases() + index_cases() + bads)
-    write(os.path.join(out_dir, "unique_ops.json"), UNIQUE_DESCRIPTION, unique_cases())
+    write(os.path.join(out_dir, "unique_ops.json"), UNIQUE_DESCRIPTION,
+          unique_cases() + unique_dim_cases() + unique_bad_cases())
 
 
 if __name__ == "__main__":

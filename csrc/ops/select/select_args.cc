@@ -433,4 +433,58 @@ Error check_unique(const char* op, const SlimTensor& self, bool consecutive, boo
   return Error::Ok;
 }
 
+Error check_unique_dim(const char* op, const SlimTensor& self, int64_t dim, bool consecutive, bool return_inverse,
+                       bool return_counts, UniqueDimProblem* p) {
+  int device = -1;
+  SLIMCUDA_RETURN_IF_ERROR(check_operand(self.device().type, op, "self", &self, &device));
+  const int64_t nd = self.dim();
+  SLIMCUDA_OP_CHECK(nd > 0, Error::InvalidArgument, "%s: Dimension specified as %lld but tensor has no dimensions", op,
+                    static_cast<long long>(dim));
+  SLIMCUDA_OP_CHECK(dim >= -nd && dim < nd, Error::InvalidArgument,
+                    "%s: Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)", op,
+                    static_cast<long long>(-nd), static_cast<long long>(nd - 1), static_cast<long long>(dim));
+  const int64_t d = dim < 0 ? dim + nd : dim;
+  const auto& sizes = self.sizes();
+  const auto& strides = self.strides();
+  p->self = &self;
+  p->device = device;
+  p->op = op;
+  p->dim = d;
+  p->return_inverse = return_inverse;
+  p->return_counts = return_counts;
+  SliceScan& s = p->scan;
+  s.in = static_cast<const char*>(self.data_ptr());
+  s.slices = sizes[static_cast<size_t>(d)];
+  s.slice_stride = strides[static_cast<size_t>(d)];
+  s.slice_len = 1;
+  for (int64_t i = 0; i < nd; ++i) {
+    if (i == d) continue;
+    SLIMCUDA_OP_CHECK(sizes[static_cast<size_t>(i)] > 0 || s.slices == 0, Error::InvalidArgument,
+                      "%s: There are 0 sized dimensions, and they aren't selected, so unique cannot be applied", op);
+    s.rest.sizes[s.rest.ndim] = sizes[static_cast<size_t>(i)];
+    s.rest.strides[s.rest.ndim] = strides[static_cast<size_t>(i)];
+    ++s.rest.ndim;
+    s.slice_len *= sizes[static_cast<size_t>(i)];
+  }
+  s.es = static_cast<int>(self.element_size());
+  s.dtype = static_cast<int>(self.dtype());
+  s.floating = is_floating(self.dtype());
+  s.consecutive = consecutive;
+  return Error::Ok;
+}
+
+void unique_dim_layout(const UniqueDimProblem& p, int64_t groups, std::vector<int64_t>* sizes,
+                       std::vector<int64_t>* strides, Walk* rest) {
+  *sizes = p.self->sizes();
+  (*sizes)[static_cast<size_t>(p.dim)] = groups;
+  *strides = contiguous_strides(*sizes);
+  *rest = Walk{};
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    if (static_cast<int64_t>(i) == p.dim) continue;
+    rest->sizes[rest->ndim] = (*sizes)[i];
+    rest->strides[rest->ndim] = (*strides)[i];
+    ++rest->ndim;
+  }
+}
+
 }  // namespace slimcuda::ops

@@ -96,4 +96,25 @@ struct UniqueProblem {
 [[nodiscard]] Error check_unique(const char* op, const SlimTensor& self, bool consecutive, bool return_inverse,
                                  bool return_counts, UniqueProblem* p);
 
+/// unique_dim / unique_consecutive with a dim: whole slices along `dim`.
+struct UniqueDimProblem {
+  const SlimTensor* self = nullptr;
+  int device = -1;
+  const char* op = "";
+  int64_t dim = 0;  ///< wrapped
+  SliceScan scan;
+  bool return_inverse = false, return_counts = false;
+};
+
+/// Checks self (at least 1-D; dim in range, ATen's messages; no zero-size dimension but dim
+/// itself, "There are 0 sized dimensions, and they aren't selected, so unique cannot be
+/// applied").
+[[nodiscard]] Error check_unique_dim(const char* op, const SlimTensor& self, int64_t dim, bool consecutive,
+                                     bool return_inverse, bool return_counts, UniqueDimProblem* p);
+
+/// The values' layout with `groups` slices: self's sizes with dim's replaced, contiguous;
+/// *rest walks one output slice (self's other dimensions at the output's strides).
+void unique_dim_layout(const UniqueDimProblem& p, int64_t groups, std::vector<int64_t>* sizes,
+                       std::vector<int64_t>* strides, Walk* rest);
+
 }  // namespace slimcuda::ops

@@ -140,4 +140,40 @@ Error unique_cpu(const UniqueProblem& p, std::unique_ptr<SlimTensor> out[3]) {
   return Error::Ok;
 }
 
+Error unique_dim_cpu(const UniqueDimProblem& p, std::unique_ptr<SlimTensor> out[3]) {
+  const SliceScan& s = p.scan;
+  std::vector<int64_t> order(static_cast<size_t>(s.slices));
+  std::iota(order.begin(), order.end(), 0);
+  if (!s.consecutive) {
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return slice_less(s, a, b); });
+  }
+  std::vector<int64_t> heads;  // positions in `order` where a new slice starts
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || !slice_equal(s, order[i - 1], order[i])) heads.push_back(static_cast<int64_t>(i));
+  }
+  const int64_t u = static_cast<int64_t>(heads.size());
+  std::vector<int64_t> sizes, strides;
+  Walk rest;
+  unique_dim_layout(p, u, &sizes, &strides, &rest);
+  SLIMCUDA_OP_TRY(new_cpu(p.self->dtype(), sizes, strides, &out[0]));
+  SLIMCUDA_OP_TRY(new_cpu(ScalarType::Long, {s.slices}, {1}, &out[1]));
+  SLIMCUDA_OP_TRY(new_cpu(ScalarType::Long, {u}, {1}, &out[2]));
+  char* values = static_cast<char*>(out[0]->data_ptr());
+  auto* inverse = static_cast<int64_t*>(out[1]->data_ptr());
+  auto* counts = static_cast<int64_t*>(out[2]->data_ptr());
+  const int64_t out_step = strides[static_cast<size_t>(p.dim)];
+  for (int64_t g = 0; g < u; ++g) {
+    const int64_t first = heads[static_cast<size_t>(g)];
+    const int64_t end = g + 1 < u ? heads[static_cast<size_t>(g + 1)] : s.slices;
+    const int64_t from = order[static_cast<size_t>(first)];
+    for (int64_t k = 0; k < s.slice_len; ++k) {
+      copy_element(values + (g * out_step + walk_offset(rest, k)) * s.es,
+                   s.in + (from * s.slice_stride + walk_offset(s.rest, k)) * s.es, s.es);
+    }
+    counts[g] = end - first;
+    for (int64_t i = first; i < end; ++i) inverse[order[static_cast<size_t>(i)]] = g;
+  }
+  return Error::Ok;
+}
+
 }  // namespace slimcuda::ops

@@ -27,4 +27,9 @@ namespace slimcuda::ops {
 /// unless return_counts); int64 indices and counts.
 [[nodiscard]] Error unique_cpu(const UniqueProblem& p, std::unique_ptr<SlimTensor> out[3]);
 
+/// unique_dim / unique_consecutive with a dim: out[0] the distinct slices (sorted
+/// lexicographically unless consecutive; contiguous), out[1] int64 [slices] inverse indices
+/// and out[2] int64 counts, both always returned on the CPU (as ATen's CPU kernel does).
+[[nodiscard]] Error unique_dim_cpu(const UniqueDimProblem& p, std::unique_ptr<SlimTensor> out[3]);
+
 }  // namespace slimcuda::ops

@@ -237,4 +237,36 @@ Error unique_cuda(const UniqueProblem& p, const StreamContext& ctx, std::unique_
                         p.return_counts ? static_cast<int64_t*>(out[2]->data_ptr()) : nullptr, ctx.stream());
 }
 
+Error unique_dim_cuda(const UniqueDimProblem& p, const StreamContext& ctx, std::unique_ptr<SlimTensor> out[3]) {
+  const SliceScan& s = p.scan;
+  std::vector<int64_t> sizes, strides;
+  Walk rest;
+  int64_t groups = 0;
+  SliceBuffers b;
+  DeviceBlock block(ctx);
+  if (s.slices > 0) {
+    SLIMCUDA_OP_TRY(refuse_capture(p.op, ctx));
+    size_t scratch = 0;
+    SLIMCUDA_OP_TRY(unique_slice_runs(s, b, nullptr, &scratch, ctx.stream()));
+    const size_t part = round_up(static_cast<size_t>(s.slices) * 8);
+    SLIMCUDA_OP_TRY(block.allocate(4 * part + 256 + scratch));
+    b.order = block.at<int64_t>(0);
+    b.flags = block.at<int64_t>(part);
+    b.group = block.at<int64_t>(2 * part);
+    b.heads = block.at<int64_t>(3 * part);
+    b.count = block.at<int64_t>(4 * part);
+    SLIMCUDA_OP_TRY(unique_slice_runs(s, b, block.at<void>(4 * part + 256), &scratch, ctx.stream()));
+    std::vector<int64_t> n;
+    SLIMCUDA_OP_TRY(read_counts(b.count, 1, ctx, &n));
+    groups = n[0];
+  }
+  unique_dim_layout(p, groups, &sizes, &strides, &rest);
+  SLIMCUDA_OP_TRY(new_cuda(p.self->dtype(), ctx, sizes, strides, &out[0]));
+  SLIMCUDA_OP_TRY(new_cuda(ScalarType::Long, ctx, {p.return_inverse ? s.slices : 0}, {1}, &out[1]));
+  SLIMCUDA_OP_TRY(new_cuda(ScalarType::Long, ctx, {p.return_counts ? groups : 0}, {1}, &out[2]));
+  return unique_slice_outputs(s, b, groups, static_cast<char*>(out[0]->data_ptr()), strides[static_cast<size_t>(p.dim)],
+                              rest, p.return_inverse ? static_cast<int64_t*>(out[1]->data_ptr()) : nullptr,
+                              p.return_counts ? static_cast<int64_t*>(out[2]->data_ptr()) : nullptr, ctx.stream());
+}
+
 }  // namespace slimcuda::ops

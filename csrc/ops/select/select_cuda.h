@@ -25,4 +25,9 @@ namespace slimcuda::ops {
 [[nodiscard]] Error index_cuda(const IndexProblem& p, const StreamContext& ctx, std::unique_ptr<SlimTensor>* out);
 [[nodiscard]] Error unique_cuda(const UniqueProblem& p, const StreamContext& ctx, std::unique_ptr<SlimTensor> out[3]);
 
+/// unique_dim / unique_consecutive with a dim; inverse and counts only when asked for (else
+/// [0], as ATen's CUDA kernel).
+[[nodiscard]] Error unique_dim_cuda(const UniqueDimProblem& p, const StreamContext& ctx,
+                                    std::unique_ptr<SlimTensor> out[3]);
+
 }  // namespace slimcuda::ops

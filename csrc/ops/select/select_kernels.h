@@ -66,4 +66,24 @@ struct UniqueScan {
 [[nodiscard]] Error unique_outputs(const UniqueScan& u, const UniqueBuffers& b, int64_t groups, char* values,
                                    int64_t* inverse, int64_t* counts, cudaStream_t stream) noexcept;
 
+/// unique_dim's device buffers (slices elements each unless noted).
+struct SliceBuffers {
+  int64_t* order = nullptr;  ///< slice numbers in value order
+  int64_t* flags = nullptr;  ///< 1 where a distinct slice starts
+  int64_t* group = nullptr;  ///< inclusive sum of flags
+  int64_t* heads = nullptr;  ///< positions (in value order) where each distinct slice starts
+  int64_t* count = nullptr;  ///< one: how many distinct slices
+};
+
+/// The slices' order (CUB's stable merge sort of their numbers by slice_less, unless
+/// consecutive), the heads of equal runs, their scan and the count.
+[[nodiscard]] Error unique_slice_runs(const SliceScan& s, const SliceBuffers& b, void* scratch, size_t* scratch_bytes,
+                                      cudaStream_t stream) noexcept;
+
+/// With the count known: the distinct slices into `values` (slice g at g * out_step, its
+/// elements walking out_rest), counts (may be null), inverse (may be null).
+[[nodiscard]] Error unique_slice_outputs(const SliceScan& s, const SliceBuffers& b, int64_t groups, char* values,
+                                         int64_t out_step, const Walk& out_rest, int64_t* inverse, int64_t* counts,
+                                         cudaStream_t stream) noexcept;
+
 }  // namespace slimcuda::ops

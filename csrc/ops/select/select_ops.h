@@ -24,4 +24,15 @@ namespace slimcuda::ops {
 [[nodiscard]] Error unique(const char* op, const SlimTensor& self, bool consecutive, bool return_inverse,
                            bool return_counts, const StreamContext& ctx, std::unique_ptr<SlimTensor> out[3]);
 
+/// aten::unique_dim(self, dim, sorted, return_inverse, return_counts) (consecutive false;
+/// always sorted) and aten::unique_consecutive(self, return_inverse, return_counts, dim)
+/// with a dim (consecutive true): the distinct slices along dim (lexicographic order of their
+/// elements by ATen's ordering; a slice holding NaN equals no other), contiguous; out[1] int64
+/// [self.size(dim)] inverse indices and out[2] int64 counts, which the CPU always returns (as
+/// ATen's CPU kernel) and CUDA only when asked for ([0] otherwise, as ATen's CUDA kernel).
+/// self at least 1-D; dim in range; no zero-size dimension but dim (ATen's messages).
+[[nodiscard]] Error unique_dim(const char* op, const SlimTensor& self, int64_t dim, bool consecutive,
+                               bool return_inverse, bool return_counts, const StreamContext& ctx,
+                               std::unique_ptr<SlimTensor> out[3]);
+
 }  // namespace slimcuda::ops

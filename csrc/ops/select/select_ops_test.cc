@@ -394,6 +394,18 @@ TEST(SelectOps, BadInput) {
   SLIMCUDA_SKIP_IF_NO_CASE_RAN();
 }
 
+// ops::unique (no dim) or ops::unique_dim for a unique_ops.json case.
+Error call_unique(const Case& c, const SlimTensor& self, const StreamContext& ctx, std::unique_ptr<SlimTensor> out[3]) {
+  const std::string fn = c.data["fn"].get<std::string>();
+  const bool consecutive = fn == "unique_consecutive";
+  const std::string op = "aten::" + fn;
+  const bool inverse = c.data.value("return_inverse", 1) != 0, counts = c.data.value("return_counts", 1) != 0;
+  if (c.data.contains("dim") && !c.data["dim"].is_null()) {
+    return ops::unique_dim(op.c_str(), self, c.data["dim"].get<int64_t>(), consecutive, inverse, counts, ctx, out);
+  }
+  return ops::unique(op.c_str(), self, consecutive, inverse, counts, ctx, out);
+}
+
 TEST(SelectOps, Unique) {
   for (const Case& c : cases("unique_ops.json", "unique")) {
     SCOPED_TRACE(c.name);
@@ -401,13 +413,8 @@ TEST(SelectOps, Unique) {
     CaseRun r(c);
     const std::vector<Tensor> in = operands(c, r.cuda);
     ASSERT_NE(in[0], nullptr);
-    const bool consecutive = c.data["fn"] == "unique_consecutive";
     std::unique_ptr<SlimTensor> out[3];
-    ASSERT_EQ(
-        ops::unique(consecutive ? "aten::unique_consecutive" : "aten::_unique2", *in[0], consecutive,
-                    c.data["return_inverse"].get<int>() != 0, c.data["return_counts"].get<int>() != 0, r.ctx(), out),
-        Error::Ok)
-        << last_error_message();
+    ASSERT_EQ(call_unique(c, *in[0], r.ctx(), out), Error::Ok) << last_error_message();
     r.finish();
     EXPECT_EQ(out[0]->dtype(), dtype_of(c.data["dtype"].get<std::string>()));
     EXPECT_EQ(out[1]->dtype(), ScalarType::Long);
@@ -419,6 +426,21 @@ TEST(SelectOps, Unique) {
     expect_values(c.name + " values", values(*out[0]), c.data["expected"]);
     expect_values(c.name + " inverse", values(*out[1]), c.data["expected_inverse"]);
     expect_values(c.name + " counts", values(*out[2]), c.data["expected_counts"]);
+  }
+  SLIMCUDA_SKIP_IF_NO_CASE_RAN();
+}
+
+TEST(SelectOps, UniqueBadInput) {
+  for (const Case& c : cases("unique_ops.json", "unique_error")) {
+    SCOPED_TRACE(c.name);
+    if (!begin_case(c)) continue;
+    CaseRun r(c);
+    const std::vector<Tensor> in = operands(c, r.cuda);
+    ASSERT_NE(in[0], nullptr);
+    std::unique_ptr<SlimTensor> out[3];
+    const Error e = call_unique(c, *in[0], r.ctx(), out);
+    expect_code(c, code_of(e), last_error_message());
+    EXPECT_EQ(out[0], nullptr) << "a failed call hands nothing out";
   }
   SLIMCUDA_SKIP_IF_NO_CASE_RAN();
 }

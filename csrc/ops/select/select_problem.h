@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "csrc/ops/sort/order_key.h"
 #include "csrc/tensor/convert.h"
 #include "slimcuda/types.h"
 
@@ -159,6 +160,41 @@ SLIMCUDA_HD inline bool index_gather_at(const IndexGather& g, int64_t e, int64_t
 /// to NaN, so every NaN is a value of its own.
 SLIMCUDA_HD inline bool key_is_nan(uint64_t key, int es, bool floating) {
   return floating && key == (es >= 8 ? ~0ull : (1ull << (8 * es)) - 1);
+}
+
+/// unique along a dimension: slice i (< slices) of `in` starts i * slice_stride elements in;
+/// its element k (< slice_len) walks `rest`, self's other dimensions in row-major order.
+/// Slices compare lexicographically by their elements' order keys.
+struct SliceScan {
+  const char* in = nullptr;
+  Walk rest;
+  int64_t slices = 0, slice_len = 0, slice_stride = 0;
+  int es = 1;
+  int dtype = 0;
+  bool floating = false;
+  bool consecutive = false;
+};
+
+SLIMCUDA_HD inline uint64_t slice_key(const SliceScan& s, int64_t slice, int64_t k) {
+  return order_key(s.in + (slice * s.slice_stride + walk_offset(s.rest, k)) * s.es, s.dtype);
+}
+
+/// Whether slice a orders before slice b.
+SLIMCUDA_HD inline bool slice_less(const SliceScan& s, int64_t a, int64_t b) {
+  for (int64_t k = 0; k < s.slice_len; ++k) {
+    const uint64_t ka = slice_key(s, a, k), kb = slice_key(s, b, k);
+    if (ka != kb) return ka < kb;
+  }
+  return false;
+}
+
+/// Whether slices a and b hold equal values (a NaN equals nothing).
+SLIMCUDA_HD inline bool slice_equal(const SliceScan& s, int64_t a, int64_t b) {
+  for (int64_t k = 0; k < s.slice_len; ++k) {
+    const uint64_t ka = slice_key(s, a, k);
+    if (ka != slice_key(s, b, k) || key_is_nan(ka, s.es, s.floating)) return false;
+  }
+  return true;
 }
 
 }  // namespace slimcuda::ops

@@ -27,8 +27,8 @@ Error grouped_mm(ProxyCall* c) {
 }
 
 // torch.unique (sorted or not: the values come back sorted, which ATen allows for
-// sorted=False) and torch.unique_consecutive without dim: data-dependent sizes, one
-// synchronization on CUDA, refused under graph capture.
+// sorted=False) and torch.unique_consecutive, with or without a dim: data-dependent sizes,
+// one synchronization on CUDA, refused under graph capture.
 Error unique_into(ProxyCall* c, const char* op, bool consecutive, bool return_inverse, bool return_counts) {
   std::unique_ptr<SlimTensor> out[3];
   SLIMCUDA_RETURN_IF_ERROR(ops::unique(op, *c->tensor(0), consecutive, return_inverse, return_counts, c->ctx, out));
@@ -39,11 +39,27 @@ Error unique_into(ProxyCall* c, const char* op, bool consecutive, bool return_in
 
 Error unique2(ProxyCall* c) { return unique_into(c, "aten::_unique2", false, c->args[2].b, c->args[3].b); }
 
+Error unique_dim_into(ProxyCall* c, const char* op, int64_t dim, bool consecutive, bool return_inverse,
+                      bool return_counts) {
+  std::unique_ptr<SlimTensor> out[3];
+  SLIMCUDA_RETURN_IF_ERROR(
+      ops::unique_dim(op, *c->tensor(0), dim, consecutive, return_inverse, return_counts, c->ctx, out));
+  c->results.resize(3);
+  for (int i = 0; i < 3; ++i) c->results[static_cast<size_t>(i)] = std::move(out[i]);
+  return Error::Ok;
+}
+
+// torch.unique_consecutive: runs of equal values (dim None) or of equal slices (a dim).
 Error unique_consecutive(ProxyCall* c) {
-  SLIMCUDA_OP_CHECK(c->args[3].none, Error::NotSupported,
-                    "aten::unique_consecutive: only dim=None is supported (got dim=%lld)",
-                    static_cast<long long>(c->args[3].i));
+  if (!c->args[3].none) {
+    return unique_dim_into(c, "aten::unique_consecutive", c->args[3].i, true, c->args[1].b, c->args[2].b);
+  }
   return unique_into(c, "aten::unique_consecutive", true, c->args[1].b, c->args[2].b);
+}
+
+// torch.unique with a dim: distinct slices, sorted.
+Error unique_dim(ProxyCall* c) {
+  return unique_dim_into(c, "aten::unique_dim", c->args[1].i, false, c->args[3].b, c->args[4].b);
 }
 
 }  // namespace
@@ -59,6 +75,9 @@ std::vector<ProxyOp> aten_ops() {
       {"aten::unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> "
        "(Tensor, Tensor, Tensor)",
        unique_consecutive},
+      {"aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) "
+       "-> (Tensor, Tensor, Tensor)",
+       unique_dim},
   };
 }
 
