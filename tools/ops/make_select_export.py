@@ -6,7 +6,7 @@ calls every data-dependent selection op slimcuda implements, and its inputs and 
 
 The wrapper calls aoti_torch_cpu_nonzero, _masked_select and _index_Tensor (a bool mask) as C
 shims, and aten::_unique2 and aten::unique_consecutive through the proxy executor (no C shim:
-nodes in the archive's <stem>.json). csrc/ops/select/select_export_test.cc loads it through the
+nodes in the archive's <stem>.json). csrc/c_api/select_export_test.cc loads it through the
 C ABI and compares every output (sizes and values) with PyTorch's.
 
 Run with the C++ compiler made portable (AVX2, no zmm registers; tools/check_fixture_isa.sh):
@@ -64,7 +64,7 @@ def main():
             ", written with this file by tools/ops/make_select_export.py) calling nonzero, masked_select and "
             "index.Tensor (C shims) and _unique2 and unique_consecutive (proxy executor); inputs and PyTorch's "
             "eager outputs (dtype, sizes, values row-major), compared exactly. Read by "
-            "csrc/ops/select/select_export_test.cc."),
+            "csrc/c_api/select_export_test.cc."),
         "cases": [{"name": "select_ops_cpu_export", "op": "export", "requires": "none",
                    "pt2": "select/select_ops_cpu.pt2", "inputs": [encode(x)], "outputs": [encode(o) for o in outs]}],
     }
