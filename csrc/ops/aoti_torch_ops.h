@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /* aoti_torch_ops.h — the ATen fallback ops of libslimcuda.so that AOTInductor exports call
- * (GEMMs, convolution, attention, cumulative sums, embedding bags, scatters), with exactly the signatures
- * of PyTorch 2.11's generated torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and
- * c_shim_cpu.h.
+ * (GEMMs, convolution, attention, cumulative sums, embedding bags, sorting, scatters,
+ * data-dependent selection), with exactly the signatures of PyTorch 2.11's generated
+ * torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h and c_shim_cpu.h.
  *
  * aoti_torch_cuda_*: on the current stream (the caller stream, or a model's stream guard),
- * never synchronizing; cuBLASLt and cuDNN are opened on first use (a missing library is
+ * never synchronizing (except the data-dependent selection ops below: one synchronization for
+ * the output's size); cuBLASLt and cuDNN are opened on first use (a missing library is
  * NotSupported, with what to install in slimcuda_last_error_message()).
  * aoti_torch_cpu_*: plain C++ references of the same ops, on host tensors.
  *
@@ -281,6 +282,43 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_masked_scatter)(AtenTe
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_masked_scatter)(AtenTensorHandle self, AtenTensorHandle mask,
                                                                          AtenTensorHandle source,
                                                                          AtenTensorHandle* ret0);
+
+/* ---- Data-dependent selection (CPU and CUDA) ----
+ * The output's size depends on the data: CUDA counts on the device, reads the count back with
+ * one synchronization of the current stream (as ATen), then allocates and fills on the stream;
+ * while the stream is being captured into a CUDA graph such a call is NotSupported ("... has a
+ * data-dependent output size, which a CUDA graph cannot capture"), refused before anything is
+ * enqueued. Any dtype, any strides, 0-d and empty tensors; outputs are new references. */
+/* ret0 = int64 [n, self.dim()]: the coordinates of self's nonzero elements (NaN is nonzero,
+ * -0.0 is not) in row-major order, laid out column-major (strides (1, n)) as PyTorch's. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_nonzero)(AtenTensorHandle self, AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_nonzero)(AtenTensorHandle self, AtenTensorHandle* ret0);
+/* nonzero's first `size` rows, the rest filled with fill_value: int64 [size, self.dim()]
+ * (CUDA column-major, CPU row-major, as PyTorch's meta); no synchronization, capturable.
+ * size < 0 -> InvalidArgument. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_nonzero_static)(AtenTensorHandle self, int64_t size,
+                                                                          int64_t fill_value, AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_nonzero_static)(AtenTensorHandle self, int64_t size,
+                                                                         int64_t fill_value, AtenTensorHandle* ret0);
+/* ret0 = 1-D, self's dtype: self's elements where mask (bool) is true, self and mask
+ * broadcast together, row-major over the broadcast shape. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_masked_select)(AtenTensorHandle self, AtenTensorHandle mask,
+                                                                         AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_masked_select)(AtenTensorHandle self, AtenTensorHandle mask,
+                                                                        AtenTensorHandle* ret0);
+/* Advanced indexing, self[indices]: indices[i] NULL is None (a whole dimension), else a
+ * pointer to an int64 / int32 index tensor or a bool / uint8 mask (its nonzero coordinates
+ * index the dimensions it covers). Index tensors broadcast together; their shape replaces the
+ * indexed dimensions where those are adjacent, else leads. Negative indices count from the
+ * end. Output strides as PyTorch's meta (self's stride order). CPU: an index out of range ->
+ * InvalidArgument; CUDA: its element is 0 (no synchronization can report it). Only a mask
+ * needs the synchronization; int indices alone are capturable. */
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_index_Tensor)(AtenTensorHandle self,
+                                                                        const AtenTensorHandle** indices,
+                                                                        int64_t indices_len_, AtenTensorHandle* ret0);
+SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_index_Tensor)(AtenTensorHandle self,
+                                                                       const AtenTensorHandle** indices,
+                                                                       int64_t indices_len_, AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -13,6 +13,8 @@
 #include "csrc/ops/scan/cumulative_cpu.h"
 #include "csrc/ops/scatter/scatter_args.h"
 #include "csrc/ops/scatter/scatter_cpu.h"
+#include "csrc/ops/select/select_args.h"
+#include "csrc/ops/select/select_cpu.h"
 #include "csrc/ops/sort/histc_cpu.h"
 #include "csrc/ops/sort/searchsorted_cpu.h"
 #include "csrc/ops/sort/sort_args.h"
@@ -343,6 +345,55 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_masked_scatter)(AtenTensorHandle sel
     std::unique_ptr<SlimTensor> out;
     SLIMCUDA_RETURN_IF_ERROR(ops::new_cpu(p.dtype, p.out_sizes, slimcuda::contiguous_strides(p.out_sizes), &out));
     SLIMCUDA_OP_TRY(ops::masked_scatter_cpu(p, *out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+// ---- data-dependent selection: checks shared with CUDA, then the CPU loops ----
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_nonzero)(AtenTensorHandle self, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::NonzeroProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_nonzero(DeviceType::CPU, "nonzero", self, ops::kNoStaticSize, 0, ret0, &p));
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::nonzero_cpu(p, &out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_nonzero_static)(AtenTensorHandle self, int64_t size, int64_t fill_value,
+                                                            AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::NonzeroProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_nonzero(DeviceType::CPU, "nonzero_static", self, size, fill_value, ret0, &p));
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::nonzero_cpu(p, &out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_masked_select)(AtenTensorHandle self, AtenTensorHandle mask,
+                                                           AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::MaskedSelectProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_masked_select(DeviceType::CPU, self, mask, ret0, &p));
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::masked_select_cpu(p, &out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_index_Tensor)(AtenTensorHandle self, const AtenTensorHandle** indices,
+                                                          int64_t indices_len_, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::IndexProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_index(DeviceType::CPU, self, indices, indices_len_, ret0, &p));
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::index_cpu(p, &out));
     *ret0 = ops::handle_of(out.release());
     return Error::Ok;
   });

@@ -16,6 +16,8 @@
 #include "csrc/ops/gemm/gemm_cuda.h"
 #include "csrc/ops/scatter/scatter_args.h"
 #include "csrc/ops/scatter/scatter_cuda.h"
+#include "csrc/ops/select/select_args.h"
+#include "csrc/ops/select/select_cuda.h"
 #include "csrc/ops/sort/histc_cuda.h"
 #include "csrc/ops/sort/searchsorted_cuda.h"
 #include "csrc/ops/sort/sort_args.h"
@@ -445,6 +447,64 @@ AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_masked_scatter)(AtenTensorHandle se
     SLIMCUDA_RETURN_IF_ERROR(
         ops::new_cuda(p.dtype, scope.ctx(), p.out_sizes, slimcuda::contiguous_strides(p.out_sizes), &out));
     SLIMCUDA_OP_TRY(ops::masked_scatter_cuda(p, *out, scope.ctx()));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+// ---- data-dependent selection: checks shared with the CPU, the caller's stream, then the
+// count, its one read-back and the fill (select_cuda.h) ----
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_nonzero)(AtenTensorHandle self, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::NonzeroProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_nonzero(DeviceType::CUDA, "nonzero", self, ops::kNoStaticSize, 0, ret0, &p));
+    ops::CudaScope scope(p.device);
+    SLIMCUDA_OP_TRY(scope.error());
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::nonzero_cuda(p, scope.ctx(), &out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_nonzero_static)(AtenTensorHandle self, int64_t size, int64_t fill_value,
+                                                             AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::NonzeroProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_nonzero(DeviceType::CUDA, "nonzero_static", self, size, fill_value, ret0, &p));
+    ops::CudaScope scope(p.device);
+    SLIMCUDA_OP_TRY(scope.error());
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::nonzero_cuda(p, scope.ctx(), &out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_masked_select)(AtenTensorHandle self, AtenTensorHandle mask,
+                                                            AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::MaskedSelectProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_masked_select(DeviceType::CUDA, self, mask, ret0, &p));
+    ops::CudaScope scope(p.device);
+    SLIMCUDA_OP_TRY(scope.error());
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::masked_select_cuda(p, scope.ctx(), &out));
+    *ret0 = ops::handle_of(out.release());
+    return Error::Ok;
+  });
+}
+
+AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_index_Tensor)(AtenTensorHandle self, const AtenTensorHandle** indices,
+                                                           int64_t indices_len_, AtenTensorHandle* ret0) {
+  return c_entry(__func__, [&]() {
+    ops::IndexProblem p;
+    SLIMCUDA_RETURN_IF_ERROR(ops::check_index(DeviceType::CUDA, self, indices, indices_len_, ret0, &p));
+    ops::CudaScope scope(p.device);
+    SLIMCUDA_OP_TRY(scope.error());
+    std::unique_ptr<SlimTensor> out;
+    SLIMCUDA_RETURN_IF_ERROR(ops::index_cuda(p, scope.ctx(), &out));
     *ret0 = ops::handle_of(out.release());
     return Error::Ok;
   });

@@ -97,6 +97,9 @@ TEST(Registry, EveryEntryParsesAndTargetsAreUnique) {
     EXPECT_EQ(find_proxy_op(op.schema.target()), &op);
   }
   EXPECT_NE(find_proxy_op("transformers::grouped_mm_fallback"), nullptr);
+  EXPECT_NE(find_proxy_op("aten::_unique2"), nullptr);
+  EXPECT_NE(find_proxy_op("aten::unique_consecutive"), nullptr);
+  EXPECT_NE(find_proxy_op("aten::unique_dim"), nullptr);
   EXPECT_EQ(find_proxy_op("transformers::grouped_mm_fallback.out"), nullptr);
   EXPECT_EQ(find_proxy_op("nobody::nothing"), nullptr);
 }
@@ -314,6 +317,105 @@ TEST(ProxyExecutor, RunsTorchvisionNmsAsAnExportCallsIt) {
   const auto* p = static_cast<const int64_t*>(o->data_ptr());
   EXPECT_EQ(std::vector<int64_t>(p, p + 2), (std::vector<int64_t>{0, 2}));
   SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(out);
+}
+
+// What PyTorch 2.11 wrote for torch.unique and torch.unique_consecutive (a CPU export,
+// 2026-12-06, tools/ops/make_select_export.py's model).
+const char* kUniqueNodes =
+    R"({"nodes": [{"name": "buf0", "node": {"target": "aten::_unique2", "inputs": [)"
+    R"({"name": "self", "arg": {"as_tensor": {"name": "arg0_1"}}, "kind": 1},)"
+    R"({"name": "sorted", "arg": {"as_bool": true}, "kind": 1},)"
+    R"({"name": "return_inverse", "arg": {"as_bool": true}, "kind": 1},)"
+    R"({"name": "return_counts", "arg": {"as_bool": true}, "kind": 1}],)"
+    R"("outputs": [{"as_tensor": {"name": "buf1"}}, {"as_tensor": {"name": "buf2"}}, {"as_tensor": {"name": "buf3"}}],)"
+    R"("metadata": {}, "is_hop_single_tensor_return": null, "name": null}},)"
+    R"({"name": "buf8", "node": {"target": "aten::unique_consecutive", "inputs": [)"
+    R"({"name": "self", "arg": {"as_tensor": {"name": "arg0_1"}}, "kind": 1},)"
+    R"({"name": "return_inverse", "arg": {"as_bool": true}, "kind": 1},)"
+    R"({"name": "return_counts", "arg": {"as_bool": true}, "kind": 1},)"
+    R"({"name": "dim", "arg": {"as_none": true}, "kind": 1}],)"
+    R"("outputs": [{"as_tensor": {"name": "buf9"}}, {"as_tensor": {"name": "buf10"}}, {"as_tensor": {"name": "buf11"}}],)"
+    R"("metadata": {}, "is_hop_single_tensor_return": null, "name": null}}]})";
+
+std::vector<int64_t> longs(const SlimTensor* t) {
+  const auto* p = static_cast<const int64_t*>(t->data_ptr());
+  return std::vector<int64_t>(p, p + t->numel());
+}
+
+TEST(ProxyExecutor, RunsUniqueAsAnExportCallsIt) {
+  std::shared_ptr<const ProxyExecutor> e;
+  ASSERT_EQ(create(kUniqueNodes, &e), Error::Ok) << last_error_message();
+  auto handle = reinterpret_cast<AOTIProxyExecutorHandle>(e->handle());
+  Host x = floats({3, 1, 1, 2, 3, 3}, {6});
+  for (int node = 0; node < 2; ++node) {
+    AtenTensorHandle out[3] = {nullptr, nullptr, nullptr};
+    for (AtenTensorHandle& o : out) ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_new_uninitialized_tensor)(&o), 0);
+    AtenTensorHandle args[4] = {h(x), out[0], out[1], out[2]};
+    ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_proxy_executor_call_function)(handle, node, 0, nullptr, 4, args), 0)
+        << last_error_message();
+    const auto* values = reinterpret_cast<SlimTensor*>(out[0]);
+    const auto* inverse = reinterpret_cast<SlimTensor*>(out[1]);
+    const auto* counts = reinterpret_cast<SlimTensor*>(out[2]);
+    ASSERT_EQ(values->dtype(), ScalarType::Float);
+    const auto* v = static_cast<const float*>(values->data_ptr());
+    if (node == 0) {  // torch.unique: sorted values
+      EXPECT_EQ(std::vector<float>(v, v + values->numel()), (std::vector<float>{1, 2, 3}));
+      EXPECT_EQ(longs(inverse), (std::vector<int64_t>{2, 0, 0, 1, 2, 2}));
+      EXPECT_EQ(longs(counts), (std::vector<int64_t>{2, 1, 3}));
+    } else {  // torch.unique_consecutive: runs in order
+      EXPECT_EQ(std::vector<float>(v, v + values->numel()), (std::vector<float>{3, 1, 2, 3}));
+      EXPECT_EQ(longs(inverse), (std::vector<int64_t>{0, 1, 1, 2, 3, 3}));
+      EXPECT_EQ(longs(counts), (std::vector<int64_t>{1, 2, 1, 2}));
+    }
+    for (AtenTensorHandle o : out) SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(o);
+  }
+}
+
+// unique_consecutive with a dim (an int the generated code passes), and unique_dim.
+TEST(ProxyExecutor, UniqueAlongADim) {
+  std::string nodes = kUniqueNodes;
+  const std::string none = R"({"as_none": true})";
+  nodes.replace(nodes.find(none), none.size(), R"({"as_int": 0})");
+  const std::string dim_node =
+      R"(, {"name": "buf12", "node": {"target": "aten::unique_dim", "inputs": [)"
+      R"({"name": "self", "arg": {"as_tensor": {"name": "arg0_1"}}, "kind": 1},)"
+      R"({"name": "dim", "arg": {"as_int": 1}, "kind": 1},)"
+      R"({"name": "sorted", "arg": {"as_bool": true}, "kind": 1},)"
+      R"({"name": "return_inverse", "arg": {"as_bool": true}, "kind": 1},)"
+      R"({"name": "return_counts", "arg": {"as_bool": true}, "kind": 1}],)"
+      R"("outputs": [{"as_tensor": {"name": "buf13"}}, {"as_tensor": {"name": "buf14"}}, {"as_tensor": {"name": "buf15"}}],)"
+      R"("metadata": {}}}]})";
+  nodes.replace(nodes.size() - 2, 2, dim_node);
+  std::shared_ptr<const ProxyExecutor> e;
+  ASSERT_EQ(create(nodes, &e), Error::Ok) << last_error_message();
+  auto handle = reinterpret_cast<AOTIProxyExecutorHandle>(e->handle());
+  // [[2, 1, 2], [2, 1, 2]]: along dim 0 one run of two equal rows; along dim 1 the columns
+  // [2, 2], [1, 1], [2, 2], whose sorted distinct ones are [1, 1], [2, 2].
+  Host x = floats({2, 1, 2, 2, 1, 2}, {2, 3});
+  struct Want {
+    int node;
+    int64_t dim;
+    std::vector<int64_t> sizes;
+    std::vector<float> values;
+    std::vector<int64_t> inverse, counts;
+  };
+  for (const Want& w :
+       {Want{1, 0, {1, 3}, {2, 1, 2}, {0, 0}, {2}}, Want{2, 1, {2, 2}, {1, 2, 1, 2}, {1, 0, 1}, {1, 2}}}) {
+    SCOPED_TRACE(w.node);
+    AtenTensorHandle out[3] = {nullptr, nullptr, nullptr};
+    for (AtenTensorHandle& o : out) ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_new_uninitialized_tensor)(&o), 0);
+    AtenTensorHandle args[4] = {h(x), out[0], out[1], out[2]};
+    int64_t dim = w.dim;  // an int argument is passed by the generated code, not kept in the node
+    ASSERT_EQ(SLIMCUDA_SHIM(aoti_torch_proxy_executor_call_function)(handle, w.node, 1, &dim, 4, args), 0)
+        << last_error_message();
+    const auto* values = reinterpret_cast<SlimTensor*>(out[0]);
+    ASSERT_EQ(values->sizes(), w.sizes);
+    const auto* v = static_cast<const float*>(values->data_ptr());
+    EXPECT_EQ(std::vector<float>(v, v + values->numel()), w.values);
+    EXPECT_EQ(longs(reinterpret_cast<SlimTensor*>(out[1])), w.inverse);
+    EXPECT_EQ(longs(reinterpret_cast<SlimTensor*>(out[2])), w.counts);
+    for (AtenTensorHandle o : out) SLIMCUDA_SHIM(aoti_torch_delete_tensor_object)(o);
+  }
 }
 
 TEST(ProxyExecutor, BadCallsFailAndThrowSoTheRunFails) {

@@ -20,7 +20,7 @@ import (
 var fx *fixture.Suite
 
 func TestMain(m *testing.M) {
-	fx = fixture.NewSuite(DeviceCount(), "ops.json", "scatter_ops.json")
+	fx = fixture.NewSuite(DeviceCount(), "ops.json", "scatter_ops.json", "select_ops.json")
 	code := m.Run()
 	if err := fx.Verify(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
