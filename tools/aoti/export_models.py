@@ -79,6 +79,9 @@ TOLERANCES = {
     "bool": {"atol": 0.0, "rtol": 0.0},
 }
 
+# A detector's outputs per image, in this order (the keys of torchvision's result dicts).
+DETECTION_FIELDS = ("boxes", "scores", "labels", "masks")
+
 # The warm-up before timing: the same as zoo_runner's default (--warmup).
 WARMUP = 200
 
@@ -323,6 +326,46 @@ def _models():
             return getattr(torchvision.models, name)(weights=None, **kwargs)
         return make
 
+    class Detector(nn.Module):
+        """A torchvision detector as a zoo model: images [B, 3, H, W] in (split into the list
+        the detector takes), per image its detections out as tensors, flattened: boxes
+        [n, 4] float32, scores [n] float32, labels [n] int64 (and Mask R-CNN's masks
+        [n, 1, H, W] float32), n decided by the data (score threshold, nms). In training mode
+        (calibrate_batchnorm's passes only: a detector in training wants targets) it runs the
+        transform and the backbone alone, which hold every BatchNorm."""
+
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, images):
+            if self.training:
+                return self.model.backbone(self.model.transform(list(images))[0].tensors)
+            flat = []
+            for d in self.model(list(images)):
+                flat += [d[k] for k in DETECTION_FIELDS if k in d]
+            return tuple(flat)
+
+    def detection_model(name, classifier=None, classifier_scale=1.0, **kwargs):
+        """torchvision.models.detection.NAME with random weights (weights=None,
+        weights_backbone=None) and the kwargs (thresholds, sizes), wrapped in Detector.
+        Random weights give every class about the same score (softmax ≈ 1/91), so the
+        detections would be a dense band of near-equal scores where any rounding reorders
+        them; the weights of the final classification layer (parameter names matching the
+        regular expression `classifier`) are multiplied by classifier_scale, which spreads
+        the scores and leaves the highest ones well apart."""
+        def make():
+            import re
+            import torchvision
+            model = getattr(torchvision.models.detection, name)(weights=None, weights_backbone=None, **kwargs)
+            if classifier:
+                with torch.no_grad():
+                    scaled = [p.mul_(classifier_scale) for n, p in model.named_parameters()
+                              if re.fullmatch(classifier, n)]
+                assert scaled, f"{name}: no parameter matches {classifier}"
+            return Detector(model)
+        return make
+
     def timm_model(name, **kwargs):
         def make():
             import timm
@@ -363,7 +406,8 @@ HF_MODELS = {
 
 def f(sizes, dtype="float32", high=None, kind=None):
     """An input: sizes (dim 0 is the batch), dtype, for integer inputs the bound of randint;
-    kind "mask": an attention mask of 1s then 0s (padding), each row at least half 1s."""
+    kind "mask": an attention mask of 1s then 0s (padding), each row at least half 1s;
+    kind "image": uniform in [0, 1) (what torchvision's detectors normalize)."""
     return {"sizes": list(sizes), "dtype": dtype, "high": high, "kind": kind}
 
 
@@ -461,6 +505,35 @@ ZOO = {
                                 {"in_zoo": False}),
     "cpu_kv_decoder": ("KVDecoder", "float32", [f((1, 1), "int64", high=64), f((1,), "int64", high=16)], None, [1],
                        {"kwargs": dict(vocab=64, dim=32, heads=2, layers=2, max_pos=16), "in_zoo": False}),
+    # torchvision detectors with their post-processing (score threshold, per-class nms through
+    # torchvision::nms, RoIAlign through torchvision::roi_align, Mask R-CNN's mask pasting):
+    # exported inside detection_export.patched() (export-friendly replacements of the
+    # functions torch.export cannot trace), one 320x320 image, outputs per image boxes,
+    # scores, labels (, masks) of a data-dependent count, compared as detections (DETECTION).
+    # Random weights score every class alike (softmax ~1/91, RetinaNet's prior 0.01): the
+    # final classifier's weights are scaled (detection_model) to spread the scores, and the
+    # score threshold (a model kwarg) set so that some 15-40 boxes survive on the CPU
+    # reference (docs/aoti-zoo.md has the counts), well under the per-image cap.
+    "det_fasterrcnn_mobilenet_v3_large_fpn": (
+        "detection:fasterrcnn_mobilenet_v3_large_fpn", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
+        {"kwargs": dict(min_size=320, max_size=320, box_score_thresh=0.12,
+                        classifier=r"roi_heads\.box_predictor\.cls_score\.weight", classifier_scale=10.0),
+         "detection": True}),
+    "det_retinanet_resnet50_fpn": (
+        "detection:retinanet_resnet50_fpn", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
+        {"kwargs": dict(min_size=320, max_size=320, score_thresh=0.1,
+                        classifier=r"head\.classification_head\.cls_logits\.weight", classifier_scale=30.0),
+         "detection": True}),
+    "det_ssdlite320_mobilenet_v3_large": (
+        "detection:ssdlite320_mobilenet_v3_large", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
+        {"kwargs": dict(score_thresh=0.09, classifier=r"head\.classification_head\.module_list\.\d+\.1\.weight",
+                        classifier_scale=20.0),
+         "detection": True}),
+    "det_maskrcnn_resnet50_fpn": (
+        "detection:maskrcnn_resnet50_fpn", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
+        {"kwargs": dict(min_size=320, max_size=320, box_score_thresh=0.85,
+                        classifier=r"roi_heads\.box_predictor\.cls_score\.weight", classifier_scale=10.0),
+         "detection": True}),
     # Not in the zoo run (duplicates of kinds above, left out to keep the run within one device
     # call), exported only when named (--only; tools/aoti/conv_algorithms.sh names the CNNs).
     "tv_mobilenet_v3_small": ("torchvision:mobilenet_v3_small", "float32", [f((2, 3, 64, 64))], None, [2],
@@ -519,7 +592,8 @@ def select(only, recipe, weights):
 
 def build(factory, kwargs):
     models = _models()
-    for prefix, maker in (("torchvision:", "torchvision_model"), ("timm:", "timm_model"), ("hf:", "hf_model")):
+    for prefix, maker in (("torchvision:", "torchvision_model"), ("timm:", "timm_model"), ("hf:", "hf_model"),
+                          ("detection:", "detection_model")):
         if factory.startswith(prefix):
             return models[maker](factory[len(prefix):], **kwargs)()
     return models[factory](**kwargs)
@@ -538,7 +612,9 @@ def make_inputs(specs, batch, device, seed, float_dtype=None):
         dt = dtype_of(s["dtype"])
         if dt.is_floating_point and float_dtype is not None:
             dt = float_dtype
-        if dt.is_floating_point:
+        if dt.is_floating_point and s.get("kind") == "image":
+            out.append(torch.rand(*sizes, device=device, generator=g).to(dt))
+        elif dt.is_floating_point:
             out.append(torch.randn(*sizes, device=device, generator=g).to(dt))
         elif s.get("kind") == "mask":  # padding: row r keeps its first lengths[r] tokens
             n = sizes[-1]
@@ -656,9 +732,17 @@ def export_one(variant, out, device):
         dynamic_shapes = tuple({0: batch} for _ in in_specs)
         if any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(model.forward).parameters.values()):
             dynamic_shapes = (dynamic_shapes,)  # forward(*tensors): one argument holding them all
+    # A detector's post-processing is exported with detection_export's replacements in
+    # place (the guards torch.export cannot trace); the eager references below run without.
+    export_context = contextlib.nullcontext()
+    if opts.get("detection"):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import detection_export
+        export_context = detection_export.patched()
     t0 = time.time()
     with torch.no_grad():
-        ep = torch.export.export(model, example, dynamic_shapes=dynamic_shapes)
+        with export_context:
+            ep = torch.export.export(model, example, dynamic_shapes=dynamic_shapes)
         torch._inductor.aoti_compile_and_package(
             ep, package_path=os.path.join(d, "model.pt2"), inductor_configs=dict(RECIPES[recipe], **WEIGHTS[weights]))
     export_s = time.time() - t0
@@ -727,6 +811,11 @@ def export_one(variant, out, device):
                     for i, o in enumerate(cases[-1]["outputs"])],
         "cases": cases,
     }
+    if opts.get("detection"):  # compare.py matches these as detections; sizes of dim 0 follow the data
+        meta["detections"] = detection_meta(model, batches[-1])
+        meta["load"] = "pt2"  # a .slimcuda package carries no extern-kernel nodes (nms, roi_align)
+        for spec in meta["outputs"]:
+            spec["data_dependent_dim0"] = True
     if dynamic:  # declare the bound, not the last case's size
         for spec in meta["inputs"] + meta["outputs"]:
             spec["sizes"][0] = dynamic[1]
@@ -735,6 +824,16 @@ def export_one(variant, out, device):
     fallbacks = [s for s in shims if s.startswith("aoti_torch_cuda_") or s.startswith("aoti_torch_cpu_")]
     print(f"export: {name}: {export_s:.0f} s, {len(shims)} shims, fallbacks: {' '.join(fallbacks) or 'none'}",
           flush=True)
+
+
+def detection_meta(model, images):
+    """What compare.py's detection rule needs: the output fields per image, the images, the
+    score threshold and the per-image cap of the detector inside a Detector."""
+    det = model.model
+    heads = getattr(det, "roi_heads", det)  # Faster/Mask R-CNN: RoIHeads; RetinaNet, SSD: the model
+    fields = ["boxes", "scores", "labels"] + (["masks"] if getattr(heads, "has_mask", lambda: False)() else [])
+    return {"fields": fields, "images": images, "score_thresh": float(heads.score_thresh),
+            "detections_per_img": int(heads.detections_per_img)}
 
 
 def attention_of(model):
@@ -831,6 +930,18 @@ def time_torch_runner(out, names, iterations, warmup, device):
                     got = runner(*inputs)
                 got = got if isinstance(got, (tuple, list)) else [got]
                 ok = ok and len(got) == len(case["outputs"])
+                if meta.get("detections") and ok:  # matched as detections (compare.py)
+                    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+                    import compare as compare_py
+                    want = [(o["sizes"], read_raw(os.path.join(cd, o["float32_file"]), "float32", o["sizes"])
+                             .double().flatten().numpy()) for o in case["outputs"]]
+                    report, p = compare_py.compare_detections(
+                        [(list(g.shape), g.double().cpu().flatten().numpy()) for g in got], want,
+                        meta["detections"], meta["tolerance"])
+                    max_abs = max(max_abs, report["max_abs_box"], report["max_abs_score"])
+                    ok = ok and p
+                    print(f"runner: {name}: detections {json.dumps(report)}", flush=True)
+                    got = []
                 for g, o in zip(got, case["outputs"]):
                     want = read_raw(os.path.join(cd, o["float32_file"]), "float32", o["sizes"])
                     a, r, p = compare(g.float().cpu(), want, meta["tolerance"])
