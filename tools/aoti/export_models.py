@@ -911,6 +911,10 @@ def time_torch_runner(out, names, iterations, warmup, device):
     if os.environ.get("ZOO_TORCH_CUDNN_BENCHMARK") == "1":
         torch.backends.cudnn.benchmark = True
     expose_libtorch_shims()
+    try:  # registers torchvision's ops (nms, roi_align), which the detectors' .pt2 call by name
+        import torchvision  # noqa: F401
+    except ImportError:
+        pass
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     results = {}
     for name in names:
