@@ -26,6 +26,10 @@ What each patch avoids (the guard, where torchvision 0.26 raises it under export
 - `torchvision.ops.poolers._multiscale_roi_align`: `len(rois)` (poolers.py:185, a Python int
   of a data-dependent count), then one `torch.where(levels == level)` + index_put per FPN
   level. Replaced by RoIAlign of every box on every level and a per-box select of its level.
+- torchvision::nms's fake kernel (its shape function for tracing): not a guard that stops the
+  export but a wrong bound: torchvision's says nms keeps at least 2 boxes, which the exported
+  graph then asserts at run time (a model fails where eager keeps 0 or 1). Replaced, for
+  the export only, by one that says 0 <= kept <= boxes.
 - `torchvision.models.detection.roi_heads.paste_masks_in_image` (Mask R-CNN only): a Python
   loop over the detections (a data-dependent count) that resizes each mask to its box's own
   size, `int(box[2] - box[0] + 1)`. Replaced by one gather-based bilinear resampling of every
@@ -134,6 +138,22 @@ def paste_masks_in_image(masks, boxes, img_shape, padding=1):
     return torch.where(inside, value, value.new_zeros(())).to(masks.dtype)[:, None]
 
 
+def nms_fake(dets, scores, iou_threshold):
+    """The shape function of torchvision::nms for tracing (its "fake" kernel): int64 indices,
+    as many as the data keeps. torchvision 0.26's own (`_meta_registrations.meta_nms`) makes
+    that count with the deprecated `create_unbacked_symint()`, whose lower bound is 2, so the
+    exported graph asserts at run time that nms kept at least 2 boxes, and the compiled model
+    fails where eager returns 0 or 1 detections. This one has torchvision's checks and the
+    bounds that hold: 0 <= kept <= boxes."""
+    torch._check(dets.dim() == 2, lambda: f"boxes should be a 2d tensor, got {dets.dim()}D")
+    torch._check(dets.size(1) == 4, lambda: f"boxes should have 4 elements in dimension 1, got {dets.size(1)}")
+    torch._check(scores.dim() == 1, lambda: f"scores should be a 1d tensor, got {scores.dim()}")
+    torch._check(dets.size(0) == scores.size(0), lambda: "boxes and scores should have the same number of rows")
+    kept = torch.library.get_ctx().new_dynamic_size()  # lower bound 0
+    torch._check(kept <= dets.size(0))
+    return dets.new_empty(kept, dtype=torch.long)
+
+
 @contextlib.contextmanager
 def patched():
     """The replacements above in place of torchvision's, restored on exit."""
@@ -147,7 +167,14 @@ def patched():
              (poolers, "_multiscale_roi_align", poolers._multiscale_roi_align),
              (roi_heads, "paste_masks_in_image", roi_heads.paste_masks_in_image),
              (transform, "paste_masks_in_image", transform.paste_masks_in_image)]
+    # nms_fake goes on top of the op's fake kernels (the newest one is used) and comes off on
+    # exit. Not through torch.library.register_fake: torchvision's C++ registration names
+    # torchvision._meta_registrations as the one module allowed to hold its fake kernels.
+    from torch._library.fake_impl import Kernel
+    fakes = torch._library.simple_registry.singleton.find("torchvision::nms").fake_impl.kernels
+    fake = Kernel(nms_fake, "tools/aoti/detection_export.py")
     try:
+        fakes.append(fake)
         boxes.batched_nms = batched_nms
         det_utils.BoxCoder.decode = box_coder_decode
         poolers._multiscale_roi_align = multiscale_roi_align
@@ -155,6 +182,7 @@ def patched():
         transform.paste_masks_in_image = paste_masks_in_image
         yield
     finally:
+        fakes.remove(fake)
         for module, name, value in saved:
             setattr(module, name, value)
 
