@@ -63,7 +63,7 @@ def compare_detections(got, want, det, tol):
         for i, f in enumerate(fields):
             sizes, a = outs[img * k + i]
             n = sizes[0] if sizes else 0
-            d[f] = a.reshape(n, -1) if f in ("boxes", "masks") else a.reshape(n)
+            d[f] = a.reshape(n, int(np.prod(sizes[1:]))) if f in ("boxes", "masks") else a.reshape(n)
         return d
 
     def borderline(scores, s):
