@@ -117,7 +117,9 @@ trap on_signal TERM INT
 
 checked=() # variants loaded and checked (the ones to time)
 meta_field() { # DIR FIELD: meta.json's top-level FIELD ("" when absent)
-  "$py" -c 'import json, sys; v = json.load(open(sys.argv[1] + "/meta.json")).get(sys.argv[2]); print(v if isinstance(v, str) else "yes" if v else "")' "$1" "$2"
+  "$py" -c 'import json, sys
+v = json.load(open(sys.argv[1] + "/meta.json")).get(sys.argv[2])
+print(v if isinstance(v, str) else "yes" if v else "")' "$1" "$2"
 }
 detection_check() { # DIR SAVED: a detector's outputs saved by zoo_runner (CASE/SAVED/), matched by compare.py
   local c rc=0
