@@ -446,6 +446,40 @@ DETECTION_INDUCTOR = {"layout_optimization": False}  # exported both ways: the i
 # outputs matched as detections). Listed slowest export first: the workers take them in
 # this order.
 ZOO = {
+    # torchvision detectors with their post-processing (score threshold, per-class nms through
+    # torchvision::nms, RoIAlign through torchvision::roi_align, Mask R-CNN's mask pasting):
+    # exported inside detection_export.patched() (export-friendly replacements of the
+    # functions torch.export cannot trace), one 320x320 image, outputs per image boxes,
+    # scores, labels (, masks) of a data-dependent count, matched as detections (compare.py).
+    # Random weights score every class alike (softmax ~1/91, RetinaNet's prior 0.01): the
+    # final classifier's weights are scaled (detection_model) to spread the scores, and the
+    # score threshold (a model kwarg) set so that some 20-45 boxes survive on the CPU
+    # reference (docs/aoti-zoo.md has the counts), well under the per-image cap. First in the
+    # zoo: their compiles are the slowest (SSDlite's 90 per-class filters took 872 s on 2 cores).
+    # DETECTION_INDUCTOR: Inductor's layout optimization (on by default) miscompiles two
+    # convolutions in a row over a batch of data-dependent size (Mask R-CNN's mask head runs on
+    # the detections): PyTorch 2.11's CPU export gave values off by ~1 against eager, the
+    # exported program itself matching eager; with it off they match (docs/fallback-ops.md).
+    "det_ssdlite320_mobilenet_v3_large": (
+        "detection:ssdlite320_mobilenet_v3_large", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
+        {"kwargs": dict(score_thresh=0.09, classifier=r"head\.classification_head\.module_list\.\d+\.1\.weight",
+                        classifier_scale=20.0),
+         "detection": True, "inductor": DETECTION_INDUCTOR}),
+    "det_maskrcnn_resnet50_fpn": (
+        "detection:maskrcnn_resnet50_fpn", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
+        {"kwargs": dict(min_size=320, max_size=320, box_score_thresh=0.85,
+                        classifier=r"roi_heads\.box_predictor\.cls_score\.weight", classifier_scale=10.0),
+         "detection": True, "inductor": DETECTION_INDUCTOR}),
+    "det_retinanet_resnet50_fpn": (
+        "detection:retinanet_resnet50_fpn", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
+        {"kwargs": dict(min_size=320, max_size=320, score_thresh=0.1,
+                        classifier=r"head\.classification_head\.cls_logits\.weight", classifier_scale=30.0),
+         "detection": True, "inductor": DETECTION_INDUCTOR}),
+    "det_fasterrcnn_mobilenet_v3_large_fpn": (
+        "detection:fasterrcnn_mobilenet_v3_large_fpn", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
+        {"kwargs": dict(min_size=320, max_size=320, box_score_thresh=0.12,
+                        classifier=r"roi_heads\.box_predictor\.cls_score\.weight", classifier_scale=10.0),
+         "detection": True, "inductor": DETECTION_INDUCTOR}),
     "timm_efficientnet_b0": ("timm:efficientnet_b0", "float32", [f((2, 3, 64, 64))], None, [2], {}),
     "hf_bert": ("hf:bert", "float32", [f((2, 64), "int64", high=1000), f((2, 64), "int64", kind="mask")],
                 (2, 16), [2, 5], dict(TRANSFORMER, kwargs=BERT)),
@@ -509,39 +543,6 @@ ZOO = {
                                 {"in_zoo": False}),
     "cpu_kv_decoder": ("KVDecoder", "float32", [f((1, 1), "int64", high=64), f((1,), "int64", high=16)], None, [1],
                        {"kwargs": dict(vocab=64, dim=32, heads=2, layers=2, max_pos=16), "in_zoo": False}),
-    # torchvision detectors with their post-processing (score threshold, per-class nms through
-    # torchvision::nms, RoIAlign through torchvision::roi_align, Mask R-CNN's mask pasting):
-    # exported inside detection_export.patched() (export-friendly replacements of the
-    # functions torch.export cannot trace), one 320x320 image, outputs per image boxes,
-    # scores, labels (, masks) of a data-dependent count, compared as detections (DETECTION).
-    # Random weights score every class alike (softmax ~1/91, RetinaNet's prior 0.01): the
-    # final classifier's weights are scaled (detection_model) to spread the scores, and the
-    # score threshold (a model kwarg) set so that some 15-40 boxes survive on the CPU
-    # reference (docs/aoti-zoo.md has the counts), well under the per-image cap.
-    # DETECTION_INDUCTOR: Inductor's layout optimization (on by default) miscompiles two
-    # convolutions in a row over a batch of data-dependent size (Mask R-CNN's mask head runs on
-    # the detections): PyTorch 2.11's CPU export gave values off by ~1 against eager, the
-    # exported program itself matching eager; with it off they match (docs/fallback-ops.md).
-    "det_fasterrcnn_mobilenet_v3_large_fpn": (
-        "detection:fasterrcnn_mobilenet_v3_large_fpn", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
-        {"kwargs": dict(min_size=320, max_size=320, box_score_thresh=0.12,
-                        classifier=r"roi_heads\.box_predictor\.cls_score\.weight", classifier_scale=10.0),
-         "detection": True, "inductor": DETECTION_INDUCTOR}),
-    "det_retinanet_resnet50_fpn": (
-        "detection:retinanet_resnet50_fpn", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
-        {"kwargs": dict(min_size=320, max_size=320, score_thresh=0.1,
-                        classifier=r"head\.classification_head\.cls_logits\.weight", classifier_scale=30.0),
-         "detection": True, "inductor": DETECTION_INDUCTOR}),
-    "det_ssdlite320_mobilenet_v3_large": (
-        "detection:ssdlite320_mobilenet_v3_large", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
-        {"kwargs": dict(score_thresh=0.09, classifier=r"head\.classification_head\.module_list\.\d+\.1\.weight",
-                        classifier_scale=20.0),
-         "detection": True, "inductor": DETECTION_INDUCTOR}),
-    "det_maskrcnn_resnet50_fpn": (
-        "detection:maskrcnn_resnet50_fpn", "float32", [f((1, 3, 320, 320), kind="image")], None, [1],
-        {"kwargs": dict(min_size=320, max_size=320, box_score_thresh=0.85,
-                        classifier=r"roi_heads\.box_predictor\.cls_score\.weight", classifier_scale=10.0),
-         "detection": True, "inductor": DETECTION_INDUCTOR}),
     # Not in the zoo run (duplicates of kinds above, left out to keep the run within one device
     # call), exported only when named (--only; tools/aoti/conv_algorithms.sh names the CNNs).
     "tv_mobilenet_v3_small": ("torchvision:mobilenet_v3_small", "float32", [f((2, 3, 64, 64))], None, [2],
