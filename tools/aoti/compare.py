@@ -6,7 +6,9 @@ OUT_DIR/output_<i>.npy (NumPy, the output's dtype; bfloat16 as '<u2' bit pattern
 writes OUT_DIR/outputs.json naming each output's raw file and dtype (float32, float16,
 bfloat16, int64, ...: raw row-major bytes of that dtype). CASE_DIR/expected.json lists the
 eager outputs (their float32 copies are what is compared). Tolerance: the model's, from CASE_DIR/../meta.json (export_models.py's
-TOLERANCES): |got - want| <= atol + rtol |want|. Prints one JSON line; exit status 0 on a match."""
+TOLERANCES): |got - want| <= atol + rtol |want|. A detector's outputs (meta.json "detections":
+export_models.py's det_* models) are compared as detections instead (compare_detections).
+Prints one JSON line; exit status 0 on a match."""
 import json
 import os
 import sys
@@ -37,6 +39,73 @@ def read_npy_outputs(out, n):
     return got
 
 
+def compare_detections(got, want, det, tol):
+    """A detector's outputs, per image boxes [n, 4], scores [n], labels [n] (and masks
+    [n, 1, H, W]) in det["fields"] order, n decided by the data: got and want are lists of
+    (sizes, flat float64 array) in output order. The detections are matched, not compared by
+    position: each eager detection, highest score first, takes the unmatched one of the same
+    label whose box and score are within the tolerance (|d| <= atol + rtol |eager|, the model's
+    tolerance, coordinates in pixels), the nearest box. A detection left unmatched on either
+    side passes only where rounding decides whether it exists: its score within the score
+    tolerance of the model's threshold (det["score_thresh"]), or of the lowest score kept
+    when its side holds the per-image cap (det["detections_per_img"]). A matched mask passes
+    when at most 1% of its pixels are outside the tolerance (a box edge that rounds to the
+    other integer pixel moves the pasted mask there). -> (report dict, pass)."""
+    fields = det["fields"]
+    k = len(fields)
+    atol, rtol = tol["atol"], tol["rtol"]
+    thresh, cap = det.get("score_thresh"), det.get("detections_per_img")
+    report = {"matched": 0, "unmatched": 0, "borderline": 0, "max_abs_box": 0.0, "max_abs_score": 0.0,
+              "max_mask_bad_fraction": 0.0, "counts": [], "pass": True}
+
+    def side(outs, img):
+        d = {}
+        for i, f in enumerate(fields):
+            sizes, a = outs[img * k + i]
+            n = sizes[0] if sizes else 0
+            d[f] = a.reshape(n, int(np.prod(sizes[1:]))) if f in ("boxes", "masks") else a.reshape(n)
+        return d
+
+    def borderline(scores, s):
+        if thresh is not None and abs(s - thresh) <= atol + rtol * thresh:
+            return True
+        return cap is not None and len(scores) >= cap and s <= scores.min() + atol + rtol * abs(scores.min())
+
+    for img in range(det["images"]):
+        g, w = side(got, img), side(want, img)
+        ng, nw = len(g["scores"]), len(w["scores"])
+        report["counts"].append([ng, nw])
+        used = np.zeros(ng, bool)
+        unmatched_w = []
+        for i in np.argsort(-w["scores"], kind="stable"):
+            ok = (~used) & (g["labels"] == w["labels"][i])
+            db = np.abs(g["boxes"] - w["boxes"][i]).max(axis=1) if ng else np.zeros(0)
+            ok &= np.all(np.abs(g["boxes"] - w["boxes"][i]) <= atol + rtol * np.abs(w["boxes"][i]), axis=1)
+            ok &= np.abs(g["scores"] - w["scores"][i]) <= atol + rtol * abs(w["scores"][i])
+            if not ok.any():
+                unmatched_w.append(i)
+                continue
+            j = int(np.argmin(np.where(ok, db, np.inf)))
+            used[j] = True
+            report["matched"] += 1
+            report["max_abs_box"] = max(report["max_abs_box"], float(db[j]))
+            report["max_abs_score"] = max(report["max_abs_score"], float(abs(g["scores"][j] - w["scores"][i])))
+            if "masks" in fields:
+                dm = np.abs(g["masks"][j] - w["masks"][i])
+                bad = float(np.mean(~(dm <= atol + rtol * np.abs(w["masks"][i]))))
+                report["max_mask_bad_fraction"] = max(report["max_mask_bad_fraction"], bad)
+                if bad > 0.01:
+                    report["pass"] = False
+        for scores, idx in ((w["scores"], unmatched_w), (g["scores"], np.nonzero(~used)[0])):
+            for i in idx:
+                if borderline(scores, float(scores[i])):
+                    report["borderline"] += 1
+                else:
+                    report["unmatched"] += 1
+                    report["pass"] = False
+    return report, report["pass"]
+
+
 def main():
     case, out = sys.argv[1], sys.argv[2]
     meta = json.load(open(os.path.join(case, "..", "meta.json")))
@@ -49,6 +118,11 @@ def main():
         n = len([f for f in os.listdir(out) if f.startswith("output_") and f.endswith(".npy")])
         got_all = read_npy_outputs(out, n)
     ok, max_abs, max_rel = len(got_all) == len(want_specs), 0.0, 0.0
+    if meta.get("detections") and ok:  # matched as detections, not compared by position
+        want_all = [(w["sizes"], read_f32(os.path.join(case, w["float32_file"]), "float32")) for w in want_specs]
+        report, ok = compare_detections([(g["sizes"], a) for g, a in got_all], want_all, meta["detections"], tol)
+        print(json.dumps(dict(report, case=case, tolerance=tol)))
+        return 0 if ok else 1
     for (g, got), w in zip(got_all, want_specs):
         want = read_f32(os.path.join(case, w["float32_file"]), "float32")
         if got.shape != want.shape or list(g["sizes"]) != list(w["sizes"]):

@@ -116,9 +116,26 @@ on_signal() {
 trap on_signal TERM INT
 
 checked=() # variants loaded and checked (the ones to time)
+meta_field() { # DIR FIELD: meta.json's top-level FIELD ("" when absent)
+  "$py" -c 'import json, sys
+v = json.load(open(sys.argv[1] + "/meta.json")).get(sys.argv[2])
+print(v if isinstance(v, str) else "yes" if v else "")' "$1" "$2"
+}
+detection_check() { # DIR SAVED: a detector's outputs saved by zoo_runner (CASE/SAVED/), matched by compare.py
+  local c rc=0
+  for c in "$1"/batch_*/; do
+    "$py" tools/aoti/compare.py "${c%/}" "${c%/}/$2" | sed "s/^/$2: /" || rc=1
+  done
+  return $rc
+}
 check_model() { # load and check one exported model
-  local d="$1" name c model
+  local d="$1" name c model load="$load" det
   name="$(basename "$d")"
+  # A model whose meta.json says "load": "pt2" (the detectors: a package carries no
+  # extern-kernel nodes for nms and roi_align) is loaded from its .pt2 whatever ZOO_LOAD says;
+  # a detector's outputs ("detections") are matched by compare.py from what zoo_runner saved.
+  [[ "$(meta_field "$d" load)" == pt2 ]] && load=pt2
+  det="$(meta_field "$d" detections)"
   if [[ "$load" == package ]]; then
     if [[ "$name" == *__archive ]]; then # the converter takes the weights from the .so
       stamp "skip $name: weights in the archive load only from the .pt2 (ZOO_LOAD=pt2)"
@@ -135,7 +152,9 @@ check_model() { # load and check one exported model
   fi
   checked+=("$name")
   check "$name" "C API" bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load '$load' --iterations 0 --save | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
+  [[ -n "$det" ]] && check "$name" "C API, detections" detection_check "$d" capi
   check "$name" "C API, caller stream" bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load '$load' --iterations 0 --stream | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
+  [[ -n "$det" ]] && check "$name" "C API, caller stream, detections" detection_check "$d" capi_stream
   if [[ "$load" == package && "${ZOO_ALSO_PT2:-0}" == 1 ]]; then # the same .pt2 loaded directly, too
     check "$name" "C API, .pt2" bash -c "set -o pipefail; '$bundle/zoo_runner' '$d' --load pt2 --iterations 0 --stream | tee -a '$work/check.jsonl' | tee -a '$work/results.jsonl'"
   fi
@@ -181,10 +200,12 @@ for name in "${checked[@]}"; do
     break
   fi
   timed+=("$name")
+  l="$load"
+  [[ "$(meta_field "$work/$name" load)" == pt2 ]] && l=pt2 # as check_model loaded it
   # The caller stream with CUDA graphs on, too: replay against a normal run, same outputs.
   for mode in "" --stream "--stream --graphs"; do
     # shellcheck disable=SC2086
-    "$bundle/zoo_runner" "$work/$name" --load "$load" --iterations "$iterations" --warmup "$warmup" $mode \
+    "$bundle/zoo_runner" "$work/$name" --load "$l" --iterations "$iterations" --warmup "$warmup" $mode \
       >>"$work/results.jsonl" || {
       stamp "timing $name $mode failed"
       fail "$name" "timing${mode:+ $mode}"

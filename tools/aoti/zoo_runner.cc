@@ -13,7 +13,8 @@
 // the first case: W warm-up calls, median of N (each waiting for the result; N = 0: no
 // timing). --stream: everything on a non-blocking caller stream. Prints one JSON line (with
 // the load's seconds and slimcuda's device memory statistics); exit status 0 when every case
-// matches.
+// matches. A detector's outputs (meta.json "detections") are only saved (CASE/capi*/) and
+// their dtypes checked: tools/aoti/compare.py matches them as detections.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -176,6 +177,11 @@ int main(int argc, char** argv) {
   // The comparison: the model's tolerance from meta.json (export_models.py's TOLERANCES).
   const json tol = meta.value("tolerance", json{{"name", "float32"}, {"atol", 1e-4}, {"rtol", 1e-3}});
   const double atol = tol["atol"].get<double>(), rtol = tol["rtol"].get<double>();
+  // A detector's outputs (meta.json "detections": boxes, scores, labels of a data-dependent
+  // count) are matched as detections by compare.py, not compared by position here: they are
+  // saved for it as --save does, and only their dtypes are checked.
+  const bool detections = meta.contains("detections");
+  if (detections) save = true;
   // The archive's model is data/aotinductor/model/ (export_models.py writes one model per
   // .pt2), the loader's default: no model_name load option needed.
   const std::string path = dir + (load == "pt2" ? "/model.pt2" : "/model.slimcuda");
@@ -211,6 +217,7 @@ int main(int argc, char** argv) {
                  {"stream", use_stream},  {"load", load},
                  {"graphs_on", graphs},   {"tolerance", tol},
                  {"cases", json::array()}};
+  if (detections) report["compared_by"] = "compare.py";
   bool all_ok = true;
   double median_us = 0;
   bool timed = false;
@@ -239,6 +246,10 @@ int main(int argc, char** argv) {
                      dtype_name(info.dtype).c_str(), expected[o]["dtype"].get<std::string>().c_str());
         ok = false;
         break;
+      }
+      if (detections) {
+        if (!save_output(save_dir, o, run.outputs[o], stream, &saved)) ok = false;
+        continue;
       }
       const std::vector<char> want_bytes = read_bytes(cd + "/" + expected[o]["float32_file"].get<std::string>());
       std::vector<float> want(want_bytes.size() / 4);
@@ -288,7 +299,9 @@ int main(int argc, char** argv) {
       std::sort(us.begin(), us.end());
       median_us = us.empty() ? 0 : us[us.size() / 2];
     }
-    report["cases"].push_back({{"dir", c["dir"]}, {"max_abs", max_abs}, {"max_rel", max_rel}, {"pass", ok}});
+    json case_report = {{"dir", c["dir"]}, {"max_abs", max_abs}, {"max_rel", max_rel}, {"pass", ok}};
+    if (detections) case_report["max_abs"] = case_report["max_rel"] = nullptr;  // compare.py's to say
+    report["cases"].push_back(case_report);
     all_ok = all_ok && ok;
     for (slimcuda_tensor* t : run.inputs) slimcuda_tensor_delete(t);
     for (slimcuda_tensor* t : run.outputs) slimcuda_tensor_delete(t);
