@@ -33,6 +33,11 @@ namespace slimcuda {
   return code >= 0 && code <= 127 && element_size(static_cast<ScalarType>(code)) != 0;
 }
 
+/// float32, float64, float16 or bfloat16.
+[[nodiscard]] constexpr bool is_floating(ScalarType t) noexcept {
+  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
+}
+
 /// "float32", "int64", ...; "unknown" otherwise.
 [[nodiscard]] const char* scalar_type_name(ScalarType type) noexcept;
 

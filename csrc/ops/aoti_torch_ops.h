@@ -287,8 +287,9 @@ SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cpu_masked_scatter)(AtenTen
  * The output's size depends on the data: CUDA counts on the device, reads the count back with
  * one synchronization of the current stream (as ATen), then allocates and fills on the stream;
  * while the stream is being captured into a CUDA graph such a call is NotSupported ("... has a
- * data-dependent output size, which a CUDA graph cannot capture"), refused before anything is
- * enqueued. Any dtype, any strides, 0-d and empty tensors; outputs are new references. */
+ * data-dependent output size (one stream synchronization reads it back), which a CUDA graph
+ * cannot capture"), refused before anything is enqueued. Any dtype, any strides, 0-d and empty tensors; outputs are new
+ * references. */
 /* ret0 = int64 [n, self.dim()]: the coordinates of self's nonzero elements (NaN is nonzero,
  * -0.0 is not) in row-major order, laid out column-major (strides (1, n)) as PyTorch's. */
 SLIMCUDA_API AOTITorchError SLIMCUDA_SHIM(aoti_torch_cuda_nonzero)(AtenTensorHandle self, AtenTensorHandle* ret0);

@@ -1026,6 +1026,39 @@ def histc_case(name, dtype, sizes, bins, lo, hi, strides=None, seed=1, specials=
     return per_device(c)
 
 
+def histc_cuda_integral(x, bins, lo, hi):
+    """ATen's CUDA histc over an integer tensor (SummaryOps.cu; its CPU histc refuses integers,
+    so PyTorch cannot compute these on a machine without a GPU): integer bounds (Scalar::to,
+    toward zero; the data's min and max when equal and the tensor is not empty; equal ones
+    widened by one), v in [lo, hi] counted in bin (v - lo) * bins // (hi - lo) in int64, hi in
+    the last bin; the counts in the input's dtype. torch.histc on the GPU machine checks the
+    expected values (tools/gpu: histc_integral_check.py)."""
+    lo, hi = int(lo), int(hi)
+    v = x.to(torch.int64).reshape(-1)
+    if lo == hi and v.numel() > 0:
+        lo, hi = int(v.min()), int(v.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    v = v[(v >= lo) & (v <= hi)]
+    b = ((v - lo) * bins // (hi - lo)).clamp(max=bins - 1)
+    return torch.bincount(b, minlength=bins).to(x.dtype)
+
+
+def histc_integral_case(name, dtype, sizes, bins, lo, hi, strides=None, seed=1, vals=None):
+    """A CUDA-only histc case over an integer dtype (histc_cuda_integral)."""
+    n = numel(sizes)
+    vals = vals if vals is not None else sort_values(seed, n, dtype)
+    x = strided_tensor(vals, sizes, strides, dtype)
+    y = histc_cuda_integral(x, bins, lo, hi)
+    c = {"name": name + "_cuda", "op": "histc", "dtype": dtype, "sizes": list(sizes),
+         "input_values": [enc(v) for v in vals], "bins": bins, "min": lo, "max": hi, "expect": "Ok",
+         "expect_sizes": list(y.shape), "expected": [float(v) for v in y.to(torch.float64).tolist()],
+         "device": "cuda", "requires": "gpu", "rule": "aten_cuda_integral"}
+    if strides is not None:
+        c["strides"] = strides
+    return [c]
+
+
 def search_operand(vals, sizes, dtype, strides=None):
     d = {"dtype": dtype, "sizes": list(sizes), "values": [enc(v) for v in vals]}
     if strides is not None:
@@ -1121,6 +1154,14 @@ def sort_family_cases():
     for dt in ["float64", "float16", "bfloat16"]:
         out += histc_case(f"histc_{dt}_bins8", dt, [3, 7], 8, -1.0, 1.0, seed=245)
     out += histc_case("histc_float16_range_from_data", "float16", [9], 3, 0.0, 0.0, seed=246)
+    # Mixture-of-experts routers count tokens per expert: histc over int32 expert ids on CUDA.
+    out += histc_integral_case("histc_int32_expert_ids", "int32", [16], 4, 0.0, 3.0,
+                               vals=[float(i % 4) for i in range(7, 23)])
+    out += histc_integral_case("histc_int64_bins5", "int64", [3, 7], 5, -6.0, 6.0, seed=247)
+    out += histc_integral_case("histc_int32_range_from_data", "int32", [4, 5], 6, 0.0, 0.0, seed=248)
+    out += histc_integral_case("histc_int16_transposed", "int16", [4, 5], 3, -8.0, 8.0, strides=[1, 4], seed=249)
+    out += histc_integral_case("histc_uint8_fractional_bounds", "uint8", [12], 4, 2.5, 13.9, seed=250)
+    out += histc_integral_case("histc_int8_constant_data", "int8", [5], 3, 0.0, 0.0, vals=[3.0] * 5)
     seq = ([-0.75, -0.5, -0.5, 0.0, 0.25, 0.75], [6], f)
     vals = ([-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0, nan, -0.5], [2, 5], f)
     out += search_case("searchsorted_float32_left", "searchsorted_Tensor", seq, vals)
@@ -1201,8 +1242,10 @@ def sort_family_bad_cases():
                bins=3, min=2.0, max=1.0)
     out += bad("histc_infinite_max", "histc", "histc", "InvalidArgument", "is not finite", sizes=[4], bins=3,
                min=0.0, max="inf")
-    out += bad("histc_int64", "histc", "histc", "NotSupported", "int64", sizes=[4], bins=3, min=0.0, max=1.0,
-               dtype="int64")
+    out += bad("histc_int64", "histc", "histc", "NotSupported", "int64", cpu_only=True, sizes=[4], bins=3, min=0.0,
+               max=1.0, dtype="int64")
+    out += bad("histc_bool", "histc", "histc", "NotSupported", "bool", sizes=[4], bins=3, min=0.0, max=1.0,
+               dtype="bool")
     out += bad("histc_nan_data_range", "histc", "histc", "InvalidArgument", "is not finite", cpu_only=True,
                sizes=[3], bins=3, min=0.0, max=0.0, input_values=[0.5, "nan", 0.25])
     out += bad("histc_null_ret0", "histc", "histc", "InvalidArgument", "null ret0", sizes=[4], bins=3, min=0.0,
@@ -1327,7 +1370,8 @@ def main():
             "expect_sizes and expect_strides (sort: ATen's meta strides; topk: contiguous), compared exactly (NaN "
             "equal to NaN). Ties: ATen leaves their order open for sort and topk, slimcuda keeps input order, so the "
             "expected indices are torch.sort(stable=True)'s (the values are checked against ATen's op). op histc: "
-            "bins, min, max; expected the counts. op searchsorted: fn searchsorted_Tensor|searchsorted_Scalar|"
+            "bins, min, max; expected the counts (rule aten_cuda_integral: an integer tensor on CUDA, counted by "
+            "ATen's CUDA rule, which tools/gpu/histc_integral_check.py checks against torch.histc on a GPU). op searchsorted: fn searchsorted_Tensor|searchsorted_Scalar|"
             "bucketize, seq and self {dtype, sizes, strides, values}, scalar, out_int32, right, side (absent: NULL), "
             "sorter (absent: NULL; int64 values of seq's shape); expect_dtype, expect_sizes, expected. ops "
             "sort_error, histc_error, searchsorted_error: the same fields (a sorter as a tensor spec; null: "

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "csrc/core/scalar_type.h"
 #include "csrc/ops/common/cpu_elements.h"
 #include "csrc/ops/common/op_args.h"
 #include "csrc/tensor/layout.h"
@@ -11,10 +12,6 @@
 
 namespace slimcuda::ops {
 namespace {
-
-bool is_floating(ScalarType t) {
-  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
-}
 
 template <typename T>
 T load_as(const char* p) {

@@ -76,10 +76,6 @@ bool same_view(const SlimTensor& a, const SlimTensor& b) {
          a.device() == b.device();
 }
 
-bool is_floating(ScalarType t) {
-  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
-}
-
 // c10's checked conversion of a Scalar to the dtype: a finite value outside its range is
 // an overflow (infinities and NaN pass for floating dtypes).
 bool value_fits(ScalarType t, double v) {

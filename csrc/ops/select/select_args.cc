@@ -11,10 +11,6 @@
 namespace slimcuda::ops {
 namespace {
 
-bool is_floating(ScalarType t) {
-  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
-}
-
 const char* device_name(DeviceType t) { return t == DeviceType::CUDA ? "CUDA" : "CPU"; }
 
 // One operand: not null, on the op's device type (and, for CUDA, `*device`'s device once an

@@ -23,6 +23,9 @@ Error histc_cuda(const HistcProblem& p, SlimTensor& hist, const StreamContext& c
   h.walk = p.walk;
   h.bins = p.bins;
   h.lo = p.lo, h.hi = p.hi;
+  h.integral = !is_floating(p.dtype);
+  // ATen converts the bounds to the input's type (Scalar::to<int>: toward zero).
+  h.int_lo = static_cast<int64_t>(p.lo), h.int_hi = static_cast<int64_t>(p.hi);
   h.from_data = p.from_data;
   h.hist = hist.data_ptr();
   size_t bytes = 0;

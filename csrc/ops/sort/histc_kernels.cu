@@ -19,6 +19,11 @@ struct Range {
   double lo, hi;
 };
 
+// An integer tensor's bounds, exact for every int64 (a double's are not past 2^53).
+struct IntRange {
+  int64_t lo, hi;
+};
+
 // Element i (row-major) as double.
 struct LoadValue {
   const char* in;
@@ -34,6 +39,22 @@ struct LoadRange {
   __host__ __device__ Range operator()(int64_t i) const {
     const double v = load(i);
     return Range{v, v};
+  }
+};
+
+struct LoadIntRange {
+  const char* in;
+  int dtype, es;
+  StridedWalk walk;
+  __host__ __device__ IntRange operator()(int64_t i) const {
+    const int64_t v = convert::load(in + walk_offset(walk, i) * es, dtype).i;
+    return IntRange{v, v};
+  }
+};
+
+struct MinMaxInt {
+  __host__ __device__ IntRange operator()(const IntRange& a, const IntRange& b) const {
+    return IntRange{a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
   }
 };
 
@@ -71,6 +92,24 @@ __global__ void write_counts(const int* counts, int64_t bins, int dtype, int es,
   }
 }
 
+// Integer tensors take ATen's CUDA rule (SummaryOps.cu), not the CPU's edges: integer bounds
+// (equal ones widened by one), an element v in [lo, hi] counted in bin (v - lo) * bins /
+// (hi - lo) in int64 arithmetic, hi in the last bin. CUB's even histogram has half-open bins
+// of another width, so this is a kernel of its own: one atomic add per counted element.
+__global__ void histc_integral(const char* in, int dtype, int es, StridedWalk walk, int64_t n,
+                               const IntRange* from_data, int64_t lo, int64_t hi, int64_t bins, int* counts) {
+  if (from_data != nullptr) lo = from_data->lo, hi = from_data->hi;
+  if (lo == hi) --lo, ++hi;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t v = convert::load(in + walk_offset(walk, i) * es, dtype).i;
+    if (v < lo || v > hi) continue;
+    int64_t bin = (v - lo) * bins / (hi - lo);
+    if (bin == bins) --bin;
+    atomicAdd(counts + bin, 1);
+  }
+}
+
 size_t align256(size_t n) { return (n + 255) & ~size_t{255}; }
 
 auto samples(const HistcLaunch& h) {
@@ -83,11 +122,31 @@ auto range_samples(const HistcLaunch& h) {
                                          LoadRange{{static_cast<const char*>(h.in), h.dtype, h.es, h.walk}});
 }
 
+auto int_range_samples(const HistcLaunch& h) {
+  return thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
+                                         LoadIntRange{static_cast<const char*>(h.in), h.dtype, h.es, h.walk});
+}
+
 struct Carve {
   size_t range, levels, counts, reduce_temp, hist_temp;
 };
 
+Error carve_integral(const HistcLaunch& h, Carve* c) {
+  c->range = align256(sizeof(IntRange));
+  c->levels = 0;
+  c->counts = align256(static_cast<size_t>(h.bins) * sizeof(int));
+  c->reduce_temp = 0;
+  c->hist_temp = 0;
+  if (h.from_data) {
+    SLIMCUDA_CUDA_TRY(cub::DeviceReduce::Reduce(nullptr, c->reduce_temp, int_range_samples(h),
+                                                static_cast<IntRange*>(nullptr), h.n, MinMaxInt{}, IntRange{0, 0}));
+  }
+  c->reduce_temp = align256(c->reduce_temp);
+  return Error::Ok;
+}
+
 Error carve(const HistcLaunch& h, Carve* c) {
+  if (h.integral) return carve_integral(h, c);
   c->range = align256(sizeof(Range));
   c->levels = align256(static_cast<size_t>(h.bins + 1) * sizeof(double));
   c->counts = align256(static_cast<size_t>(h.bins) * sizeof(int));
@@ -102,6 +161,25 @@ Error carve(const HistcLaunch& h, Carve* c) {
                                                          static_cast<const double*>(nullptr), h.n));
   c->reduce_temp = align256(c->reduce_temp);
   c->hist_temp = align256(c->hist_temp);
+  return Error::Ok;
+}
+
+// Floating tensors: the bins' edges on the device, then CUB's histogram over them.
+Error launch_floating(const HistcLaunch& h, const Carve& c, Range* range, double* levels, int* counts, void* temp,
+                      cudaStream_t stream) {
+  if (h.from_data) {
+    size_t t = c.reduce_temp;
+    const Range init{__builtin_huge_val(), -__builtin_huge_val()};
+    SLIMCUDA_CUDA_TRY(cub::DeviceReduce::Reduce(temp, t, range_samples(h), range, h.n, MinMax{}, init, stream));
+  }
+  histc_levels<<<1, kThreads, 0, stream>>>(h.from_data ? range : nullptr, h.lo, h.hi, h.bins, h.dtype, levels);
+  SLIMCUDA_CUDA_TRY(cudaGetLastError());
+  SLIMCUDA_CUDA_TRY(cudaMemsetAsync(counts, 0, static_cast<size_t>(h.bins) * sizeof(int), stream));
+  if (h.n > 0) {
+    size_t t = c.hist_temp;
+    SLIMCUDA_CUDA_TRY(cub::DeviceHistogram::HistogramRange(temp, t, samples(h), counts, static_cast<int>(h.bins + 1),
+                                                           static_cast<const double*>(levels), h.n, stream));
+  }
   return Error::Ok;
 }
 
@@ -125,18 +203,24 @@ Error launch_histc(const HistcLaunch& h, void* scratch, size_t bytes, cudaStream
   auto* levels = reinterpret_cast<double*>(p + c.range);
   auto* counts = reinterpret_cast<int*>(p + c.range + c.levels);
   void* temp = p + c.range + c.levels + c.counts;
-  if (h.from_data) {
-    size_t t = c.reduce_temp;
-    const Range init{__builtin_huge_val(), -__builtin_huge_val()};
-    SLIMCUDA_CUDA_TRY(cub::DeviceReduce::Reduce(temp, t, range_samples(h), range, h.n, MinMax{}, init, stream));
-  }
-  histc_levels<<<1, kThreads, 0, stream>>>(h.from_data ? range : nullptr, h.lo, h.hi, h.bins, h.dtype, levels);
-  SLIMCUDA_CUDA_TRY(cudaGetLastError());
-  SLIMCUDA_CUDA_TRY(cudaMemsetAsync(counts, 0, static_cast<size_t>(h.bins) * sizeof(int), stream));
-  if (h.n > 0) {
-    size_t t = c.hist_temp;
-    SLIMCUDA_CUDA_TRY(cub::DeviceHistogram::HistogramRange(temp, t, samples(h), counts, static_cast<int>(h.bins + 1),
-                                                           static_cast<const double*>(levels), h.n, stream));
+  if (h.integral) {
+    auto* int_range = reinterpret_cast<IntRange*>(p);
+    if (h.from_data) {
+      size_t t = c.reduce_temp;
+      const IntRange init{INT64_MAX, INT64_MIN};
+      SLIMCUDA_CUDA_TRY(
+          cub::DeviceReduce::Reduce(temp, t, int_range_samples(h), int_range, h.n, MinMaxInt{}, init, stream));
+    }
+    SLIMCUDA_CUDA_TRY(cudaMemsetAsync(counts, 0, static_cast<size_t>(h.bins) * sizeof(int), stream));
+    if (h.n > 0) {
+      const int64_t blocks = (h.n + kThreads - 1) / kThreads;
+      histc_integral<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), kThreads, 0, stream>>>(
+          static_cast<const char*>(h.in), h.dtype, h.es, h.walk, h.n, h.from_data ? int_range : nullptr, h.int_lo,
+          h.int_hi, h.bins, counts);
+      SLIMCUDA_CUDA_TRY(cudaGetLastError());
+    }
+  } else {
+    SLIMCUDA_RETURN_IF_ERROR(launch_floating(h, c, range, levels, counts, temp, stream));
   }
   const int64_t blocks = (h.bins + kThreads - 1) / kThreads;
   write_counts<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kThreads, 0, stream>>>(

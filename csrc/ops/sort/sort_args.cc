@@ -14,10 +14,6 @@
 namespace slimcuda::ops {
 namespace {
 
-bool is_floating(ScalarType t) {
-  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
-}
-
 const char* device_name(DeviceType t) { return t == DeviceType::CUDA ? "CUDA" : "CPU"; }
 
 // One operand: not null, on the op's device type (and, for CUDA, `*device`'s device once
@@ -132,9 +128,12 @@ Error check_histc(DeviceType type, AtenTensorHandle self, int64_t bins, double m
   SLIMCUDA_OP_CHECK(ret0 != nullptr, Error::InvalidArgument, "histc: null ret0");
   p->self = tensor_of(self);
   p->dtype = p->self->dtype();
-  SLIMCUDA_OP_CHECK(is_floating(p->dtype), Error::NotSupported,
-                    "histc: %s tensors are not supported (floating dtypes only, as ATen's CPU histc)",
-                    scalar_type_name(p->dtype));
+  // ATen's CUDA histc takes integer tensors too (its CPU histc does not); bool neither.
+  SLIMCUDA_OP_CHECK(is_floating(p->dtype) || (type == DeviceType::CUDA && p->dtype != ScalarType::Bool),
+                    Error::NotSupported, "histc: %s tensors are not supported (%s, as ATen's %s histc)",
+                    scalar_type_name(p->dtype),
+                    type == DeviceType::CUDA ? "integer and floating dtypes" : "floating dtypes only",
+                    type == DeviceType::CUDA ? "CUDA" : "CPU");
   SLIMCUDA_OP_CHECK(bins > 0, Error::InvalidArgument, "histc: bins must be > 0, got %lld",
                     static_cast<long long>(bins));
   SLIMCUDA_OP_CHECK(std::isfinite(min) && std::isfinite(max), Error::InvalidArgument,
