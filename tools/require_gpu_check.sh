@@ -33,6 +33,7 @@ not_gpu_bearing=(
   //csrc/c_api:pt2_versions_test       # testdata/pt2_versions.json: every case "none" (CPU exports)
   //csrc/c_api:pt2_hostile_test        # testdata/hostile_pt2.json: every case "none"
   //csrc/c_api:cpu_zoo_test            # testdata/cpu_zoo.json: every case "none" (CPU exports)
+  //csrc/c_api:select_export_test      # testdata/select_export.json: one case, "none" (a CPU export)
 )
 gating='SLIMCUDA_REQUIRE_GPU_OR_SKIP|has_gpu\(\)|gpu_count\(\)|gpu_required\(\)|begin_case\(|fx\.Begin\(|requireGPU|gpuCount\(|\bgpu\(t\)|SLIMCUDA_REQUIRE_GPU'
 private='cudaGetDeviceCount\(&|getenv\("SLIMCUDA_REQUIRE_GPU"\)|Getenv\("SLIMCUDA_REQUIRE_GPU"\)'
