@@ -151,10 +151,6 @@ def _cuda_objects_impl(ctx):
         args.add_all(["-Xcompiler", "-fvisibility=hidden"])
         args.add_all(["--expt-relaxed-constexpr", "-Werror=all-warnings"])
         args.add_all(_arch_flags(ctx))
-
-        # The architectures compile on threads of their own (nvcc --threads, 0: one per CPU):
-        # CUB's sorts for seven targets made one .cu the whole build's critical path.
-        args.add_all(["--threads", "0"])
         args.add_all(includes + defines)
         args.add_all(ctx.attr.copts)
         args.add("-c", src)
