@@ -190,10 +190,13 @@ Error blob_shapes(const std::vector<ContainerConstant>& container, const std::ve
           i, w.name.c_str(), static_cast<unsigned long long>(w.data_size), w.from_folded ? ", folded" : "",
           c.name.c_str(), static_cast<unsigned long long>(c.data_size), c.from_folded ? ", folded" : "");
       const char* want = model_device == DeviceType::CUDA ? "cuda" : "cpu";
-      SLIMCUDA_CHECK_OR_RETURN(w.device.empty() || w.device == want, Error::NotSupported,
-                               "constant '%s' lives on %s in a %s model (mixed-device constants are not supported)",
+      // A CPU constant of a CUDA model is what the model's CPU code reads: it stays on the host.
+      const bool on_cpu = model_device == DeviceType::CUDA && w.device == "cpu";
+      SLIMCUDA_CHECK_OR_RETURN(w.device.empty() || w.device == want || on_cpu, Error::NotSupported,
+                               "constant '%s' lives on %s in a %s model (slimcuda keeps constants on the model's "
+                               "device, or CPU constants of a CUDA model on the host)",
                                w.name.c_str(), w.device.c_str(), want);
-      if (!c.from_folded) shapes.push_back(ConstantShape{w.shape, w.stride, w.offset});
+      if (!c.from_folded) shapes.push_back(ConstantShape{w.shape, w.stride, w.offset, on_cpu});
     }
     *out = std::move(shapes);
     return Error::Ok;

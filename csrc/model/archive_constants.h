@@ -45,9 +45,10 @@ struct WrapperConstant {
 /// The shapes entries_from_blob needs, from the wrapper's declarations, after checking them
 /// against what the loaded container reports: the same constants in the same order (names,
 /// data sizes, folded or not), else InvalidProgram ("the wrapper source and the library
-/// disagree": an archive whose parts do not belong together). A constant declared on
-/// another device than `model_device` (PyTorch's mixed-device constants: a CPU constant in
-/// a CUDA model, which its own user-managed path refuses too) -> NotSupported.
+/// disagree": an archive whose parts do not belong together). A CPU constant of a CUDA
+/// model (PyTorch's mixed-device constants) gets ConstantShape::on_cpu; a constant declared
+/// on any other device than the model's (a CUDA constant in a CPU model, another backend's
+/// token) -> NotSupported.
 [[nodiscard]] Error blob_shapes(const std::vector<ContainerConstant>& container,
                                 const std::vector<WrapperConstant>& wrapper, DeviceType model_device,
                                 std::vector<ConstantShape>* out) noexcept;

@@ -153,14 +153,35 @@ TEST(WrapperConstants, WrapperAndLibraryMustAgree) {
   }
 }
 
-TEST(WrapperConstants, CpuConstantInACudaModelIsNotSupported) {
+TEST(WrapperConstants, CpuConstantOfACudaModelStaysOnTheHost) {
+  // PyTorch's mixed-device constants: l1_weight is declared on the CPU, l1_bias on no device.
   std::vector<WrapperConstant> w;
   ASSERT_EQ(parse_wrapper_constants(kWrapper, sizeof kWrapper - 1, &w), Error::Ok);
   std::vector<ConstantShape> shapes;
+  ASSERT_EQ(blob_shapes(container_of_wrapper(), w, DeviceType::CUDA, &shapes), Error::Ok) << last_error_message();
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_TRUE(shapes[0].on_cpu);
+  EXPECT_FALSE(shapes[1].on_cpu);
+  // In a CPU model every constant is on the model's device.
+  ASSERT_EQ(blob_shapes(container_of_wrapper(), w, DeviceType::CPU, &shapes), Error::Ok) << last_error_message();
+  EXPECT_FALSE(shapes[0].on_cpu);
+}
+
+TEST(WrapperConstants, ConstantOnAnotherDeviceIsNotSupported) {
+  std::vector<WrapperConstant> w;
+  ASSERT_EQ(parse_wrapper_constants(kWrapper, sizeof kWrapper - 1, &w), Error::Ok);
+  std::vector<ConstantShape> shapes;
+  // A CUDA constant in a CPU model, and another backend's device.
+  for (const char* device : {"cuda", "xpu"}) {
+    w[0].device = device;
+    EXPECT_EQ(blob_shapes(container_of_wrapper(), w, DeviceType::CPU, &shapes), Error::NotSupported) << device;
+    EXPECT_NE(std::string(last_error_message())
+                  .find("constant 'l1_weight' lives on " + std::string(device) + " in a cpu model"),
+              std::string::npos)
+        << last_error_message();
+  }
+  w[0].device = "xpu";
   EXPECT_EQ(blob_shapes(container_of_wrapper(), w, DeviceType::CUDA, &shapes), Error::NotSupported);
-  EXPECT_NE(std::string(last_error_message()).find("constant 'l1_weight' lives on cpu in a cuda model"),
-            std::string::npos)
-      << last_error_message();
 }
 
 TEST(WeightsConfig, ReadsPickleWeightsConfig) {

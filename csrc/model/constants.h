@@ -117,6 +117,10 @@ struct ConstantEntry {
   std::shared_ptr<const WeightSource> source;
   uint64_t source_offset = 0;
   uint64_t nbytes = 0;
+  /// Kept in host memory whatever the model's device: a CPU constant of a CUDA model
+  /// (PyTorch's mixed-device constants, e.g. a lifted `torch.tensor` that the model's CPU
+  /// code reads; the wrapper source declares it with cached_torch_device_type_cpu).
+  bool on_cpu = false;
 };
 
 /// Splits one binary_blob (package_constants_on_disk_format="binary_blob": the non-folded
@@ -128,6 +132,7 @@ struct ConstantEntry {
 struct ConstantShape {
   std::vector<int64_t> sizes, strides;
   int64_t storage_offset = 0;
+  bool on_cpu = false;  ///< ConstantEntry::on_cpu
 };
 [[nodiscard]] Error entries_from_blob(const std::vector<ContainerConstant>& constants,
                                       const std::vector<ConstantShape>& shapes,
@@ -188,8 +193,8 @@ struct AttachedConstants {
 ///    entry's nbytes, nbytes past the source's end, sizes whose products overflow 64 bits.
 ///  - Memory: one allocation of `device` holding every constant (each at a 256-byte
 ///    aligned offset): CUDA from the caching device allocator (its stats show it), CPU from
-///    the CPU allocator. CUDA uploads go through pinned chunks (staged_upload) on
-///    ctx.stream() when ctx.is_selected() (the caller's stream: it must be the model's
+///    the CPU allocator; the entries `on_cpu` of a CUDA model in a second, host allocation. CUDA uploads go through
+///    pinned chunks (staged_upload) on ctx.stream() when ctx.is_selected() (the caller's stream: it must be the model's
 ///    device, InvalidArgument otherwise), else on `model_stream`; the call returns when the
 ///    bytes are on the device.
 ///  - Sharing: `model_identity` (e.g. the library's hash; "" = never shared) with the

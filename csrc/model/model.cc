@@ -512,7 +512,8 @@ void Model::keep_owners(Outputs* out) const {
     if (weights != nullptr && weights->contains(t->storage()->data())) {
       // An output aliasing an attached constant: a storage of its own that keeps the model
       // (the constant's is shared with the weights, which the model holds: no cycle).
-      std::shared_ptr<Storage> own = Storage::borrow(t->storage()->data(), t->storage()->nbytes(), device_);
+      std::shared_ptr<Storage> own =
+          Storage::borrow(t->storage()->data(), t->storage()->nbytes(), t->storage()->device());
       own->retain_owner(loaded_);
       t = std::make_unique<SlimTensor>(std::move(own), t->sizes(), t->strides(), t->dtype(), t->storage_offset());
     } else {
@@ -742,11 +743,14 @@ Error Model::match_staged_weights(const std::vector<std::string>& names, const s
 Error Model::copy_staged_weights(const std::vector<const Constant*>& wanted,
                                  const std::vector<const SlimTensor*>& given, const StreamContext& ctx,
                                  std::shared_ptr<DeviceWeights>* out) {
-  // One block, each weight at its own aligned offset with the active one's layout.
+  // One block, each weight at its own aligned offset with the active one's layout, on the
+  // active one's device (a CUDA model's CPU constants in a second, host block).
   constexpr uint64_t kAlign = 256;
   std::vector<uint64_t> offsets(wanted.size());
-  uint64_t total = 0;
+  uint64_t totals[2] = {0, 0};  // [0] the model's device, [1] the host
+  auto on_host = [&](size_t k) { return device_.is_cuda() && !wanted[k]->tensor->device().is_cuda(); };
   for (size_t k = 0; k < wanted.size(); ++k) {
+    uint64_t& total = totals[on_host(k) ? 1 : 0];
     total = (total + kAlign - 1) / kAlign * kAlign;
     offsets[k] = total;
     total += wanted[k]->tensor->storage()->nbytes();
@@ -756,22 +760,31 @@ Error Model::copy_staged_weights(const std::vector<const Constant*>& wanted,
   SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own));
   const StreamContext on =
       device_.is_cuda() ? StreamContext::selected(stream, device_.index) : StreamContext::unselected(0);
-  std::shared_ptr<Storage> memory;
-  SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device_, on, &memory));
-  char* base = static_cast<char*>(memory->data());
+  const Device host{DeviceType::CPU, -1};
+  std::shared_ptr<Storage> memory, host_memory;
+  SLIMCUDA_RETURN_IF_ERROR(allocate_constants(totals[0], device_, on, &memory));
+  if (totals[1] > 0) {
+    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(totals[1], host, StreamContext::unselected(0), &host_memory));
+  }
+  char* bases[2] = {static_cast<char*>(memory->data()),
+                    host_memory ? static_cast<char*>(host_memory->data()) : nullptr};
   std::vector<std::string> staged_names;
   std::vector<std::unique_ptr<SlimTensor>> staged;
   for (size_t k = 0; k < wanted.size(); ++k) {
     const SlimTensor& like = *wanted[k]->tensor;
     const size_t n = like.storage()->nbytes();
-    staged.push_back(std::make_unique<SlimTensor>(Storage::borrow(n > 0 ? base + offsets[k] : nullptr, n, device_),
-                                                  like.sizes(), like.strides(), like.dtype(), like.storage_offset()));
+    const bool h = on_host(k);
+    char* at = n > 0 ? bases[h ? 1 : 0] + offsets[k] : nullptr;
+    staged.push_back(std::make_unique<SlimTensor>(Storage::borrow(at, n, h ? host : device_), like.sizes(),
+                                                  like.strides(), like.dtype(), like.storage_offset()));
     staged_names.push_back(wanted[k]->info.name);
-    // On the caller's stream (the transfer engine stages a host source); runs go on.
+    // On the caller's stream (the transfer engine stages a host source); runs go on. A host
+    // constant is complete when copy_tensor returns.
     SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*staged.back(), *given[k], on));
   }
   if (own) SLIMCUDA_RETURN_IF_ERROR(cuda::wait_for_stream(stream, device_.index));
-  *out = std::make_shared<DeviceWeights>(std::move(memory), std::move(staged_names), std::move(staged));
+  *out = std::make_shared<DeviceWeights>(std::move(memory), std::move(staged_names), std::move(staged),
+                                         std::move(host_memory));
   return Error::Ok;
 }
 

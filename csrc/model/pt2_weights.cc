@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "csrc/model/archive_constants.h"
@@ -39,7 +41,7 @@ std::string entry_identity(const Pt2Archive& archive, const ArchiveEntry& e, Arc
 // torch.save zip, STORED inside the archive) whose one `<dir>/data/0` entry (STORED too) is
 // the storage. Each constant is a range of the outer entry's bytes, read in place.
 Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const ArchiveEntry& config, const Model& model,
-                      std::vector<ConstantEntry>* out) {
+                      const std::string& wrapper_source, std::vector<ConstantEntry>* out) {
   std::string text;
   SLIMCUDA_RETURN_IF_ERROR(read_entry_text(archive, config, kMaxConfigBytes, kMaxInflatedJsonBytes, &text));
   std::vector<PickledWeight> weights;
@@ -50,6 +52,18 @@ Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const Archi
   for (const ContainerConstant& c : constants) {
     room.emplace(c.name, c.data_size);
     if (!c.original_fqn.empty()) room.emplace(c.original_fqn, c.data_size);
+  }
+  // A CUDA model's CPU constants, as its wrapper source declares them (torch.save's pickle
+  // says so too, but slimcuda reads no pickle): kept on the host.
+  std::set<std::string> on_cpu;
+  if (model.device().is_cuda() && !wrapper_source.empty()) {
+    std::vector<WrapperConstant> declared;
+    SLIMCUDA_RETURN_IF_ERROR(parse_wrapper_constants(wrapper_source.data(), wrapper_source.size(), &declared));
+    for (const WrapperConstant& w : declared) {
+      if (w.device != "cpu") continue;
+      on_cpu.insert(w.name);
+      if (!w.original_fqn.empty()) on_cpu.insert(w.original_fqn);
+    }
   }
   const std::string root = pm.folder.substr(0, pm.folder.rfind("data/aotinductor/"));
   struct File {
@@ -109,6 +123,7 @@ Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const Archi
     // A storage shared by several constants holds more than each: give each what the
     // container holds for it (attach_constants checks its view fits).
     if (auto r = room.find(w.fqn); r != room.end() && r->second < c.nbytes) c.nbytes = r->second;
+    c.on_cpu = on_cpu.count(w.fqn) > 0;
     entries.push_back(std::move(c));
   }
   *out = std::move(entries);
@@ -234,7 +249,7 @@ Error pt2_weight_entries(const Pt2Archive& archive, const Pt2Model& pm, const st
     if (blob == nullptr) {
       if (config != nullptr) {
         if (format != nullptr) *format = Pt2WeightsFormat::PickleWeights;
-        return pickled_entries(archive, pm, *config, *model, out);
+        return pickled_entries(archive, pm, *config, *model, source, out);
       }
       // Without a source nothing says the library lacks its weights: they are its own.
       if (pm.wrapper_source == nullptr || wrapper_includes_weights(source) != std::optional<bool>(false)) {

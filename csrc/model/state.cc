@@ -220,8 +220,13 @@ Error ModelState::create(const std::vector<std::string>& names, const std::vecto
       const SlimTensor* t = initial[i];
       SLIMCUDA_CHECK_OR_RETURN(t != nullptr && t->storage() != nullptr, Error::InvalidProgram,
                                "the container gives no tensor for constant '%s'", names[i].c_str());
-      SLIMCUDA_CHECK_OR_RETURN(t->device().type == device.type, Error::InvalidProgram,
-                               "constant '%s' is not on the model's device", names[i].c_str());
+      // A CUDA model's CPU constant that a run may write (not proven read-only): its reset,
+      // save and restore would be host copies ordered with the device's; not built.
+      SLIMCUDA_CHECK_OR_RETURN(
+          t->device().type == device.type, Error::NotSupported,
+          "constant '%s' lives on the %s in a %s model and its runs may write it (the wrapper source does not "
+          "show it read-only): state on another device than the model's is not supported",
+          names[i].c_str(), t->device().is_cuda() ? "GPU" : "CPU", device.is_cuda() ? "CUDA" : "CPU");
       total = (total + kStateAlignment - 1) / kStateAlignment * kStateAlignment;
       offsets[i] = total;
       total += t->storage()->nbytes();
