@@ -31,6 +31,10 @@ What each patch avoids (the guard, where torchvision 0.26 raises it under export
   export but a wrong bound: torchvision's says nms keeps at least 2 boxes, which the exported
   graph then asserts at run time (a model fails where eager keeps 0 or 1). Replaced, for
   the export only, by one that says 0 <= kept <= boxes.
+- `torchvision.models.detection.ssd.SSD.postprocess_detections` (SSD and SSDlite): not a guard
+  but a compile time: a Python loop over the 90 classes, each with its own score filter (a
+  data-dependent size) and top-k, 90 unbacked sizes that took Inductor's CUDA compile past
+  400 s. Replaced by one top-k over every class at once and one filter.
 - `torchvision.models.detection.roi_heads.paste_masks_in_image` (Mask R-CNN only): a Python
   loop over the detections (a data-dependent count) that resizes each mask to its box's own
   size, `int(box[2] - box[0] + 1)`. Replaced by one gather-based bilinear resampling of every
@@ -142,6 +146,36 @@ def paste_masks_in_image(masks, boxes, img_shape, padding=1):
     return torch.where(inside, value, value.new_zeros(())).to(masks.dtype)[:, None]
 
 
+def ssd_postprocess_detections(self, head_outputs, image_anchors, image_shapes):
+    """torchvision.models.detection.ssd.SSD.postprocess_detections: per image, the decoded
+    boxes clipped to the image; per class (1..C-1) the boxes scoring above score_thresh, their
+    top topk_candidates in decreasing score, concatenated class after class; batched nms; the
+    first detections_per_img. Here the per-class filter and top-k are one top-k over the
+    anchors of every class (k = min(topk_candidates, anchors), a static size) and one filter:
+    the boxes of a class above the threshold are the leading ones of its top-k, in the same
+    order, so the concatenation is torchvision's (equal scores aside, whose order top-k does
+    not define either way)."""
+    import torch.nn.functional as F
+    from torchvision.ops import boxes as box_ops
+    bbox_regression = head_outputs["bbox_regression"]
+    pred_scores = F.softmax(head_outputs["cls_logits"], dim=-1)
+    num_classes = pred_scores.size(-1)
+    detections = []
+    for boxes, scores, anchors, image_shape in zip(bbox_regression, pred_scores, image_anchors, image_shapes):
+        boxes = self.box_coder.decode_single(boxes, anchors)
+        boxes = box_ops.clip_boxes_to_image(boxes, image_shape)
+        per_class = scores[:, 1:]
+        top, idx = per_class.topk(min(self.topk_candidates, per_class.size(0)), dim=0)
+        top, idx = top.t(), idx.t()  # class after class, each in decreasing score
+        labels = torch.arange(1, num_classes, device=scores.device)[:, None].expand_as(idx)
+        above = top > self.score_thresh
+        image_scores, image_boxes, image_labels = top[above], boxes[idx[above]], labels[above]
+        keep = box_ops.batched_nms(image_boxes, image_scores, image_labels, self.nms_thresh)
+        keep = keep[: self.detections_per_img]
+        detections.append({"boxes": image_boxes[keep], "scores": image_scores[keep], "labels": image_labels[keep]})
+    return detections
+
+
 def nms_fake(dets, scores, iou_threshold):
     """The shape function of torchvision::nms for tracing (its "fake" kernel): int64 indices,
     as many as the data keeps. torchvision 0.26's own (`_meta_registrations.meta_nms`) makes
@@ -166,7 +200,9 @@ def patched():
     import torchvision.ops.boxes as boxes
     import torchvision.ops.poolers as poolers
     import torchvision.models.detection.transform as transform
-    saved = [(boxes, "batched_nms", boxes.batched_nms),
+    import torchvision.models.detection.ssd as ssd
+    saved = [(ssd.SSD, "postprocess_detections", ssd.SSD.postprocess_detections),
+             (boxes, "batched_nms", boxes.batched_nms),
              (det_utils.BoxCoder, "decode", det_utils.BoxCoder.decode),
              (poolers, "_multiscale_roi_align", poolers._multiscale_roi_align),
              (roi_heads, "paste_masks_in_image", roi_heads.paste_masks_in_image),
@@ -180,6 +216,7 @@ def patched():
     try:
         fakes.append(fake)
         boxes.batched_nms = batched_nms
+        ssd.SSD.postprocess_detections = ssd_postprocess_detections
         det_utils.BoxCoder.decode = box_coder_decode
         poolers._multiscale_roi_align = multiscale_roi_align
         roi_heads.paste_masks_in_image = paste_masks_in_image
