@@ -937,6 +937,10 @@ def time_torch_runner(out, names, iterations, warmup, device):
         import torchvision  # noqa: F401
     except ImportError:
         pass
+    try:  # registers transformers' transformers::grouped_mm_fallback, which its float32 MoE .pt2 call by name
+        import transformers.integrations.moe  # noqa: F401
+    except ImportError:
+        pass
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     results = {}
     for name in names:
