@@ -66,17 +66,27 @@ struct UniqueScan {
 [[nodiscard]] Error unique_outputs(const UniqueScan& u, const UniqueBuffers& b, int64_t groups, char* values,
                                    int64_t* inverse, int64_t* counts, cudaStream_t stream) noexcept;
 
+/// CUB's radix sort of (key, value) pairs by bits [0, end_bit) of the keys, stable: unique's
+/// one instantiation of it (unique_kernels.cu), which unique_dim's passes share.
+[[nodiscard]] Error radix_sort_pairs(void* scratch, size_t* scratch_bytes, const uint64_t* keys_in, uint64_t* keys_out,
+                                     const int64_t* values_in, int64_t* values_out, int64_t n, int end_bit,
+                                     cudaStream_t stream) noexcept;
+
 /// unique_dim's device buffers (slices elements each unless noted).
 struct SliceBuffers {
-  int64_t* order = nullptr;  ///< slice numbers in value order
+  int64_t* order = nullptr;      ///< slice numbers in value order
+  int64_t* order_alt = nullptr;  ///< the sort passes' other order buffer
+  uint64_t* keys = nullptr;      ///< one sort pass's keys
+  uint64_t* sorted_keys = nullptr;
   int64_t* flags = nullptr;  ///< 1 where a distinct slice starts
   int64_t* group = nullptr;  ///< inclusive sum of flags
   int64_t* heads = nullptr;  ///< positions (in value order) where each distinct slice starts
   int64_t* count = nullptr;  ///< one: how many distinct slices
 };
 
-/// The slices' order (CUB's stable merge sort of their numbers by slice_less, unless
-/// consecutive), the heads of equal runs, their scan and the count.
+/// The slices' order (slice_less's, unless consecutive: stable radix sorts of their numbers,
+/// least significant columns first, each pass keyed on as many columns as fit in 64 bits),
+/// the heads of equal runs, their scan and the count.
 [[nodiscard]] Error unique_slice_runs(const SliceScan& s, const SliceBuffers& b, void* scratch, size_t* scratch_bytes,
                                       cudaStream_t stream) noexcept;
 

@@ -45,14 +45,24 @@ __global__ void unique_out_kernel(UniqueScan u, UniqueBuffers b, int64_t groups,
 
 }  // namespace
 
+Error radix_sort_pairs(void* scratch, size_t* scratch_bytes, const uint64_t* keys_in, uint64_t* keys_out,
+                       const int64_t* values_in, int64_t* values_out, int64_t n, int end_bit,
+                       cudaStream_t stream) noexcept {
+  // Every caller goes through here: CUB's radix sort is compiled once (for every
+  // architecture), the build's costliest template.
+  SLIMCUDA_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch, *scratch_bytes, keys_in, keys_out, values_in, values_out,
+                                                    n, 0, end_bit, stream));
+  return Error::Ok;
+}
+
 Error unique_runs(const UniqueScan& u, const UniqueBuffers& b, void* scratch, size_t* scratch_bytes,
                   cudaStream_t stream) noexcept {
   const uint64_t* keys = u.consecutive ? b.keys : b.sorted_keys;
   size_t sort_bytes = 0, scan_bytes = 0, select_bytes = 0;
   if (scratch == nullptr) {
     if (!u.consecutive) {
-      SLIMCUDA_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, b.keys, b.sorted_keys, b.pos, b.sorted_pos,
-                                                        u.n, 0, 8 * u.es, stream));
+      SLIMCUDA_RETURN_IF_ERROR(
+          radix_sort_pairs(nullptr, &sort_bytes, b.keys, b.sorted_keys, b.pos, b.sorted_pos, u.n, 8 * u.es, stream));
     }
     SLIMCUDA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, b.flags, b.group, u.n, stream));
     SLIMCUDA_CUDA_TRY(cub::DeviceSelect::Flagged(nullptr, select_bytes, thrust::counting_iterator<int64_t>(0), b.flags,
@@ -66,8 +76,8 @@ Error unique_runs(const UniqueScan& u, const UniqueBuffers& b, void* scratch, si
   // Radix sorts are stable: equal values keep input order, so every NaN (one key) stays a
   // run of its own in input order, as ATen's stable sort leaves them.
   if (!u.consecutive) {
-    SLIMCUDA_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch, *scratch_bytes, b.keys, b.sorted_keys, b.pos,
-                                                      b.sorted_pos, u.n, 0, 8 * u.es, stream));
+    SLIMCUDA_RETURN_IF_ERROR(
+        radix_sort_pairs(scratch, scratch_bytes, b.keys, b.sorted_keys, b.pos, b.sorted_pos, u.n, 8 * u.es, stream));
   }
   unique_flags_kernel<<<blocks_for(u.n), kThreads, 0, stream>>>(u, keys, b.flags);
   SLIMCUDA_CUDA_TRY(cudaGetLastError());

@@ -2,7 +2,6 @@
 #include <cuda_runtime_api.h>
 #include <thrust/iterator/counting_iterator.h>
 
-#include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -16,11 +15,22 @@ namespace {
 using select_grid::blocks_for;
 using select_grid::kThreads;
 
-// CUB's comparator: slice numbers by their slices' values.
-struct SliceLess {
-  SliceScan s;
-  __device__ bool operator()(int64_t a, int64_t b) const { return slice_less(s, a, b); }
-};
+// Columns [k0, k1) of slice order[i] as one key, the first column most significant (their
+// order keys, es bytes each, fit in 64 bits together).
+__global__ void slice_keys_kernel(SliceScan s, const int64_t* order, int64_t k0, int64_t k1, uint64_t* keys) {
+  const int bits = 8 * s.es;
+  SELECT_GRID_LOOP(i, s.slices) {
+    uint64_t key = 0;
+    for (int64_t k = k0; k < k1; ++k) {
+      const uint64_t part = slice_key(s, order[i], k);
+      key = k == k0 ? part : (key << bits) | part;
+    }
+    keys[i] = key;
+  }
+}
+
+// How many columns one sort pass keys on.
+int64_t columns_per_pass(const SliceScan& s) { return s.es >= 8 ? 1 : 8 / s.es; }
 
 __global__ void iota_kernel(int64_t* out, int64_t n) {
   SELECT_GRID_LOOP(i, n) { out[i] = i; }
@@ -49,11 +59,19 @@ __global__ void slice_out_kernel(SliceScan s, SliceBuffers b, int64_t groups, ch
 
 Error unique_slice_runs(const SliceScan& s, const SliceBuffers& b, void* scratch, size_t* scratch_bytes,
                         cudaStream_t stream) noexcept {
+  const int64_t per_pass = columns_per_pass(s);
   if (scratch == nullptr) {
     size_t sort_bytes = 0, scan_bytes = 0, select_bytes = 0;
-    if (!s.consecutive) {
-      SLIMCUDA_CUDA_TRY(
-          cub::DeviceMergeSort::StableSortKeys(nullptr, sort_bytes, b.order, s.slices, SliceLess{s}, stream));
+    if (!s.consecutive && s.slice_len > 0) {
+      // The passes' key widths: full ones, and the first columns' remainder.
+      const int64_t widths[2] = {per_pass < s.slice_len ? per_pass : s.slice_len,
+                                 s.slice_len % per_pass == 0 ? per_pass : s.slice_len % per_pass};
+      for (int64_t w : widths) {
+        size_t bytes = 0;
+        SLIMCUDA_RETURN_IF_ERROR(radix_sort_pairs(nullptr, &bytes, b.keys, b.sorted_keys, b.order, b.order_alt,
+                                                  s.slices, static_cast<int>(8 * s.es * w), stream));
+        if (bytes > sort_bytes) sort_bytes = bytes;
+      }
     }
     SLIMCUDA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, b.flags, b.group, s.slices, stream));
     SLIMCUDA_CUDA_TRY(cub::DeviceSelect::Flagged(nullptr, select_bytes, thrust::counting_iterator<int64_t>(0), b.flags,
@@ -64,9 +82,26 @@ Error unique_slice_runs(const SliceScan& s, const SliceBuffers& b, void* scratch
   }
   iota_kernel<<<blocks_for(s.slices), kThreads, 0, stream>>>(b.order, s.slices);
   SLIMCUDA_CUDA_TRY(cudaGetLastError());
-  if (!s.consecutive) {
-    SLIMCUDA_CUDA_TRY(
-        cub::DeviceMergeSort::StableSortKeys(scratch, *scratch_bytes, b.order, s.slices, SliceLess{s}, stream));
+  if (!s.consecutive && s.slice_len > 0) {
+    // Least significant columns first: each pass is stable, so the columns sorted last (the
+    // first ones) decide, and ties keep the earlier passes' order: slice_less's order, stable.
+    int64_t* from = b.order;
+    int64_t* to = b.order_alt;
+    for (int64_t k1 = s.slice_len; k1 > 0;) {
+      const int64_t k0 = k1 > per_pass ? k1 - per_pass : 0;
+      slice_keys_kernel<<<blocks_for(s.slices), kThreads, 0, stream>>>(s, from, k0, k1, b.keys);
+      SLIMCUDA_CUDA_TRY(cudaGetLastError());
+      SLIMCUDA_RETURN_IF_ERROR(radix_sort_pairs(scratch, scratch_bytes, b.keys, b.sorted_keys, from, to, s.slices,
+                                                static_cast<int>(8 * s.es * (k1 - k0)), stream));
+      int64_t* t = from;
+      from = to;
+      to = t;
+      k1 = k0;
+    }
+    if (from != b.order) {
+      SLIMCUDA_CUDA_TRY(cudaMemcpyAsync(b.order, from, static_cast<size_t>(s.slices) * sizeof(int64_t),
+                                        cudaMemcpyDeviceToDevice, stream));
+    }
   }
   slice_flags_kernel<<<blocks_for(s.slices), kThreads, 0, stream>>>(s, b.order, b.flags);
   SLIMCUDA_CUDA_TRY(cudaGetLastError());
