@@ -539,6 +539,61 @@ TEST_F(Pt2CudaWeights, CudaGraphsCaptureWithArchiveWeights) {
   EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
 }
 
+// A CUDA export with a CPU constant (tools/aoti/export_weights_example.py DIR cuda mixed:
+// PyTorch's mixed-device constants, as torchvision's detectors have; x.bin [4, 16], eager's
+// y.bin [4, 32]); SLIMCUDA_PT2_CUDA_MIXED names DIR/model.pt2. The container takes a CPU
+// constant only from the blob (Model::load_constants_from_blob): two loads of the file each
+// match eager, with and without a caller stream, and graphs on fall back (no second
+// container). Before, every load was refused ("mixed-device constants are not supported",
+// then the container's own "update_constant_buffer does not support mixed device constants").
+TEST(Pt2MixedDevice, CpuConstantOfACudaModelLoadsAndMatchesEager) {
+  SLIMCUDA_REQUIRE_GPU_OR_SKIP();
+  const char* path = std::getenv("SLIMCUDA_PT2_CUDA_MIXED");
+  if (path == nullptr || *path == '\0') {
+    if (gpu_required()) {
+      FAIL() << "SLIMCUDA_PT2_CUDA_MIXED is not set (tools/aoti/export_weights_example.py DIR cuda mixed, then "
+                "SLIMCUDA_PT2_CUDA_MIXED=DIR/model.pt2)";
+    }
+    GTEST_SKIP() << "SLIMCUDA_PT2_CUDA_MIXED is not set";
+  }
+  const std::string file = path;
+  const std::string dir = file.substr(0, file.find_last_of('/') + 1);
+  const std::vector<uint8_t> xb = read_bytes(dir + "x.bin"), yb = read_bytes(dir + "y.bin");
+  ASSERT_EQ(xb.size(), 4u * 16 * 4);
+  ASSERT_EQ(yb.size(), 4u * 32 * 4);
+  std::vector<float> x(4 * 16), y(4 * 32);
+  std::memcpy(x.data(), xb.data(), xb.size());
+  std::memcpy(y.data(), yb.data(), yb.size());
+  void* stream = nullptr;
+  ASSERT_EQ(slimcuda_stream_create(SLIMCUDA_STREAM_NON_BLOCKING, 0, &stream), SLIMCUDA_OK);
+  Model a, b;
+  ASSERT_EQ(slimcuda_model_load_file(path, -1, -1, &a.m), SLIMCUDA_OK) << slimcuda_last_error_message();
+  slimcuda_load_options o{static_cast<int32_t>(sizeof(slimcuda_load_options)), -1, -1, 1, nullptr, SLIMCUDA_GRAPHS_ON};
+  ASSERT_EQ(slimcuda_model_load_file_with(path, &o, &b.m), SLIMCUDA_OK) << slimcuda_last_error_message();
+  const int64_t sizes[2] = {4, 16};
+  for (int i = 0; i < 4; ++i) {
+    void* on = i % 2 == 0 ? stream : nullptr;
+    Model& m = i < 2 ? a : b;
+    Tensor tx, ty;
+    ASSERT_EQ(slimcuda_tensor_empty(2, sizes, nullptr, SLIMCUDA_FLOAT32, SLIMCUDA_DEVICE_CUDA, 0, 0, &tx.t),
+              SLIMCUDA_OK);
+    ASSERT_EQ(slimcuda_tensor_copy_from_host(tx.t, x.data(), x.size() * 4, SLIMCUDA_FLOAT32), SLIMCUDA_OK);
+    const int32_t rc = on != nullptr ? slimcuda_model_run_on(m.m, &tx.t, 1, &ty.t, 1, on)
+                                     : slimcuda_model_run(m.m, &tx.t, 1, &ty.t, 1);
+    ASSERT_EQ(rc, SLIMCUDA_OK) << "run " << i << ": " << slimcuda_last_error_message();
+    std::vector<float> got(y.size(), -1);
+    ASSERT_EQ(on != nullptr ? slimcuda_tensor_copy_to_host_on(ty.t, got.data(), got.size() * 4, SLIMCUDA_FLOAT32, on)
+                            : slimcuda_tensor_copy_to_host(ty.t, got.data(), got.size() * 4, SLIMCUDA_FLOAT32),
+              SLIMCUDA_OK);
+    for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], y[k], 1e-4) << "run " << i << " output " << k;
+  }
+  slimcuda_graph_stats stats{};
+  ASSERT_EQ(slimcuda_model_graph_stats(b.m, &stats), SLIMCUDA_OK);
+  EXPECT_EQ(stats.replays, 0u) << "no capture container can hold the container's own weights";
+  EXPECT_EQ(stats.fallbacks, 2u);
+  EXPECT_EQ(slimcuda_stream_destroy(stream), SLIMCUDA_OK);
+}
+
 // A CPU model's weights are uploaded by the CPU (no stream): a caller stream selected for
 // the load changes nothing, and the model runs as without one.
 TEST(Pt2Weights, CpuBlobExportIgnoresTheCallerStreamAtLoad) {

@@ -35,14 +35,7 @@ struct Planned {
   size_t index;  // in the container's constants
   ScalarType dtype;
   std::vector<int64_t> strides;  // resolved (contiguous when the entry gave none)
-  uint64_t offset;               // in the weights' allocation (the host one when on_host)
-  bool on_host;                  // a CPU constant of a CUDA model: in the host allocation
-};
-
-// Where the plan puts the bytes: the model device's allocation and, for a CUDA model's CPU
-// constants, a host one.
-struct PlanTotals {
-  uint64_t device = 0, host = 0;
+  uint64_t offset;               // in the weights' allocation
 };
 
 std::string shape_text(const std::vector<int64_t>& v) {
@@ -128,23 +121,17 @@ Error read_piece(const void* source, uint64_t offset, size_t n, void* dst) noexc
 }
 
 // The upload itself: one allocation, the bytes, one tensor per constant.
-Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConstant>& constants, PlanTotals totals,
+Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConstant>& constants, uint64_t total,
              Device device, const StreamContext& upload_ctx, std::shared_ptr<DeviceWeights>* out) noexcept {
   try {
-    const uint64_t total = totals.device;
-    std::shared_ptr<Storage> memory, host_memory;
+    std::shared_ptr<Storage> memory;
     SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device, upload_ctx, &memory));
-    if (totals.host > 0) {
-      SLIMCUDA_RETURN_IF_ERROR(
-          allocate_constants(totals.host, Device{DeviceType::CPU, -1}, StreamContext::unselected(0), &host_memory));
-    }
     char* base = static_cast<char*>(memory->data());
-    char* host_base = host_memory ? static_cast<char*>(host_memory->data()) : nullptr;
     if (device.is_cuda()) {
       std::vector<UploadPiece> pieces;
       pieces.reserve(plan.size());
       for (const Planned& p : plan) {
-        if (p.entry->nbytes == 0 || p.on_host) continue;
+        if (p.entry->nbytes == 0) continue;
         UploadPiece piece;
         piece.dst_offset = p.offset;
         piece.nbytes = p.entry->nbytes;
@@ -162,21 +149,20 @@ Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConsta
         return set_last_error(e, "uploading %llu bytes of weights: %s", static_cast<unsigned long long>(total),
                               last_error_message());
       }
-    }
-    // Host memory (a CPU model's constants, a CUDA model's CPU ones): copied here.
-    for (const Planned& p : plan) {
-      if (p.entry->nbytes == 0 || (device.is_cuda() && !p.on_host)) continue;
-      char* dst = (p.on_host ? host_base : base) + p.offset;
-      if (const uint8_t* view = p.entry->source->view()) {
-        std::memcpy(dst, view + p.entry->source_offset, static_cast<size_t>(p.entry->nbytes));
-      } else {
-        SLIMCUDA_RETURN_IF_ERROR(
-            p.entry->source->read(p.entry->source_offset, static_cast<size_t>(p.entry->nbytes), dst));
+    } else {
+      for (const Planned& p : plan) {
+        if (p.entry->nbytes == 0) continue;
+        char* dst = base + p.offset;
+        if (const uint8_t* view = p.entry->source->view()) {
+          std::memcpy(dst, view + p.entry->source_offset, static_cast<size_t>(p.entry->nbytes));
+        } else {
+          SLIMCUDA_RETURN_IF_ERROR(
+              p.entry->source->read(p.entry->source_offset, static_cast<size_t>(p.entry->nbytes), dst));
+        }
       }
     }
     std::vector<std::string> names;
     std::vector<std::unique_ptr<SlimTensor>> tensors;
-    const Device host{DeviceType::CPU, -1};
     names.reserve(plan.size());
     tensors.reserve(plan.size());
     for (const Planned& p : plan) {
@@ -185,15 +171,13 @@ Error upload(const std::vector<Planned>& plan, const std::vector<ContainerConsta
       // delete it (2.15's delete it with the container; either way slimcuda frees it:
       // HandleAdoption); a copy that owned the memory would keep the weights forever. The memory
       // is DeviceWeights' (and a run's output aliasing it keeps the model: Model::run).
-      char* at = p.entry->nbytes == 0 ? nullptr : (p.on_host ? host_base : base) + p.offset;
-      std::shared_ptr<Storage> own =
-          Storage::borrow(at, static_cast<size_t>(p.entry->nbytes), p.on_host ? host : device);
+      std::shared_ptr<Storage> own = Storage::borrow(p.entry->nbytes > 0 ? base + p.offset : nullptr,
+                                                     static_cast<size_t>(p.entry->nbytes), device);
       tensors.push_back(
           std::make_unique<SlimTensor>(std::move(own), p.entry->sizes, p.strides, p.dtype, p.entry->storage_offset));
       names.push_back(constants[p.index].name);
     }
-    *out = std::make_shared<DeviceWeights>(std::move(memory), std::move(names), std::move(tensors),
-                                           std::move(host_memory));
+    *out = std::make_shared<DeviceWeights>(std::move(memory), std::move(names), std::move(tensors));
     return Error::Ok;
   } catch (const std::bad_alloc&) {
     return set_last_error(Error::MemoryAllocationFailed, "out of host memory preparing the weights");
@@ -332,6 +316,8 @@ const char* constants_path_name(ConstantsPath path) noexcept {
       return "UpdateUserManagedConstantBuffer";
     case ConstantsPath::ContainerCopy:
       return "UpdateConstantBuffer";
+    case ConstantsPath::ContainerBlob:
+      return "UpdateConstantsFromBlob";
   }
   return "?";
 }
@@ -430,11 +416,10 @@ Error hand_over_constants(const ContainerConstantsApi& api, void* container, con
 namespace {
 
 // Checks every entry against the container's constants, and that none is missing, before
-// anything is allocated; lays them out in one block of `out_total->device` bytes on the
-// model's device (and one of `->host` bytes for a CUDA model's CPU constants). May throw
+// anything is allocated; lays them out in one block of `*total` bytes. May throw
 // std::bad_alloc.
 Error plan_constants(const std::vector<ContainerConstant>& constants, const std::vector<ConstantEntry>& entries,
-                     Device device, std::vector<Planned>* out, PlanTotals* out_total) {
+                     std::vector<Planned>* out, uint64_t* out_total) {
   std::vector<Planned>& plan = *out;
   std::unordered_map<std::string, size_t> by_name, by_fqn;
   for (size_t i = 0; i < constants.size(); ++i) {
@@ -443,7 +428,7 @@ Error plan_constants(const std::vector<ContainerConstant>& constants, const std:
   }
   plan.reserve(entries.size());
   std::vector<const ConstantEntry*> given(constants.size(), nullptr);
-  PlanTotals totals;
+  uint64_t total = 0;
   for (const ConstantEntry& e : entries) {
     std::optional<size_t> found;
     if (auto it = by_name.find(e.name); it != by_name.end()) {
@@ -463,9 +448,8 @@ Error plan_constants(const std::vector<ContainerConstant>& constants, const std:
     SLIMCUDA_CHECK_OR_RETURN(is_supported_scalar_type(c.dtype), Error::InvalidProgram,
                              "constant '%s' has dtype %d, which slimcuda does not know", c.name.c_str(), c.dtype);
     const ScalarType dtype = static_cast<ScalarType>(c.dtype);
-    Planned p{&e, i, dtype, {}, 0, e.on_cpu && device.is_cuda()};
+    Planned p{&e, i, dtype, {}, 0};
     SLIMCUDA_RETURN_IF_ERROR(check_entry(e, c, dtype, &p.strides));
-    uint64_t& total = p.on_host ? totals.host : totals.device;
     const uint64_t aligned = (total + kConstantAlignment - 1) / kConstantAlignment * kConstantAlignment;
     SLIMCUDA_CHECK_OR_RETURN(aligned >= total && e.nbytes <= UINT64_MAX - aligned, Error::InvalidProgram,
                              "the constants' sizes overflow 64 bits at '%s'", c.name.c_str());
@@ -473,9 +457,8 @@ Error plan_constants(const std::vector<ContainerConstant>& constants, const std:
     total = aligned + e.nbytes;
     plan.push_back(std::move(p));
   }
-  SLIMCUDA_CHECK_OR_RETURN(totals.device <= SIZE_MAX && totals.host <= SIZE_MAX, Error::InvalidProgram,
-                           "%llu + %llu bytes of constants", static_cast<unsigned long long>(totals.device),
-                           static_cast<unsigned long long>(totals.host));
+  SLIMCUDA_CHECK_OR_RETURN(total <= SIZE_MAX, Error::InvalidProgram, "%llu bytes of constants",
+                           static_cast<unsigned long long>(total));
   for (size_t i = 0; i < constants.size(); ++i) {
     SLIMCUDA_CHECK_OR_RETURN(given[i] != nullptr || constants[i].from_folded || constants[i].data_size == 0,
                              Error::InvalidProgram, "the weights lack constant '%s'%s%s%s (%llu bytes)",
@@ -483,7 +466,7 @@ Error plan_constants(const std::vector<ContainerConstant>& constants, const std:
                              constants[i].original_fqn.c_str(), constants[i].original_fqn.empty() ? "" : ")",
                              static_cast<unsigned long long>(constants[i].data_size));
   }
-  *out_total = totals;
+  *out_total = total;
   return Error::Ok;
 }
 
@@ -498,9 +481,9 @@ std::string weights_key(const std::string& model_identity, Device device, const 
     const ConstantEntry& e = *p.entry;
     const std::string id = e.source ? e.source->identity() : std::string("none");
     shareable = shareable && !id.empty();
-    facts += "|" + constants[p.index].name + (p.on_host ? "@host:" : ":") + std::to_string(static_cast<int>(p.dtype)) +
-             ":" + shape_text(e.sizes) + shape_text(p.strides) + ":" + std::to_string(e.storage_offset) + ":" + id +
-             "@" + std::to_string(e.source_offset) + "+" + std::to_string(e.nbytes);
+    facts += "|" + constants[p.index].name + ":" + std::to_string(static_cast<int>(p.dtype)) + ":" +
+             shape_text(e.sizes) + shape_text(p.strides) + ":" + std::to_string(e.storage_offset) + ":" + id + "@" +
+             std::to_string(e.source_offset) + "+" + std::to_string(e.nbytes);
   }
   return shareable ? facts : std::string();
 }
@@ -523,8 +506,8 @@ Error attach_constants(const ContainerConstantsApi& api, void* container, Device
     SLIMCUDA_RETURN_IF_ERROR(read_container_constants(api, container, &constants));
     // Checks first: nothing is allocated for entries that cannot all be used.
     std::vector<Planned> plan;
-    PlanTotals totals;
-    SLIMCUDA_RETURN_IF_ERROR(plan_constants(constants, entries, device, &plan, &totals));
+    uint64_t total = 0;
+    SLIMCUDA_RETURN_IF_ERROR(plan_constants(constants, entries, &plan, &total));
 
     StreamContext upload_ctx = StreamContext::unselected(0);
     if (device.is_cuda()) {
@@ -540,7 +523,7 @@ Error attach_constants(const ContainerConstantsApi& api, void* container, Device
     SLIMCUDA_RETURN_IF_ERROR(WeightsCache::instance().get_or_upload(
         key,
         [&](std::shared_ptr<DeviceWeights>* fresh) {
-          return upload(plan, constants, totals, device, upload_ctx, fresh);
+          return upload(plan, constants, total, device, upload_ctx, fresh);
         },
         &weights, &shared));
 

@@ -80,6 +80,10 @@ enum class ConstantsPath {
   UserManagedPairs,  ///< slimcuda's memory, shared; no std:: type crosses the boundary
   UserManagedMap,    ///< slimcuda's memory, shared; through a std::unordered_map
   ContainerCopy,     ///< copied by the container into its own memory: not shared
+  /// The container read the archive's weights blob itself (AOTInductorModelUpdateConstants
+  /// FromBlob, as PyTorch's loader does): its own memory, not shared. What a model with
+  /// CPU constants needs (Model::load_constants_from_blob).
+  ContainerBlob,
 };
 [[nodiscard]] const char* constants_path_name(ConstantsPath path) noexcept;
 
@@ -117,9 +121,11 @@ struct ConstantEntry {
   std::shared_ptr<const WeightSource> source;
   uint64_t source_offset = 0;
   uint64_t nbytes = 0;
-  /// Kept in host memory whatever the model's device: a CPU constant of a CUDA model
-  /// (PyTorch's mixed-device constants, e.g. a lifted `torch.tensor` that the model's CPU
-  /// code reads; the wrapper source declares it with cached_torch_device_type_cpu).
+  /// A CPU constant of a CUDA model (PyTorch's mixed-device constants, e.g. a tensor
+  /// attribute torchvision's AnchorGenerator keeps on the CPU; the wrapper source declares it
+  /// with cached_torch_device_type_cpu). PyTorch 2.11's containers take no such constant
+  /// through their update paths (attach_constants): the container must read it from the
+  /// blob itself (Model::load_constants_from_blob).
   bool on_cpu = false;
 };
 
@@ -193,7 +199,7 @@ struct AttachedConstants {
 ///    entry's nbytes, nbytes past the source's end, sizes whose products overflow 64 bits.
 ///  - Memory: one allocation of `device` holding every constant (each at a 256-byte
 ///    aligned offset): CUDA from the caching device allocator (its stats show it), CPU from
-///    the CPU allocator; the entries `on_cpu` of a CUDA model in a second, host allocation. CUDA uploads go through
+///    the CPU allocator. CUDA uploads go through
 ///    pinned chunks (staged_upload) on ctx.stream() when ctx.is_selected() (the caller's stream: it must be the model's
 ///    device, InvalidArgument otherwise), else on `model_stream`; the call returns when the
 ///    bytes are on the device.

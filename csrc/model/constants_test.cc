@@ -22,7 +22,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -608,7 +607,6 @@ TEST(Constants, RealExportWithBinaryBlobMatchesEager) {
 struct FakeContainer {
   std::vector<ContainerConstant> constants;
   std::map<std::string, void*> given;
-  std::set<std::string> on_host;  // constants the container expects on the CPU
 };
 FakeContainer* g_fake = nullptr;
 
@@ -630,10 +628,7 @@ int32_t fake_size(void*, size_t i, size_t* n) {
 }
 int32_t fake_pairs(void*, const ContainerConstantsApi::Pair* pairs, size_t n, bool, bool) {
   for (size_t i = 0; i < n; ++i) {
-    const bool host = g_fake->on_host.count(pairs[i].name) > 0;
-    if (static_cast<SlimTensor*>(pairs[i].handle)->device().type != (host ? DeviceType::CPU : DeviceType::CUDA)) {
-      return 1;
-    }
+    if (static_cast<SlimTensor*>(pairs[i].handle)->device().type != DeviceType::CUDA) return 1;
     g_fake->given[pairs[i].name] = pairs[i].handle;
   }
   return 0;
@@ -732,46 +727,6 @@ TEST_F(CudaConstants, UploadOnTheCallerStreamLandsAndStatsShowOneCopy) {
   first.keep_alive.reset();
   EXPECT_EQ(device_memory::stats(0).allocated_bytes - base, one);
   second.keep_alive.reset();
-  EXPECT_EQ(device_memory::stats(0).allocated_bytes, base) << "released with the last user";
-  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
-}
-
-TEST_F(CudaConstants, CpuConstantOfACudaModelStaysOnTheHost) {
-  // PyTorch's mixed-device constants: c1 is what the model's CPU code reads.
-  device_memory::empty_cache(0);
-  const uint64_t base = device_memory::stats(0).allocated_bytes;
-  std::vector<uint8_t> bytes;
-  std::vector<ConstantEntry> entries;
-  make({1024, 4100, 256}, &bytes, &entries, true, "mixed");
-  entries[1].on_cpu = true;
-  fake_.on_host = {"c1"};
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-  AttachedConstants out;
-  ASSERT_EQ(attach_constants(fake_api(), &dummy_, Device{DeviceType::CUDA, 0}, "fake", entries,
-                             StreamContext::selected(stream, 0), nullptr, &out),
-            Error::Ok)
-      << last_error_message();
-  expect_on_device(bytes, {entries[0], entries[2]});
-  auto* host = static_cast<SlimTensor*>(fake_.given["c1"]);
-  ASSERT_NE(host, nullptr);
-  ASSERT_EQ(host->device().type, DeviceType::CPU);
-  EXPECT_EQ(std::memcmp(host->data_ptr(), bytes.data() + entries[1].source_offset, 4100), 0);
-  // The device holds c0 and c2 only (c2 at the next 256-byte boundary after c0).
-  EXPECT_EQ(out.bytes, 1024u + 256u);
-  EXPECT_EQ(device_memory::stats(0).allocated_bytes - base, out.bytes);
-  // The same bytes all on the device are other weights: not shared with these.
-  entries[1].on_cpu = false;
-  fake_.on_host.clear();
-  AttachedConstants all_device;
-  ASSERT_EQ(attach_constants(fake_api(), &dummy_, Device{DeviceType::CUDA, 0}, "fake", entries,
-                             StreamContext::selected(stream, 0), nullptr, &all_device),
-            Error::Ok)
-      << last_error_message();
-  EXPECT_FALSE(all_device.shared);
-  expect_on_device(bytes, entries);
-  all_device.keep_alive.reset();
-  out.keep_alive.reset();
   EXPECT_EQ(device_memory::stats(0).allocated_bytes, base) << "released with the last user";
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }

@@ -349,6 +349,55 @@ Error Model::attach_constants(const std::vector<ConstantEntry>& entries, const s
   return Error::Ok;
 }
 
+Error Model::load_constants_from_blob(const uint8_t* blob, uint64_t size) noexcept {
+  SLIMCUDA_CHECK_OR_RETURN(!constants_.has_value(), Error::InvalidState, "the model's constants were attached already");
+  SLIMCUDA_CHECK_OR_RETURN(blob != nullptr || size == 0, Error::InvalidArgument, "null blob");
+  using FromBlobFn = int32_t (*)(void*, const uint8_t*);
+  const auto from_blob =
+      reinterpret_cast<FromBlobFn>(loaded_->library->symbol("AOTInductorModelUpdateConstantsFromBlob"));
+  SLIMCUDA_CHECK_OR_RETURN(from_blob != nullptr, Error::NotSupported,
+                           "the model keeps constants on the CPU and the GPU, which its container takes only from the "
+                           "weights blob, and its library has no AOTInductorModelUpdateConstantsFromBlob");
+  try {
+    std::optional<cuda::DeviceGuard> guard;
+    if (device_.is_cuda()) {
+      guard.emplace(device_.index);
+      SLIMCUDA_RETURN_IF_ERROR(guard->error());
+    }
+    clear_last_error();  // what the container's shim calls report, if anything, goes into ours
+    const int32_t rc = from_blob(loaded_->container, blob);
+    if (rc != 0) {
+      const std::string why = last_error_message();
+      return set_last_error(Error::InvalidProgram,
+                            "the container could not load its constants from the weights blob "
+                            "(AOTInductorModelUpdateConstantsFromBlob: error %d)%s%s",
+                            rc, why.empty() ? "" : ": ", why.c_str());
+    }
+    // A library built without the external-weights path makes that call a no-op: every
+    // constant that needs bytes must now be there.
+    const ContainerConstantsApi api =
+        ContainerConstantsApi::probe([&](const char* name) { return loaded_->library->symbol(name); });
+    std::vector<ContainerConstant> constants;
+    SLIMCUDA_RETURN_IF_ERROR(read_container_constants(api, loaded_->container, &constants));
+    std::vector<const SlimTensor*> theirs;
+    SLIMCUDA_RETURN_IF_ERROR(extract_container_constants(api, loaded_->container, constants, &theirs));
+    for (size_t i = 0; i < constants.size(); ++i) {
+      SLIMCUDA_CHECK_OR_RETURN(constants[i].from_folded || constants[i].data_size == 0 || theirs[i] != nullptr,
+                               Error::InvalidProgram,
+                               "the container did not load constant '%s' from the weights blob "
+                               "(AOTInductorModelUpdateConstantsFromBlob did nothing)",
+                               constants[i].name.c_str());
+    }
+    AttachedConstants attached;
+    attached.path = ConstantsPath::ContainerBlob;
+    attached.bytes = size;
+    constants_ = std::move(attached);
+    return Error::Ok;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(Error::MemoryAllocationFailed, "out of host memory");
+  }
+}
+
 Error Model::share_constants_with(void* container) const noexcept {
   SLIMCUDA_CHECK_OR_RETURN(!stateful_ || loaded_->state != nullptr, Error::NotSupported,
                            "the model's state stays inside its container (its library cannot show or take its "
@@ -512,8 +561,7 @@ void Model::keep_owners(Outputs* out) const {
     if (weights != nullptr && weights->contains(t->storage()->data())) {
       // An output aliasing an attached constant: a storage of its own that keeps the model
       // (the constant's is shared with the weights, which the model holds: no cycle).
-      std::shared_ptr<Storage> own =
-          Storage::borrow(t->storage()->data(), t->storage()->nbytes(), t->storage()->device());
+      std::shared_ptr<Storage> own = Storage::borrow(t->storage()->data(), t->storage()->nbytes(), device_);
       own->retain_owner(loaded_);
       t = std::make_unique<SlimTensor>(std::move(own), t->sizes(), t->strides(), t->dtype(), t->storage_offset());
     } else {
@@ -743,14 +791,11 @@ Error Model::match_staged_weights(const std::vector<std::string>& names, const s
 Error Model::copy_staged_weights(const std::vector<const Constant*>& wanted,
                                  const std::vector<const SlimTensor*>& given, const StreamContext& ctx,
                                  std::shared_ptr<DeviceWeights>* out) {
-  // One block, each weight at its own aligned offset with the active one's layout, on the
-  // active one's device (a CUDA model's CPU constants in a second, host block).
+  // One block, each weight at its own aligned offset with the active one's layout.
   constexpr uint64_t kAlign = 256;
   std::vector<uint64_t> offsets(wanted.size());
-  uint64_t totals[2] = {0, 0};  // [0] the model's device, [1] the host
-  auto on_host = [&](size_t k) { return device_.is_cuda() && !wanted[k]->tensor->device().is_cuda(); };
+  uint64_t total = 0;
   for (size_t k = 0; k < wanted.size(); ++k) {
-    uint64_t& total = totals[on_host(k) ? 1 : 0];
     total = (total + kAlign - 1) / kAlign * kAlign;
     offsets[k] = total;
     total += wanted[k]->tensor->storage()->nbytes();
@@ -760,31 +805,22 @@ Error Model::copy_staged_weights(const std::vector<const Constant*>& wanted,
   SLIMCUDA_RETURN_IF_ERROR(state_stream(ctx, &stream, &own));
   const StreamContext on =
       device_.is_cuda() ? StreamContext::selected(stream, device_.index) : StreamContext::unselected(0);
-  const Device host{DeviceType::CPU, -1};
-  std::shared_ptr<Storage> memory, host_memory;
-  SLIMCUDA_RETURN_IF_ERROR(allocate_constants(totals[0], device_, on, &memory));
-  if (totals[1] > 0) {
-    SLIMCUDA_RETURN_IF_ERROR(allocate_constants(totals[1], host, StreamContext::unselected(0), &host_memory));
-  }
-  char* bases[2] = {static_cast<char*>(memory->data()),
-                    host_memory ? static_cast<char*>(host_memory->data()) : nullptr};
+  std::shared_ptr<Storage> memory;
+  SLIMCUDA_RETURN_IF_ERROR(allocate_constants(total, device_, on, &memory));
+  char* base = static_cast<char*>(memory->data());
   std::vector<std::string> staged_names;
   std::vector<std::unique_ptr<SlimTensor>> staged;
   for (size_t k = 0; k < wanted.size(); ++k) {
     const SlimTensor& like = *wanted[k]->tensor;
     const size_t n = like.storage()->nbytes();
-    const bool h = on_host(k);
-    char* at = n > 0 ? bases[h ? 1 : 0] + offsets[k] : nullptr;
-    staged.push_back(std::make_unique<SlimTensor>(Storage::borrow(at, n, h ? host : device_), like.sizes(),
-                                                  like.strides(), like.dtype(), like.storage_offset()));
+    staged.push_back(std::make_unique<SlimTensor>(Storage::borrow(n > 0 ? base + offsets[k] : nullptr, n, device_),
+                                                  like.sizes(), like.strides(), like.dtype(), like.storage_offset()));
     staged_names.push_back(wanted[k]->info.name);
-    // On the caller's stream (the transfer engine stages a host source); runs go on. A host
-    // constant is complete when copy_tensor returns.
+    // On the caller's stream (the transfer engine stages a host source); runs go on.
     SLIMCUDA_RETURN_IF_ERROR(copy_tensor(*staged.back(), *given[k], on));
   }
   if (own) SLIMCUDA_RETURN_IF_ERROR(cuda::wait_for_stream(stream, device_.index));
-  *out = std::make_shared<DeviceWeights>(std::move(memory), std::move(staged_names), std::move(staged),
-                                         std::move(host_memory));
+  *out = std::make_shared<DeviceWeights>(std::move(memory), std::move(staged_names), std::move(staged));
   return Error::Ok;
 }
 
@@ -807,6 +843,12 @@ Error Model::stage_weights(const std::vector<std::string>& names, const std::vec
     std::vector<const Constant*> wanted;
     std::vector<const SlimTensor*> given;
     SLIMCUDA_RETURN_IF_ERROR(match_staged_weights(names, tensors, &wanted, &given));
+    for (const Constant* c : wanted) {
+      SLIMCUDA_CHECK_OR_RETURN(c->tensor == nullptr || c->tensor->device().type == device_.type, Error::NotSupported,
+                               "weight '%s' lives on the CPU of a CUDA model, and PyTorch 2.11's containers take no "
+                               "such constant through their update paths: this model's weights cannot be swapped",
+                               c->info.name.c_str());
+    }
     std::shared_ptr<DeviceWeights> weights;
     SLIMCUDA_RETURN_IF_ERROR(copy_staged_weights(wanted, given, ctx, &weights));
     // The container's inactive set: these weights, and the state it keeps from the active one.

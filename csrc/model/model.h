@@ -123,6 +123,16 @@ class Model {
   /// run, from one thread; a second call -> InvalidState.
   [[nodiscard]] Error attach_constants(const std::vector<ConstantEntry>& entries, const std::string& identity,
                                        const StreamContext& ctx) noexcept;
+  /// Has the container read a `.pt2`'s weights blob itself (AOTInductorModelUpdateConstants
+  /// FromBlob, PyTorch's loader's path), for a CUDA model with CPU constants, which PyTorch
+  /// 2.11's containers take through no other path: its own cudaMalloc and synchronous
+  /// copies (not slimcuda's allocator or the caller's stream, not shared between loads, no
+  /// second container for CUDA graphs). `blob` holds `size` bytes, checked against the
+  /// constants' sizes by the caller (entries_from_blob); the container copies what it needs.
+  /// Afterwards every non-folded constant with bytes must be in the container, else
+  /// InvalidProgram. A library without the function -> NotSupported. Same rules as
+  /// attach_constants: once, before any run.
+  [[nodiscard]] Error load_constants_from_blob(const uint8_t* blob, uint64_t size) noexcept;
   /// How attach_constants handed the weights over and whether they were shared (tests,
   /// `slimcuda info`); nullopt before it ran.
   [[nodiscard]] const std::optional<AttachedConstants>& constants() const noexcept { return constants_; }

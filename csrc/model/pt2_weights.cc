@@ -312,6 +312,23 @@ Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const st
   if (format != nullptr) *format = found;
   SLIMCUDA_RETURN_IF_ERROR(e);
   if (found != Pt2WeightsFormat::BinaryBlob && found != Pt2WeightsFormat::PickleWeights) return Error::Ok;
+  // A CPU constant in a CUDA model: PyTorch 2.11's containers refuse it through every update
+  // path ("update_constant_buffer does not support mixed device constants"); they take it
+  // only from the blob, which they then read themselves, as PyTorch's own loader has them do.
+  const ConstantEntry* on_cpu = nullptr;
+  for (const ConstantEntry& e : entries) {
+    if (e.on_cpu && on_cpu == nullptr) on_cpu = &e;
+  }
+  if (on_cpu != nullptr) {
+    SLIMCUDA_CHECK_OR_RETURN(
+        found == Pt2WeightsFormat::BinaryBlob && on_cpu->source != nullptr && on_cpu->source->view() != nullptr,
+        Error::NotSupported,
+        "model '%s' keeps constant '%s' on the CPU and the rest on the GPU, which its container "
+        "takes only from a weights blob: export with "
+        "\"aot_inductor.package_constants_on_disk_format\": \"binary_blob\"",
+        pm.name.c_str(), on_cpu->name.c_str());
+    return model->load_constants_from_blob(on_cpu->source->view(), on_cpu->source->size());
+  }
   return model->attach_constants(entries, library_hash_hex.empty() ? std::string() : "pt2:" + library_hash_hex, ctx);
 }
 

@@ -14,12 +14,8 @@
 namespace slimcuda {
 
 DeviceWeights::DeviceWeights(std::shared_ptr<Storage> memory, std::vector<std::string> names,
-                             std::vector<std::unique_ptr<SlimTensor>> tensors,
-                             std::shared_ptr<Storage> host_memory) noexcept
-    : memory_(std::move(memory)),
-      host_memory_(std::move(host_memory)),
-      names_(std::move(names)),
-      tensors_(std::move(tensors)) {
+                             std::vector<std::unique_ptr<SlimTensor>> tensors) noexcept
+    : memory_(std::move(memory)), names_(std::move(names)), tensors_(std::move(tensors)) {
   if (memory_) device_ = memory_->device();
 }
 
@@ -35,7 +31,6 @@ DeviceWeights::~DeviceWeights() {
     }
   }
   memory_.reset();
-  host_memory_.reset();  // after the wait: the model's CPU code ran synchronously anyway
 }
 
 WeightsCache& WeightsCache::instance() noexcept {

@@ -17,9 +17,8 @@
 
 namespace slimcuda {
 
-/// One model's constants on one device: one allocation holding them all (and, for a CUDA
-/// model's CPU constants, one host allocation holding those) and one tensor per constant
-/// viewing it (each over a borrowed, non-owning storage of exactly its own bytes,
+/// One model's constants on one device: one allocation holding them all and one tensor per
+/// constant viewing it (each over a borrowed, non-owning storage of exactly its own bytes,
 /// so a container that asks a constant's storage size gets that constant's, and a handle
 /// copy the container never deletes holds no memory). What the
 /// container's user-managed constants point at; freed with the last reference, after
@@ -30,8 +29,7 @@ namespace slimcuda {
 class DeviceWeights {
  public:
   DeviceWeights(std::shared_ptr<Storage> memory, std::vector<std::string> names,
-                std::vector<std::unique_ptr<SlimTensor>> tensors,
-                std::shared_ptr<Storage> host_memory = nullptr) noexcept;
+                std::vector<std::unique_ptr<SlimTensor>> tensors) noexcept;
   ~DeviceWeights();
   // The container holds raw pointers to the tensors: they stay where they were made.
   DeviceWeights(const DeviceWeights&) = delete;
@@ -43,25 +41,19 @@ class DeviceWeights {
   /// The container's name of constant i and its tensor.
   [[nodiscard]] const std::string& name(size_t i) const noexcept { return names_[i]; }
   [[nodiscard]] SlimTensor* tensor(size_t i) const noexcept { return tensors_[i].get(); }
-  /// The bytes on the device (or the CPU model's host), and those of a CUDA model's CPU
-  /// constants.
   [[nodiscard]] uint64_t bytes() const noexcept { return memory_ ? memory_->nbytes() : 0; }
-  [[nodiscard]] uint64_t host_bytes() const noexcept { return host_memory_ ? host_memory_->nbytes() : 0; }
-  /// The one allocation holding every constant of the weights' device (nullptr when it
-  /// holds no bytes).
+  /// The one allocation holding every constant (nullptr when it holds no bytes).
   [[nodiscard]] void* data() const noexcept { return memory_ ? memory_->data() : nullptr; }
   [[nodiscard]] Device device() const noexcept { return device_; }
   /// Whether `p` points into the weights' memory (a tensor aliasing a constant).
-  [[nodiscard]] bool contains(const void* p) const noexcept { return within(memory_, p) || within(host_memory_, p); }
+  [[nodiscard]] bool contains(const void* p) const noexcept {
+    const char* base = memory_ ? static_cast<const char*>(memory_->data()) : nullptr;
+    return base != nullptr && p != nullptr && static_cast<const char*>(p) >= base &&
+           static_cast<const char*>(p) < base + memory_->nbytes();
+  }
 
  private:
-  static bool within(const std::shared_ptr<Storage>& m, const void* p) noexcept {
-    const char* base = m ? static_cast<const char*>(m->data()) : nullptr;
-    return base != nullptr && p != nullptr && static_cast<const char*>(p) >= base &&
-           static_cast<const char*>(p) < base + m->nbytes();
-  }
   std::shared_ptr<Storage> memory_;
-  std::shared_ptr<Storage> host_memory_;  // a CUDA model's CPU constants
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<SlimTensor>> tensors_;
   Device device_;

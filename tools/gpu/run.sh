@@ -62,12 +62,18 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   if [[ -z "${SLIMCUDA_PT2_CUDA_WEIGHTS:-}" ]]; then
     python3 "$here/export_weights_example.py" "$here/weights-export" cuda >"$logs/export_weights_example.log" 2>&1 &
   fi
+  if [[ -z "${SLIMCUDA_PT2_CUDA_MIXED:-}" ]]; then # a CPU constant in a CUDA model
+    python3 "$here/export_weights_example.py" "$here/mixed-export" cuda mixed >"$logs/export_mixed_example.log" 2>&1 &
+  fi
   if [[ -z "${SLIMCUDA_DECODER_DIR:-}" ]]; then
     python3 "$here/decoder.py" "$here/decoder-export" --oob >"$logs/decoder_export.log" 2>&1 &
   fi
   wait
   if [[ -z "${SLIMCUDA_PT2_CUDA_WEIGHTS:-}" && -f "$here/weights-export/model.pt2" ]]; then
     export SLIMCUDA_PT2_CUDA_WEIGHTS="$here/weights-export/model.pt2"
+  fi
+  if [[ -z "${SLIMCUDA_PT2_CUDA_MIXED:-}" && -f "$here/mixed-export/y.bin" ]]; then
+    export SLIMCUDA_PT2_CUDA_MIXED="$here/mixed-export/model.pt2"
   fi
   # The same export unpacked (model.so, weights.blob, wrapper.cpp): csrc/model/constants_test.
   if [[ -z "${SLIMCUDA_PT2_EXPORT_DIR:-}" && -f "$here/weights-export/model.so" ]]; then
