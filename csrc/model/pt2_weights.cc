@@ -40,6 +40,20 @@ std::string entry_identity(const Pt2Archive& archive, const ArchiveEntry& e, Arc
 // pickle_weights: weights_config.json names, per FQN, a file of <root>data/weights/ (a
 // torch.save zip, STORED inside the archive) whose one `<dir>/data/0` entry (STORED too) is
 // the storage. Each constant is a range of the outer entry's bytes, read in place.
+// A CUDA model's CPU constants (names and FQNs), as its wrapper source declares them
+// (torch.save's pickle says so too, but slimcuda reads no pickle). May throw std::bad_alloc.
+Error cpu_constants_of(const std::string& wrapper_source, const Model& model, std::set<std::string>* out) {
+  if (!model.device().is_cuda() || wrapper_source.empty()) return Error::Ok;
+  std::vector<WrapperConstant> declared;
+  SLIMCUDA_RETURN_IF_ERROR(parse_wrapper_constants(wrapper_source.data(), wrapper_source.size(), &declared));
+  for (const WrapperConstant& w : declared) {
+    if (w.device != "cpu") continue;
+    out->insert(w.name);
+    if (!w.original_fqn.empty()) out->insert(w.original_fqn);
+  }
+  return Error::Ok;
+}
+
 Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const ArchiveEntry& config, const Model& model,
                       const std::string& wrapper_source, std::vector<ConstantEntry>* out) {
   std::string text;
@@ -53,18 +67,8 @@ Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const Archi
     room.emplace(c.name, c.data_size);
     if (!c.original_fqn.empty()) room.emplace(c.original_fqn, c.data_size);
   }
-  // A CUDA model's CPU constants, as its wrapper source declares them (torch.save's pickle
-  // says so too, but slimcuda reads no pickle): kept on the host.
   std::set<std::string> on_cpu;
-  if (model.device().is_cuda() && !wrapper_source.empty()) {
-    std::vector<WrapperConstant> declared;
-    SLIMCUDA_RETURN_IF_ERROR(parse_wrapper_constants(wrapper_source.data(), wrapper_source.size(), &declared));
-    for (const WrapperConstant& w : declared) {
-      if (w.device != "cpu") continue;
-      on_cpu.insert(w.name);
-      if (!w.original_fqn.empty()) on_cpu.insert(w.original_fqn);
-    }
-  }
+  SLIMCUDA_RETURN_IF_ERROR(cpu_constants_of(wrapper_source, model, &on_cpu));
   const std::string root = pm.folder.substr(0, pm.folder.rfind("data/aotinductor/"));
   struct File {
     std::shared_ptr<const WeightSource> source;
