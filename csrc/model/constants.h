@@ -199,8 +199,8 @@ struct AttachedConstants {
 ///    entry's nbytes, nbytes past the source's end, sizes whose products overflow 64 bits.
 ///  - Memory: one allocation of `device` holding every constant (each at a 256-byte
 ///    aligned offset): CUDA from the caching device allocator (its stats show it), CPU from
-///    the CPU allocator. CUDA uploads go through
-///    pinned chunks (staged_upload) on ctx.stream() when ctx.is_selected() (the caller's stream: it must be the model's
+///    the CPU allocator. CUDA uploads go through pinned chunks (staged_upload) on
+///    ctx.stream() when ctx.is_selected() (the caller's stream: it must be the model's
 ///    device, InvalidArgument otherwise), else on `model_stream`; the call returns when the
 ///    bytes are on the device.
 ///  - Sharing: `model_identity` (e.g. the library's hash; "" = never shared) with the

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "csrc/model/pt2_weights.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -37,9 +38,6 @@ std::string entry_identity(const Pt2Archive& archive, const ArchiveEntry& e, Arc
   return "xxh3-128:" + library_hash_hex(h) + "+" + std::to_string(span.size);
 }
 
-// pickle_weights: weights_config.json names, per FQN, a file of <root>data/weights/ (a
-// torch.save zip, STORED inside the archive) whose one `<dir>/data/0` entry (STORED too) is
-// the storage. Each constant is a range of the outer entry's bytes, read in place.
 // A CUDA model's CPU constants (names and FQNs), as its wrapper source declares them
 // (torch.save's pickle says so too, but slimcuda reads no pickle). May throw std::bad_alloc.
 Error cpu_constants_of(const std::string& wrapper_source, const Model& model, std::set<std::string>* out) {
@@ -54,6 +52,9 @@ Error cpu_constants_of(const std::string& wrapper_source, const Model& model, st
   return Error::Ok;
 }
 
+// pickle_weights: weights_config.json names, per FQN, a file of <root>data/weights/ (a
+// torch.save zip, STORED inside the archive) whose one `<dir>/data/0` entry (STORED too) is
+// the storage. Each constant is a range of the outer entry's bytes, read in place.
 Error pickled_entries(const Pt2Archive& archive, const Pt2Model& pm, const ArchiveEntry& config, const Model& model,
                       const std::string& wrapper_source, std::vector<ConstantEntry>* out) {
   std::string text;
@@ -319,11 +320,9 @@ Error attach_pt2_weights(const Pt2Archive& archive, const Pt2Model& pm, const st
   // A CPU constant in a CUDA model: PyTorch 2.11's containers refuse it through every update
   // path ("update_constant_buffer does not support mixed device constants"); they take it
   // only from the blob, which they then read themselves, as PyTorch's own loader has them do.
-  const ConstantEntry* on_cpu = nullptr;
-  for (const ConstantEntry& e : entries) {
-    if (e.on_cpu && on_cpu == nullptr) on_cpu = &e;
-  }
-  if (on_cpu != nullptr) {
+  const auto first_cpu = std::find_if(entries.begin(), entries.end(), [](const ConstantEntry& c) { return c.on_cpu; });
+  if (first_cpu != entries.end()) {
+    const ConstantEntry* on_cpu = &*first_cpu;
     SLIMCUDA_CHECK_OR_RETURN(
         found == Pt2WeightsFormat::BinaryBlob && on_cpu->source != nullptr && on_cpu->source->view() != nullptr,
         Error::NotSupported,
